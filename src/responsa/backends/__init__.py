@@ -1,0 +1,31 @@
+"""Model backends behind one small interface."""
+
+from ._base import (
+    Backend,
+    Finish,
+    FinishReason,
+    ModelEvent,
+    ModelRequest,
+    ReasoningDelta,
+    Sampling,
+    TextDelta,
+    TokenUsage,
+    ToolCallDelta,
+    ToolMode,
+)
+from ._registry import BackendRegistry
+
+__all__ = [
+    "Backend",
+    "BackendRegistry",
+    "Finish",
+    "FinishReason",
+    "ModelEvent",
+    "ModelRequest",
+    "ReasoningDelta",
+    "Sampling",
+    "TextDelta",
+    "TokenUsage",
+    "ToolCallDelta",
+    "ToolMode",
+]

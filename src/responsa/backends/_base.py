@@ -1,0 +1,131 @@
+"""The backend interface: a model turns a :class:`ModelRequest` into a stream of :class:`ModelEvent`.
+
+Backends know nothing of responses, storage or HTTP. They raise the protocol's errors
+(:class:`~responsa.protocol.RateLimited`, :class:`~responsa.protocol.ServiceUnavailable`,
+:class:`~responsa.protocol.ModelError`); before the first event these become HTTP errors, after it
+a ``response.failed``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Literal
+
+from responsa.protocol import FunctionTool, Item, TextFormat
+
+__all__ = [
+    "Backend",
+    "Finish",
+    "FinishReason",
+    "ModelEvent",
+    "ModelRequest",
+    "ReasoningDelta",
+    "Sampling",
+    "TextDelta",
+    "TokenUsage",
+    "ToolCallDelta",
+    "ToolMode",
+]
+
+FinishReason = Literal["stop", "length", "tool_calls"]
+ToolMode = Literal["auto", "none", "required"]
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Sampling controls; ``None`` means the backend's default."""
+
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    repetition_penalty: float | None = None
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One model turn: the whole context as typed items, and what the model may do with it.
+
+    ``tools`` are already narrowed to what the model may call (``allowed_tools`` applied);
+    ``forced_tool`` names the one function it must call, if any.
+    """
+
+    model: str
+    instructions: str | None
+    items: Sequence[Item]
+    tools: Sequence[FunctionTool] = ()
+    tool_mode: ToolMode = "auto"
+    forced_tool: str | None = None
+    parallel_tool_calls: bool = True
+    max_tool_calls: int | None = None
+    text_format: TextFormat | None = None
+    max_output_tokens: int | None = None
+    sampling: Sampling = field(default_factory=Sampling)
+    fault: str | None = None
+    """A failure the client asked the simulator to inject (``x-responsa-fault``); others ignore it."""
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """More visible output text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    """More reasoning summary text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallDelta:
+    """A piece of tool call ``index``; ``name`` and ``call_id`` come with its first piece."""
+
+    index: int
+    arguments: str
+    name: str | None = None
+    call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class TokenUsage:
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Finish:
+    """The last event of every stream."""
+
+    reason: FinishReason
+    usage: TokenUsage
+
+
+ModelEvent = TextDelta | ReasoningDelta | ToolCallDelta | Finish
+
+
+class Backend(ABC):
+    """A source of model output. ``stream`` is a context manager so the upstream always closes."""
+
+    @abstractmethod
+    def models(self) -> Sequence[str]:
+        """Model names this backend serves."""
+
+    @abstractmethod
+    def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[ModelEvent]]:
+        """Open a generation; the iterator ends with exactly one :class:`Finish`."""
+
+    async def aclose(self) -> None:
+        """Release connections and threads; called once at shutdown."""
+        return None

@@ -1,0 +1,39 @@
+"""Which backend serves which model name."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from responsa.protocol import InvalidRequest
+
+from ._base import Backend
+
+__all__ = ["BackendRegistry"]
+
+
+class BackendRegistry:
+    """Maps model names to backends; the first backend to claim a name serves it."""
+
+    def __init__(self, backends: Iterable[Backend]) -> None:
+        self._backends = list(backends)
+        self._by_model: dict[str, Backend] = {}
+        for backend in self._backends:
+            for model in backend.models():
+                self._by_model.setdefault(model, backend)
+
+    def resolve(self, model: str) -> Backend:
+        """The backend for ``model``, or a 400 ``model_not_found``."""
+        try:
+            return self._by_model[model]
+        except KeyError:
+            raise InvalidRequest(
+                f"The requested model '{model}' does not exist.", param="model", code="model_not_found"
+            ) from None
+
+    def models(self) -> list[str]:
+        """Every model name served, in registration order."""
+        return list(self._by_model)
+
+    async def aclose(self) -> None:
+        for backend in self._backends:
+            await backend.aclose()

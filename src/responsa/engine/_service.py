@@ -1,0 +1,177 @@
+"""The responses service: create (JSON or streamed), retrieve, delete, cancel, list input items.
+
+The HTTP layer calls these methods and renders what they return or raise; all state lives in the
+store, except which responses are generating right now in this process (for cancel).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+
+import anyio
+
+from responsa.backends import BackendRegistry, ModelEvent
+from responsa.protocol import (
+    TERMINAL_STATUSES,
+    Conflict,
+    CreateResponseRequest,
+    Item,
+    NotFound,
+    ResponsaError,
+    ResponseObject,
+    StreamEvent,
+    TextConfig,
+    new_id,
+)
+from responsa.store import ItemPage, Order, Store
+
+from ._accumulate import OutputBuilder
+from ._prepare import build_model_request, check_request, load_history, normalize_input
+
+__all__ = ["ResponseService", "Run"]
+
+
+@dataclass
+class Run:
+    """One generation in flight: its request, the response being built, and the open model stream."""
+
+    request: CreateResponseRequest
+    response: ResponseObject
+    input_items: list[Item]
+    model_events: AsyncIterator[ModelEvent]
+    exit_stack: AsyncExitStack
+    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    error: ResponsaError | None = None
+
+
+class ResponseService:
+    """Runs responses against the backends and keeps them in the store."""
+
+    def __init__(self, store: Store, backends: BackendRegistry) -> None:
+        self._store = store
+        self._backends = backends
+        self._running: dict[str, Run] = {}
+
+    async def start(self, request: CreateResponseRequest, fault: str | None = None) -> Run:
+        """Validate, rebuild context and open the model stream; raises before anything is stored."""
+        check_request(request)
+        backend = self._backends.resolve(request.model)
+        history = await load_history(self._store, request)
+        input_items = await normalize_input(self._store, request, history)
+        model_request = build_model_request(request, [*history, *input_items], fault)
+        response = _new_response(request)
+        stack = AsyncExitStack()
+        model_events = await stack.enter_async_context(backend.stream(model_request))
+        return Run(request, response, input_items, model_events, stack)
+
+    async def events(self, run: Run) -> AsyncIterator[StreamEvent]:
+        """Drive a started run to its end, yielding every stream event; the store follows along."""
+        builder = OutputBuilder(run.response)
+        self._running[run.response.id] = run
+        try:
+            if run.request.store and run.request.stream:
+                await self._store.save_response(run.response, run.input_items)
+            for event in builder.start():
+                yield event
+            try:
+                async for model_event in run.model_events:
+                    if run.cancel_requested.is_set():
+                        break
+                    for event in builder.feed(model_event):
+                        yield event
+                if not builder.finished:
+                    for event in builder.cancel():
+                        yield event
+            except ResponsaError as error:
+                run.error = error
+                for event in builder.fail(error):
+                    yield event
+        finally:
+            if not builder.finished:
+                builder.cancel()
+            with anyio.CancelScope(shield=True):
+                await run.exit_stack.aclose()
+                if run.request.store:
+                    await self._store.save_response(run.response, None if run.request.stream else run.input_items)
+                self._running.pop(run.response.id, None)
+                run.done.set()
+
+    async def create(self, run: Run) -> ResponseObject:
+        """Run to the end without streaming; a failure while generating becomes the HTTP error."""
+        async for _event in self.events(run):
+            pass
+        if run.error is not None:
+            raise run.error
+        return run.response
+
+    async def get(self, response_id: str) -> ResponseObject:
+        response = await self._store.get_response(response_id)
+        if response is None:
+            raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
+        return response
+
+    async def delete(self, response_id: str) -> None:
+        if not await self._store.delete_response(response_id):
+            raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
+
+    async def cancel(self, response_id: str) -> ResponseObject:
+        """Stop a response that is generating; cancelling twice is harmless, a finished one is 409."""
+        run = self._running.get(response_id)
+        if run is not None:
+            run.cancel_requested.set()
+            await run.done.wait()
+            return await self.get(response_id)
+        response = await self.get(response_id)
+        if response.status == "cancelled":
+            return response
+        if response.status in TERMINAL_STATUSES:
+            raise Conflict(
+                f"Cannot cancel a response that is already {response.status}.",
+                param="response_id",
+                code="response_not_cancellable",
+            )
+        # Generating nowhere (its process stopped): record that it will never finish.
+        response.status = "cancelled"
+        await self._store.save_response(response)
+        return response
+
+    async def input_items(
+        self, response_id: str, *, limit: int, order: Order, after: str | None, before: str | None
+    ) -> ItemPage:
+        page = await self._store.list_input_items(response_id, limit=limit, order=order, after=after, before=before)
+        if page is None:
+            raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
+        return page
+
+
+def _new_response(request: CreateResponseRequest) -> ResponseObject:
+    return ResponseObject(
+        id=new_id("resp"),
+        created_at=int(time.time()),
+        status="in_progress",
+        background=request.background,
+        instructions=request.instructions,
+        max_output_tokens=request.max_output_tokens,
+        max_tool_calls=request.max_tool_calls,
+        metadata=request.metadata or {},
+        model=request.model,
+        parallel_tool_calls=request.parallel_tool_calls,
+        previous_response_id=request.previous_response_id,
+        prompt_cache_key=request.prompt_cache_key,
+        reasoning=request.reasoning,
+        safety_identifier=request.safety_identifier,
+        service_tier=request.service_tier or "default",
+        store=request.store,
+        temperature=1.0 if request.temperature is None else request.temperature,
+        text=request.text or TextConfig(),
+        tool_choice=request.tool_choice,
+        tools=request.tools,
+        top_logprobs=request.top_logprobs or 0,
+        top_p=1.0 if request.top_p is None else request.top_p,
+        truncation=request.truncation,
+        user=request.user,
+    )

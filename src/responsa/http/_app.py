@@ -1,0 +1,75 @@
+"""The ASGI application. The only place where concrete backends and stores are chosen."""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from responsa.backends import Backend, BackendRegistry
+from responsa.backends.simulator import SimulatorBackend
+from responsa.config import Settings
+from responsa.engine import ResponseService
+from responsa.protocol import AuthenticationFailed
+from responsa.store import SqlStore
+
+from ._errors import EXCEPTION_HANDLERS, error_response
+from ._routes import routes
+
+__all__ = ["create_app"]
+
+_OPEN_PATHS = frozenset({"/health"})
+
+
+def _backends(settings: Settings) -> list[Backend]:
+    if settings.backend == "simulator":
+        return [SimulatorBackend()]
+    raise ValueError(f"unknown backend {settings.backend!r}; available: simulator")
+
+
+class ApiKeyMiddleware:
+    """``Authorization: Bearer <key>`` must name a configured key (when any are configured)."""
+
+    def __init__(self, app: ASGIApp, keys: tuple[str, ...]) -> None:
+        self.app = app
+        self.keys = [key.encode() for key in keys]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not self.keys or scope["path"] in _OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        header = dict(scope["headers"]).get(b"authorization", b"")
+        token = header[7:].strip() if header[:7].lower() == b"bearer " else b""
+        if not any(hmac.compare_digest(token, key) for key in self.keys):
+            failure = AuthenticationFailed(
+                "Incorrect API key provided. Pass a configured key as 'Authorization: Bearer <key>'."
+                if token
+                else "You didn't provide an API key. Use 'Authorization: Bearer <key>'."
+            )
+            await error_response(failure)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def create_app(settings: Settings) -> Starlette:
+    """A ready app; the store is migrated and backends opened in its lifespan."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        store = SqlStore(settings.db_url)
+        await store.migrate()
+        registry = BackendRegistry(_backends(settings))
+        app.state.service = ResponseService(store, registry)
+        app.state.models = registry.models()
+        try:
+            yield
+        finally:
+            await registry.aclose()
+            await store.aclose()
+
+    app = Starlette(routes=routes(), exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
+    app.add_middleware(ApiKeyMiddleware, keys=settings.api_keys)
+    return app

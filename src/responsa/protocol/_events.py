@@ -1,0 +1,144 @@
+"""Streaming events (SSE). Each carries ``type`` (also the SSE ``event:`` line) and ``sequence_number``."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ._base import WireModel
+from ._items import ContentPart, Item, SummaryText
+from ._response import ResponseObject
+
+__all__ = [
+    "ContentPartEvent",
+    "ErrorEvent",
+    "FunctionCallArgumentsDelta",
+    "FunctionCallArgumentsDone",
+    "LifecycleEvent",
+    "OutputItemEvent",
+    "OutputTextDelta",
+    "OutputTextDone",
+    "ReasoningSummaryPartEvent",
+    "ReasoningSummaryTextDelta",
+    "ReasoningSummaryTextDone",
+    "StreamEvent",
+]
+
+
+class _Event(WireModel):
+    sequence_number: int = 0
+    """Position in the stream, from 0 and contiguous; set when the event is emitted."""
+
+
+class LifecycleEvent(_Event):
+    """A response state transition, with the whole response as it stands."""
+
+    type: Literal[
+        "response.created",
+        "response.queued",
+        "response.in_progress",
+        "response.completed",
+        "response.incomplete",
+        "response.failed",
+    ]
+    response: ResponseObject
+
+
+class OutputItemEvent(_Event):
+    """An output item starts (``added``, in_progress) or ends (``done``, completed/incomplete)."""
+
+    type: Literal["response.output_item.added", "response.output_item.done"]
+    output_index: int
+    item: Item
+
+
+class ContentPartEvent(_Event):
+    """A content part of a message starts or ends."""
+
+    type: Literal["response.content_part.added", "response.content_part.done"]
+    item_id: str
+    output_index: int
+    content_index: int
+    part: ContentPart
+
+
+class OutputTextDelta(_Event):
+    type: Literal["response.output_text.delta"] = "response.output_text.delta"
+    item_id: str
+    output_index: int
+    content_index: int
+    delta: str
+    logprobs: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class OutputTextDone(_Event):
+    type: Literal["response.output_text.done"] = "response.output_text.done"
+    item_id: str
+    output_index: int
+    content_index: int
+    text: str
+    logprobs: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class FunctionCallArgumentsDelta(_Event):
+    type: Literal["response.function_call_arguments.delta"] = "response.function_call_arguments.delta"
+    item_id: str
+    output_index: int
+    delta: str
+
+
+class FunctionCallArgumentsDone(_Event):
+    type: Literal["response.function_call_arguments.done"] = "response.function_call_arguments.done"
+    item_id: str
+    output_index: int
+    name: str
+    arguments: str
+
+
+class ReasoningSummaryPartEvent(_Event):
+    type: Literal["response.reasoning_summary_part.added", "response.reasoning_summary_part.done"]
+    item_id: str
+    output_index: int
+    summary_index: int
+    part: SummaryText
+
+
+class ReasoningSummaryTextDelta(_Event):
+    type: Literal["response.reasoning_summary_text.delta"] = "response.reasoning_summary_text.delta"
+    item_id: str
+    output_index: int
+    summary_index: int
+    delta: str
+
+
+class ReasoningSummaryTextDone(_Event):
+    type: Literal["response.reasoning_summary_text.done"] = "response.reasoning_summary_text.done"
+    item_id: str
+    output_index: int
+    summary_index: int
+    text: str
+
+
+class ErrorEvent(_Event):
+    """A stream-level error not tied to a response state (e.g. the request was invalid)."""
+
+    type: Literal["error"] = "error"
+    code: str | None
+    message: str
+    param: str | None = None
+
+
+StreamEvent = (
+    LifecycleEvent
+    | OutputItemEvent
+    | ContentPartEvent
+    | OutputTextDelta
+    | OutputTextDone
+    | FunctionCallArgumentsDelta
+    | FunctionCallArgumentsDone
+    | ReasoningSummaryPartEvent
+    | ReasoningSummaryTextDelta
+    | ReasoningSummaryTextDone
+    | ErrorEvent
+)

@@ -1,0 +1,147 @@
+"""The body of ``POST /v1/responses``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator
+
+from ._base import WireModel, WirePart
+from ._items import Item
+from ._tools import Tool, ToolChoice
+
+__all__ = [
+    "ConversationRef",
+    "CreateResponseRequest",
+    "JsonObjectFormat",
+    "JsonSchemaFormat",
+    "ReasoningConfig",
+    "TextConfig",
+    "TextFormat",
+    "TextPlainFormat",
+]
+
+MAX_METADATA_KEYS = 16
+MAX_METADATA_KEY_CHARS = 64
+MAX_METADATA_VALUE_CHARS = 512
+
+
+class TextPlainFormat(WirePart):
+    """Free text (the default)."""
+
+    type: Literal["text"] = "text"
+
+
+class JsonObjectFormat(WirePart):
+    """Any JSON object."""
+
+    type: Literal["json_object"]
+
+
+class JsonSchemaFormat(WirePart):
+    """JSON valid against ``schema`` (structured outputs)."""
+
+    type: Literal["json_schema"]
+    name: str = Field(min_length=1, max_length=64)
+    schema_: dict[str, Any] = Field(alias="schema")
+    description: str | None = None
+    strict: bool | None = None
+
+
+TextFormat = Annotated[TextPlainFormat | JsonObjectFormat | JsonSchemaFormat, Field(discriminator="type")]
+
+
+class TextConfig(WirePart):
+    """How the output text is shaped."""
+
+    format: TextFormat = Field(default_factory=TextPlainFormat)
+    verbosity: Literal["low", "medium", "high"] | None = None
+
+
+class ReasoningConfig(WirePart):
+    """Reasoning effort and summary mode, for models that reason."""
+
+    effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = None
+    summary: Literal["auto", "concise", "detailed"] | None = None
+    generate_summary: Literal["auto", "concise", "detailed"] | None = None
+
+
+class ConversationRef(WireModel):
+    """``conversation`` given as an object."""
+
+    id: str
+
+
+class CreateResponseRequest(WireModel):
+    """Every field the seeds name; unknown fields are accepted and ignored."""
+
+    model: str = Field(min_length=1)
+    input: str | list[Item] | None = None
+    instructions: str | None = None
+    tools: list[Tool] = Field(default_factory=list)
+    tool_choice: ToolChoice = "auto"
+    parallel_tool_calls: bool = True
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    max_tool_calls: int | None = Field(default=None, ge=0)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    top_logprobs: int | None = Field(default=None, ge=0, le=20)
+    stream: bool = False
+    stream_options: dict[str, Any] | None = None
+    store: bool = True
+    background: bool = False
+    previous_response_id: str | None = None
+    conversation: str | ConversationRef | None = None
+    metadata: dict[str, str] | None = None
+    include: list[str] | None = None
+    reasoning: ReasoningConfig | None = None
+    text: TextConfig | None = None
+    truncation: Literal["auto", "disabled"] = "disabled"
+    prompt_cache_key: str | None = None
+    prompt_cache_retention: str | None = None
+    safety_identifier: str | None = Field(default=None, max_length=64)
+    service_tier: Literal["auto", "default", "flex", "scale", "priority"] | None = None
+    user: str | None = None
+    # Sampling extras of SGLang / vLLM / OpenVINO (seeds 000, 004).
+    top_k: int | None = None
+    min_p: float | None = Field(default=None, ge=0, le=1)
+    repetition_penalty: float | None = Field(default=None, gt=0)
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
+    stop: str | list[str] | None = None
+    seed: int | None = None
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_limits(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is None:
+            return value
+        if len(value) > MAX_METADATA_KEYS:
+            raise ValueError(f"metadata may have at most {MAX_METADATA_KEYS} keys")
+        for key, text in value.items():
+            if len(key) > MAX_METADATA_KEY_CHARS:
+                raise ValueError(f"metadata keys may be at most {MAX_METADATA_KEY_CHARS} characters")
+            if len(text) > MAX_METADATA_VALUE_CHARS:
+                raise ValueError(f"metadata values may be at most {MAX_METADATA_VALUE_CHARS} characters")
+        return value
+
+    @field_validator("stop")
+    @classmethod
+    def _stop_limits(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, list) and len(value) > 4:
+            raise ValueError("at most 4 stop sequences are allowed")
+        return value
+
+    @property
+    def stop_sequences(self) -> list[str]:
+        """``stop`` as a list, empty when unset."""
+        if self.stop is None:
+            return []
+        return [self.stop] if isinstance(self.stop, str) else list(self.stop)
+
+    @property
+    def conversation_id(self) -> str | None:
+        """``conversation`` as a plain id, whichever form it was given in."""
+        if isinstance(self.conversation, ConversationRef):
+            return self.conversation.id
+        return self.conversation

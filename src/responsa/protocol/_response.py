@@ -1,0 +1,115 @@
+"""The response object, as returned by create/retrieve and carried by lifecycle events."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, computed_field
+
+from ._base import WireModel
+from ._items import Item, Message, OutputText
+from ._request import ReasoningConfig, TextConfig
+from ._tools import Tool, ToolChoice
+
+__all__ = [
+    "DeletedObject",
+    "IncompleteDetails",
+    "InputTokensDetails",
+    "OutputTokensDetails",
+    "ResponseError",
+    "ResponseObject",
+    "ResponseStatus",
+    "Usage",
+]
+
+ResponseStatus = Literal["queued", "in_progress", "completed", "incomplete", "failed", "cancelled"]
+TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "incomplete", "failed", "cancelled"})
+
+
+class InputTokensDetails(WireModel):
+    cached_tokens: int = 0
+    """Input tokens served from the prompt cache."""
+
+
+class OutputTokensDetails(WireModel):
+    reasoning_tokens: int = 0
+    """Output tokens spent on reasoning (not visible as text)."""
+
+
+class Usage(WireModel):
+    """Token accounting; ``total_tokens`` is input plus output."""
+
+    input_tokens: int
+    input_tokens_details: InputTokensDetails = Field(default_factory=InputTokensDetails)
+    output_tokens: int
+    output_tokens_details: OutputTokensDetails = Field(default_factory=OutputTokensDetails)
+    total_tokens: int
+
+
+class ResponseError(WireModel):
+    """Why a response failed."""
+
+    code: str
+    message: str
+
+
+class IncompleteDetails(WireModel):
+    """Why a response stopped before finishing."""
+
+    reason: Literal["max_output_tokens", "content_filter"] | str
+
+
+class ResponseObject(WireModel):
+    """A response, echoing the parameters it was created with, as the OpenAI API does."""
+
+    id: str
+    object: Literal["response"] = "response"
+    created_at: int
+    status: ResponseStatus
+    background: bool = False
+    completed_at: int | None = None
+    conversation: dict[str, str] | None = None
+    error: ResponseError | None = None
+    incomplete_details: IncompleteDetails | None = None
+    instructions: str | None = None
+    max_output_tokens: int | None = None
+    max_tool_calls: int | None = None
+    metadata: dict[str, str] = Field(default_factory=dict)
+    model: str
+    output: list[Item] = Field(default_factory=list)
+    parallel_tool_calls: bool = True
+    previous_response_id: str | None = None
+    prompt_cache_key: str | None = None
+    reasoning: ReasoningConfig | None = None
+    safety_identifier: str | None = None
+    service_tier: str | None = None
+    store: bool = True
+    temperature: float | None = None
+    text: TextConfig | None = None
+    tool_choice: ToolChoice = "auto"
+    tools: list[Tool] = Field(default_factory=list)
+    top_logprobs: int | None = None
+    top_p: float | None = None
+    truncation: str = "disabled"
+    usage: Usage | None = None
+    user: str | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def output_text(self) -> str:
+        """All ``output_text`` of the assistant's messages, concatenated (the SDK's ``output_text``)."""
+        return "".join(
+            part.text
+            for item in self.output
+            if isinstance(item, Message)
+            for part in item.content
+            if isinstance(part, OutputText)
+        )
+
+
+class DeletedObject(WireModel):
+    """Reply to a DELETE."""
+
+    id: str
+    object: str
+    deleted: bool = True

@@ -1,0 +1,33 @@
+"""Table definitions (SQLAlchemy Core); the migrations create exactly these."""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Column, Index, Integer, MetaData, String, Table, Text
+
+__all__ = ["metadata", "response_items", "responses"]
+
+metadata = MetaData()
+
+responses = Table(
+    "responses",
+    metadata,
+    Column("id", String(80), primary_key=True),
+    Column("created_at", BigInteger, nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("previous_response_id", String(80), nullable=True),
+    # The response object without ``output`` (which lives in response_items), as JSON.
+    Column("body", Text, nullable=False),
+)
+
+response_items = Table(
+    "response_items",
+    metadata,
+    Column("response_id", String(80), primary_key=True),
+    # "input" or "output": inputs sort before outputs within a response.
+    Column("role", String(8), primary_key=True),
+    Column("position", Integer, primary_key=True),
+    Column("item_id", String(128), nullable=True),
+    Column("body", Text, nullable=False),
+)
+
+Index("ix_response_items_item_id", response_items.c.item_id)
