@@ -81,20 +81,25 @@ def keywords(text: str) -> list[str]:
 
 
 def entities(text: str) -> list[str]:
-    """Capitalised names (``Paris``, ``New York``), skipping a capital that only starts a sentence."""
+    """Capitalised names (``Paris``, ``New York``).
+
+    A lone capitalised word that starts a sentence counts only when nothing else looks like a name
+    ("Weather in Oslo" names Oslo; "Paris is lovely" names Paris).
+    """
     found: dict[str, None] = {}
+    openers: dict[str, None] = {}
     for match in _ENTITY.finditer(text):
-        name = match.group(0)
+        words = match.group(0).split()
         start = match.start()
         sentence_start = start == 0 or text[:start].rstrip()[-1:] in {".", "!", "?", ":", "\n"}
-        if sentence_start and name.split()[0].lower() in STOPWORDS | _COMMON_VERBS:
-            rest = name.split()[1:]
-            if not rest:
-                continue
-            name = " ".join(rest)
-        if name.lower() not in STOPWORDS:
-            found.setdefault(name, None)
-    return list(found)
+        if sentence_start and words[0].lower() in STOPWORDS | _COMMON_VERBS:
+            words = words[1:]
+        elif sentence_start and len(words) == 1:
+            openers.setdefault(words[0], None)
+            continue
+        if words:
+            found.setdefault(" ".join(words), None)
+    return list(found or openers)
 
 
 def numbers(text: str) -> list[float]:

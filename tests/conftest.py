@@ -1,0 +1,78 @@
+"""Fixtures: a real responsa server on loopback (uvicorn in a thread) and SDK clients for it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+import uvicorn
+
+from responsa.config import Settings
+from responsa.http import create_app
+
+
+@dataclass
+class LiveServer:
+    """A server bound to an ephemeral loopback port."""
+
+    url: str
+    settings: Settings
+
+    @property
+    def v1(self) -> str:
+        return f"{self.url}/v1"
+
+
+class _Serving:
+    def __init__(self, settings: Settings) -> None:
+        config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.settings = settings
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        while not self.server.started:
+            if not self.thread.is_alive():
+                raise RuntimeError("server failed to start")
+            self.thread.join(0.01)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        return LiveServer(url=f"http://127.0.0.1:{port}", settings=self.settings)
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+def serve(settings: Settings) -> _Serving:
+    """``with serve(settings) as server:`` runs a real server for the block."""
+    return _Serving(settings)
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    db = tmp_path_factory.mktemp("db") / "responsa.db"
+    with serve(Settings(db_url=f"sqlite:///{db}")) as live:
+        yield live
+
+
+@pytest.fixture
+def client(server: LiveServer) -> Iterator[openai.OpenAI]:
+    with openai.OpenAI(base_url=server.v1, api_key="unused", max_retries=0) as sdk:
+        yield sdk
+
+
+@pytest.fixture
+def http(server: LiveServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=30) as raw:
+        yield raw
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "responsa.db"
