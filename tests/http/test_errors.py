@@ -1,0 +1,132 @@
+"""Bad input gets an OpenAI-shaped error with the right status and param, and changes nothing stored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.http.test_streaming import WEATHER_TOOL
+
+
+def error_of(reply: httpx.Response, status: int) -> dict[str, Any]:
+    assert reply.status_code == status, reply.text
+    body = reply.json()
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"message", "type", "param", "code"}
+    assert body["error"]["message"]
+    return dict(body["error"])
+
+
+def test_malformed_json(http: httpx.Client) -> None:
+    reply = http.post("/v1/responses", content=b'{"model": "sim", "input": ', headers={"content-type": "application/json"})
+    error = error_of(reply, 400)
+    assert error["type"] == "invalid_request_error" and error["code"] == "invalid_json"
+    error = error_of(http.post("/v1/responses", json=["not", "an", "object"]), 400)
+    assert error["code"] == "invalid_json"
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({"input": "hi"}, "model"),
+        ({"model": "sim"}, "input"),
+        ({"model": 3, "input": "hi"}, "model"),
+        ({"model": "sim", "input": "hi", "temperature": "hot"}, "temperature"),
+        ({"model": "sim", "input": "hi", "temperature": 3}, "temperature"),
+        ({"model": "sim", "input": "hi", "top_p": 1.5}, "top_p"),
+        ({"model": "sim", "input": "hi", "max_output_tokens": 0}, "max_output_tokens"),
+        ({"model": "sim", "input": "hi", "stream": "yes please"}, "stream"),
+        ({"model": "sim", "input": "hi", "metadata": {f"k{i}": "v" for i in range(17)}}, "metadata"),
+        ({"model": "sim", "input": "hi", "metadata": {"k": "v" * 513}}, "metadata"),
+        ({"model": "sim", "input": [{"type": "message", "role": "robot", "content": "x"}]}, "input[0].role"),
+        ({"model": "sim", "input": [{"type": "function_call_output", "output": "x"}]}, "input[0].call_id"),
+        ({"model": "sim", "input": "hi", "tool_choice": {"type": "function"}}, "tool_choice.name"),
+        ({"model": "sim", "input": "hi", "tool_choice": "sometimes"}, "tool_choice"),
+        ({"model": "sim", "input": "hi", "text": {"format": {"type": "json_schema", "name": "x"}}}, "text.format.schema"),
+        ({"model": "sim", "input": "hi", "truncation": "maybe"}, "truncation"),
+        ({"model": "sim", "input": "hi", "include": ["everything"]}, "include"),
+        ({"model": "sim", "input": "hi", "stop": ["a", "b", "c", "d", "e"]}, "stop"),
+        ({"model": "sim", "input": "hi", "tool_choice": "required"}, "tool_choice"),
+        ({"model": "sim", "input": "hi", "tools": [WEATHER_TOOL], "tool_choice": {"type": "function", "name": "nope"}},
+         "tool_choice"),
+        ({"model": "sim", "input": "hi", "tools": [WEATHER_TOOL],
+          "tool_choice": {"type": "allowed_tools", "tools": [{"type": "function", "name": "nope"}]}},
+         "tool_choice.tools[0]"),
+        ({"model": "sim", "input": "hi", "tools": [WEATHER_TOOL, WEATHER_TOOL]}, "tools[1].name"),
+        ({"model": "sim", "input": "hi", "tools": [{"type": "function", "name": "f", "parameters": {"type": 5}}]},
+         "tools[0].parameters"),
+        ({"model": "sim", "input": "hi", "tools": [{"type": "web_search"}]}, "tools[0].type"),
+        ({"model": "sim", "input": "hi", "background": True}, "background"),
+        ({"model": "sim", "input": [{"type": "function_call_output", "call_id": "call_x", "output": "1"}]}, "input"),
+    ],
+)
+def test_invalid_requests_are_400_with_the_param(http: httpx.Client, body: dict[str, Any], param: str) -> None:
+    error = error_of(http.post("/v1/responses", json=body), 400)
+    assert error["type"] == "invalid_request_error"
+    assert error["param"] == param
+
+
+def test_unknown_model(http: httpx.Client) -> None:
+    error = error_of(http.post("/v1/responses", json={"model": "gpt-nonexistent", "input": "hi"}), 400)
+    assert (error["param"], error["code"]) == ("model", "model_not_found")
+
+
+def test_conversation_errors(http: httpx.Client) -> None:
+    error = error_of(http.post("/v1/responses", json={"model": "sim", "input": "hi", "conversation": "abc"}), 400)
+    assert (error["param"], error["code"]) == ("conversation", "invalid_conversation_id")
+    both = {"model": "sim", "input": "hi", "conversation": "conv_1", "previous_response_id": "resp_1"}
+    error = error_of(http.post("/v1/responses", json=both), 400)
+    assert error["code"] == "mutually_exclusive_parameters"
+    error_of(http.post("/v1/responses", json={"model": "sim", "input": "hi", "conversation": {"id": "conv_nope"}}), 404)
+
+
+def test_unknown_previous_response_and_item_reference(http: httpx.Client) -> None:
+    body = {"model": "sim", "input": "hi", "previous_response_id": "resp_nope"}
+    error = error_of(http.post("/v1/responses", json=body), 404)
+    assert (error["param"], error["code"]) == ("previous_response_id", "previous_response_not_found")
+    body = {"model": "sim", "input": [{"type": "item_reference", "id": "msg_nope"}]}
+    assert error_of(http.post("/v1/responses", json=body), 404)["param"] == "input[0].id"
+
+
+def test_unknown_route_and_method(http: httpx.Client) -> None:
+    error_of(http.get("/v1/nothing-here"), 404)
+    error_of(http.put("/v1/responses"), 405)
+
+
+def test_fault_header_must_be_known(http: httpx.Client) -> None:
+    reply = http.post("/v1/responses", json={"model": "sim", "input": "hi"}, headers={"x-responsa-fault": "gremlins"})
+    assert error_of(reply, 400)["param"] == "x-responsa-fault"
+
+
+def test_rate_limit_error_carries_retry_after(http: httpx.Client) -> None:
+    reply = http.post("/v1/responses", json={"model": "sim", "input": "hi"}, headers={"x-responsa-fault": "rate_limit"})
+    error = error_of(reply, 429)
+    assert (error["type"], error["code"]) == ("rate_limit_error", "rate_limit_exceeded")
+    assert reply.headers["retry-after"] == "1"
+
+
+def test_rejected_requests_store_nothing_and_change_nothing(http: httpx.Client) -> None:
+    first = http.post("/v1/responses", json={"model": "sim", "input": "Reply with: kept"}).json()
+    before = http.get(f"/v1/responses/{first['id']}").json()
+    items_before = http.get(f"/v1/responses/{first['id']}/input_items").json()
+    bad_chains = [
+        {"model": "sim", "previous_response_id": first["id"], "input": "x", "temperature": 9},
+        {"model": "nope", "previous_response_id": first["id"], "input": "x"},
+        {"model": "sim", "previous_response_id": first["id"], "input": [{"type": "item_reference", "id": "zz"}]},
+    ]
+    for body in bad_chains:
+        assert http.post("/v1/responses", json=body).status_code >= 400
+    for fault in ("rate_limit", "server_error", "unavailable"):
+        reply = http.post(
+            "/v1/responses",
+            json={"model": "sim", "previous_response_id": first["id"], "input": "again"},
+            headers={"x-responsa-fault": fault},
+        )
+        assert reply.status_code >= 400
+    assert http.get(f"/v1/responses/{first['id']}").json() == before
+    assert http.get(f"/v1/responses/{first['id']}/input_items").json() == items_before
+    # The chain continues from the untouched response.
+    follow = http.post("/v1/responses", json={"model": "sim", "previous_response_id": first["id"], "input": "hi"})
+    assert follow.status_code == 200
