@@ -1,0 +1,56 @@
+"""Imports flow one way (protocol ← engine ← http) and the public API is pinned."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import responsa.backends
+import responsa.engine
+import responsa.protocol
+import responsa.store
+
+PACKAGE = Path(responsa.protocol.__file__).parent.parent
+FORBIDDEN = {
+    "protocol": {"engine", "backends", "store", "http", "cli", "config", "tools"},
+    "backends": {"engine", "store", "http", "cli"},
+    "store": {"engine", "backends", "http", "cli"},
+    "engine": {"http", "cli"},
+    "http": {"cli"},
+}
+EXTERNAL_FORBIDDEN = {
+    "protocol": {"httpx", "sqlalchemy", "starlette", "alembic"},
+    "engine": {"httpx", "sqlalchemy", "aiosqlite", "starlette"},
+}
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize("subpackage", sorted(FORBIDDEN))
+def test_no_upward_imports(subpackage: str) -> None:
+    for path in (PACKAGE / subpackage).rglob("*.py"):
+        for name in imported_modules(path):
+            parts = name.split(".")
+            if parts[0] == "responsa" and len(parts) > 1:
+                assert parts[1] not in FORBIDDEN[subpackage], f"{path} imports {name}"
+            assert parts[0] not in EXTERNAL_FORBIDDEN.get(subpackage, set()), f"{path} imports {name}"
+
+
+def test_public_api_is_pinned() -> None:
+    assert set(responsa.engine.__all__) == {"OutputBuilder", "ResponseService", "Run"}
+    assert set(responsa.store.__all__) == {"ItemPage", "Order", "SqlStore", "Store", "async_url"}
+    assert {"Backend", "BackendRegistry", "ModelRequest", "ModelEvent", "Finish"} <= set(responsa.backends.__all__)
+    for module in (responsa.protocol, responsa.engine, responsa.store, responsa.backends):
+        for name in module.__all__:
+            assert hasattr(module, name), f"{module.__name__}.{name}"
