@@ -47,7 +47,23 @@ def main() -> None:
     envvar="RESPONSA_LOG_LEVEL",
     type=click.Choice(["critical", "error", "warning", "info", "debug"]),
 )
-def serve(host: str, port: int, backend: str, db_url: str | None, api_keys: tuple[str, ...], log_level: str) -> None:
+@click.option(
+    "--sim-token-delay-ms",
+    default=0.0,
+    show_default=True,
+    type=float,
+    envvar="RESPONSA_SIM_TOKEN_DELAY_MS",
+    help="Simulator: pause this long before each token.",
+)
+def serve(
+    host: str,
+    port: int,
+    backend: str,
+    db_url: str | None,
+    api_keys: tuple[str, ...],
+    log_level: str,
+    sim_token_delay_ms: float,
+) -> None:
     """Serve the Responses API over HTTP."""
     import uvicorn
 

@@ -26,3 +26,4 @@ class Settings:
     api_keys: tuple[str, ...] = ()
     max_body_bytes: int = 16 * 1024 * 1024
     log_level: str = "info"
+    sim_token_delay_ms: float = 0.0

@@ -67,7 +67,9 @@ def test_same_seed_same_text_different_seed_different_text(client: openai.OpenAI
 
 
 def test_temperature_zero_is_deterministic_without_seed(client: openai.OpenAI) -> None:
-    texts = {client.responses.create(model="sim", input="Describe glaciers", temperature=0).output_text for _ in range(3)}
+    texts = {
+        client.responses.create(model="sim", input="Describe glaciers", temperature=0).output_text for _ in range(3)
+    }
     assert len(texts) == 1
 
 
@@ -80,7 +82,9 @@ def test_text_is_about_the_input(client: openai.OpenAI) -> None:
 def test_max_output_tokens_is_honoured_exactly(client: openai.OpenAI) -> None:
     full = client.responses.create(model="sim", input="Explain photosynthesis", extra_body={"seed": 4})
     assert full.usage is not None and full.usage.output_tokens > 8
-    cut = client.responses.create(model="sim", input="Explain photosynthesis", max_output_tokens=8, extra_body={"seed": 4})
+    cut = client.responses.create(
+        model="sim", input="Explain photosynthesis", max_output_tokens=8, extra_body={"seed": 4}
+    )
     assert cut.status == "incomplete"
     assert cut.incomplete_details is not None and cut.incomplete_details.reason == "max_output_tokens"
     assert cut.usage is not None and cut.usage.output_tokens == 8
@@ -168,7 +172,9 @@ def test_max_tool_calls_caps_the_calls(client: openai.OpenAI) -> None:
 
 def test_arguments_are_valid_for_a_demanding_schema(client: openai.OpenAI) -> None:
     reply = client.responses.create(
-        model="sim", input="Book a flight from LHR to Paris for 2 people in business", tools=[BOOKING_TOOL],
+        model="sim",
+        input="Book a flight from LHR to Paris for 2 people in business",
+        tools=[BOOKING_TOOL],
         tool_choice="required",
     )
     [call] = calls(reply)
@@ -184,9 +190,7 @@ def test_function_call_output_round_trip_is_answered_from_the_output(client: ope
         {"type": "function_call_output", "call_id": c.call_id, "output": results[json.loads(c.arguments)["location"]]}
         for c in calls(first)
     ]
-    second = client.responses.create(
-        model="sim", previous_response_id=first.id, input=outputs, tools=[WEATHER_TOOL]
-    )
+    second = client.responses.create(model="sim", previous_response_id=first.id, input=outputs, tools=[WEATHER_TOOL])
     assert calls(second) == []
     assert "18C and partly cloudy" in second.output_text and "24C and sunny" in second.output_text
 
@@ -222,8 +226,11 @@ def test_json_object_output_is_a_json_object(client: openai.OpenAI) -> None:
 
 @pytest.mark.parametrize(
     ("fault", "status", "kind"),
-    [("rate_limit", 429, openai.RateLimitError), ("server_error", 500, openai.InternalServerError),
-     ("unavailable", 503, openai.InternalServerError)],
+    [
+        ("rate_limit", 429, openai.RateLimitError),
+        ("server_error", 500, openai.InternalServerError),
+        ("unavailable", 503, openai.InternalServerError),
+    ],
 )
 def test_injected_faults_map_to_openai_errors(client: openai.OpenAI, fault: str, status: int, kind: type) -> None:
     with pytest.raises(kind) as raised:

@@ -22,7 +22,13 @@ def snapshot(builder: OutputBuilder, events: list[object]) -> list[tuple[int, st
 
 def test_reasoning_then_text() -> None:
     builder = fresh()
-    events = [ReasoningDelta("thinking"), ReasoningDelta(" hard"), TextDelta("Hi"), TextDelta("!"), Finish("stop", USAGE)]
+    events = [
+        ReasoningDelta("thinking"),
+        ReasoningDelta(" hard"),
+        TextDelta("Hi"),
+        TextDelta("!"),
+        Finish("stop", USAGE),
+    ]
     assert snapshot(builder, events) == [
         (0, "response.created", None),
         (1, "response.in_progress", None),
@@ -59,12 +65,17 @@ def test_interleaved_tool_calls_become_separate_items() -> None:
     ]
     types = [t for _, t, _ in snapshot(builder, events)]
     assert types == [
-        "response.created", "response.in_progress",
-        "response.output_item.added", "response.function_call_arguments.delta",
-        "response.function_call_arguments.delta", "response.function_call_arguments.done",
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
         "response.output_item.done",
-        "response.output_item.added", "response.function_call_arguments.delta",
-        "response.function_call_arguments.done", "response.output_item.done",
+        "response.output_item.added",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+        "response.output_item.done",
         "response.completed",
     ]
     first, second = builder.response.output

@@ -82,8 +82,12 @@ def test_store_false_is_neither_retrievable_nor_chainable(client: openai.OpenAI,
         client.responses.create(model="sim", input="more", previous_response_id=reply.id)
     assert raised.value.body["param"] == "previous_response_id"  # type: ignore[index]
     assert http.get(f"/v1/responses/{reply.id}/input_items").status_code == 404
-    assert http.post("/v1/responses", json={"model": "sim", "input": [
-        {"type": "item_reference", "id": reply.output[0].id}]}).status_code == 404
+    assert (
+        http.post(
+            "/v1/responses", json={"model": "sim", "input": [{"type": "item_reference", "id": reply.output[0].id}]}
+        ).status_code
+        == 404
+    )
 
 
 def test_store_false_streaming_leaves_nothing_behind(client: openai.OpenAI) -> None:

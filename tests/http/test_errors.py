@@ -20,7 +20,9 @@ def error_of(reply: httpx.Response, status: int) -> dict[str, Any]:
 
 
 def test_malformed_json(http: httpx.Client) -> None:
-    reply = http.post("/v1/responses", content=b'{"model": "sim", "input": ', headers={"content-type": "application/json"})
+    reply = http.post(
+        "/v1/responses", content=b'{"model": "sim", "input": ', headers={"content-type": "application/json"}
+    )
     error = error_of(reply, 400)
     assert error["type"] == "invalid_request_error" and error["code"] == "invalid_json"
     error = error_of(http.post("/v1/responses", json=["not", "an", "object"]), 400)
@@ -44,19 +46,37 @@ def test_malformed_json(http: httpx.Client) -> None:
         ({"model": "sim", "input": [{"type": "function_call_output", "output": "x"}]}, "input[0].call_id"),
         ({"model": "sim", "input": "hi", "tool_choice": {"type": "function"}}, "tool_choice.name"),
         ({"model": "sim", "input": "hi", "tool_choice": "sometimes"}, "tool_choice"),
-        ({"model": "sim", "input": "hi", "text": {"format": {"type": "json_schema", "name": "x"}}}, "text.format.schema"),
+        (
+            {"model": "sim", "input": "hi", "text": {"format": {"type": "json_schema", "name": "x"}}},
+            "text.format.schema",
+        ),
         ({"model": "sim", "input": "hi", "truncation": "maybe"}, "truncation"),
         ({"model": "sim", "input": "hi", "include": ["everything"]}, "include"),
         ({"model": "sim", "input": "hi", "stop": ["a", "b", "c", "d", "e"]}, "stop"),
         ({"model": "sim", "input": "hi", "tool_choice": "required"}, "tool_choice"),
-        ({"model": "sim", "input": "hi", "tools": [WEATHER_TOOL], "tool_choice": {"type": "function", "name": "nope"}},
-         "tool_choice"),
-        ({"model": "sim", "input": "hi", "tools": [WEATHER_TOOL],
-          "tool_choice": {"type": "allowed_tools", "tools": [{"type": "function", "name": "nope"}]}},
-         "tool_choice.tools[0]"),
+        (
+            {
+                "model": "sim",
+                "input": "hi",
+                "tools": [WEATHER_TOOL],
+                "tool_choice": {"type": "function", "name": "nope"},
+            },
+            "tool_choice",
+        ),
+        (
+            {
+                "model": "sim",
+                "input": "hi",
+                "tools": [WEATHER_TOOL],
+                "tool_choice": {"type": "allowed_tools", "tools": [{"type": "function", "name": "nope"}]},
+            },
+            "tool_choice.tools[0]",
+        ),
         ({"model": "sim", "input": "hi", "tools": [WEATHER_TOOL, WEATHER_TOOL]}, "tools[1].name"),
-        ({"model": "sim", "input": "hi", "tools": [{"type": "function", "name": "f", "parameters": {"type": 5}}]},
-         "tools[0].parameters"),
+        (
+            {"model": "sim", "input": "hi", "tools": [{"type": "function", "name": "f", "parameters": {"type": 5}}]},
+            "tools[0].parameters",
+        ),
         ({"model": "sim", "input": "hi", "tools": [{"type": "web_search"}]}, "tools[0].type"),
         ({"model": "sim", "input": "hi", "background": True}, "background"),
         ({"model": "sim", "input": [{"type": "function_call_output", "call_id": "call_x", "output": "1"}]}, "input"),

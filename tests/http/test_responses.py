@@ -182,7 +182,10 @@ def test_unknown_and_vendor_items_and_fields_round_trip(http: httpx.Client) -> N
 
 
 def test_input_content_types_are_accepted(client: openai.OpenAI) -> None:
-    pixel = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    pixel = (
+        "data:image/png;base64,"
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    )
     created = client.responses.create(
         model="sim",
         input=[

@@ -23,7 +23,9 @@ WEATHER_TOOL = {
 def without_parsed(value: Any) -> Any:
     """The SDK's stream helper adds client-side ``parsed`` fields; the wire object has none."""
     if isinstance(value, dict):
-        return {k: without_parsed(v) for k, v in value.items() if k not in ("parsed", "output_parsed", "parsed_arguments")}
+        return {
+            k: without_parsed(v) for k, v in value.items() if k not in ("parsed", "output_parsed", "parsed_arguments")
+        }
     if isinstance(value, list):
         return [without_parsed(v) for v in value]
     return value

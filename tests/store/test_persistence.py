@@ -26,7 +26,9 @@ def test_responses_survive_a_restart(db_path: Path) -> None:
         again = sdk.responses.retrieve(first.id)
         assert again.model_dump() == first.model_dump()
         assert sdk.responses.retrieve(second.id).output_text == second.output_text
-        assert [i.content[0].text for i in sdk.responses.input_items.list(first.id)] == ["Reply with: before the restart"]
+        assert [i.content[0].text for i in sdk.responses.input_items.list(first.id)] == [
+            "Reply with: before the restart"
+        ]
         third = sdk.responses.create(model="sim", input="Reply with: after", previous_response_id=second.id)
         assert third.status == "completed"
         assert third.usage is not None and second.usage is not None

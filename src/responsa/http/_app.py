@@ -26,7 +26,7 @@ _OPEN_PATHS = frozenset({"/health"})
 
 def _backends(settings: Settings) -> list[Backend]:
     if settings.backend == "simulator":
-        return [SimulatorBackend()]
+        return [SimulatorBackend(token_delay=settings.sim_token_delay_ms / 1000)]
     raise ValueError(f"unknown backend {settings.backend!r}; available: simulator")
 
 

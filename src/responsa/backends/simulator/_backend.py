@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+import anyio
 import anyio.lowlevel
 
 from responsa.backends._base import (
@@ -64,7 +65,14 @@ class _Turn:
 
 
 class SimulatorBackend(Backend):
-    """Serves :data:`SIMULATOR_MODELS`; needs no weights, network or GPU."""
+    """Serves :data:`SIMULATOR_MODELS`; needs no weights, network or GPU.
+
+    ``token_delay`` (seconds) paces every token, so streaming, cancellation and disconnects can be
+    watched in real time.
+    """
+
+    def __init__(self, token_delay: float = 0.0) -> None:
+        self._token_delay = token_delay
 
     def models(self) -> Sequence[str]:
         return SIMULATOR_MODELS
@@ -93,6 +101,7 @@ class SimulatorBackend(Backend):
                 yield _call_delta(index, call, token, first=index not in started)
                 started.add(index)
                 produced += 1
+                await self._pace(produced)
         else:
             tokens = split_tokens(_answer_text(request, turn, rng, temperature))
             reason = "stop"
@@ -105,9 +114,14 @@ class SimulatorBackend(Backend):
                     raise ModelError("The model failed while generating (injected mid_stream fault).")
                 yield TextDelta(token)
                 produced += 1
-                if produced % 32 == 0:
-                    await anyio.lowlevel.checkpoint()
+                await self._pace(produced)
         yield Finish(reason, TokenUsage(input_tokens=input_tokens, output_tokens=produced))
+
+    async def _pace(self, produced: int) -> None:
+        if self._token_delay > 0:
+            await anyio.sleep(self._token_delay)
+        elif produced % 32 == 0:
+            await anyio.lowlevel.checkpoint()
 
 
 def _raise_early_fault(fault: str | None) -> None:

@@ -1,0 +1,77 @@
+"""Stopping a response while it generates: by ``POST …/cancel`` and by the client going away."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from responsa.config import Settings
+from tests.conftest import LiveServer, serve
+
+LONG = {"model": "sim", "input": "Write at length about the history of navigation", "stream": True}
+
+
+@pytest.fixture(scope="module")
+def slow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    db = tmp_path_factory.mktemp("slow") / "responsa.db"
+    with serve(Settings(db_url=f"sqlite:///{db}", sim_token_delay_ms=50)) as live:
+        yield live
+
+
+def wait_for_status(http: httpx.Client, response_id: str, status: str, seconds: float = 10) -> dict[str, object]:
+    deadline = time.monotonic() + seconds
+    while True:
+        body = http.get(f"/v1/responses/{response_id}").json()
+        if body.get("status") == status or time.monotonic() > deadline:
+            return dict(body)
+        time.sleep(0.02)
+
+
+def test_cancel_stops_a_streaming_response(slow: LiveServer) -> None:
+    events: list[dict[str, object]] = []
+    started = threading.Event()
+
+    def consume() -> None:
+        with httpx.stream("POST", f"{slow.v1}/responses", json=LONG, timeout=30) as reply:
+            for line in reply.iter_lines():
+                if line.startswith("data: {"):
+                    events.append(json.loads(line[6:]))
+                    if len(events) == 6:
+                        started.set()
+
+    reader = threading.Thread(target=consume)
+    reader.start()
+    assert started.wait(10)
+    response_id = events[0]["response"]["id"]  # type: ignore[index]
+    with httpx.Client(base_url=slow.url) as http:
+        assert http.get(f"/v1/responses/{response_id}").json()["status"] == "in_progress"
+        cancelled = http.post(f"/v1/responses/{response_id}/cancel")
+        assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+        reader.join(10)
+        assert not reader.is_alive()
+        assert events[-1]["type"] == "response.output_item.done"
+        assert events[-1]["item"]["status"] == "incomplete"  # type: ignore[index]
+        stored = http.get(f"/v1/responses/{response_id}").json()
+        assert stored["status"] == "cancelled"
+        assert stored["output"][0]["status"] == "incomplete"
+        deltas = "".join(str(e["delta"]) for e in events if e["type"] == "response.output_text.delta")
+        assert stored["output"][0]["content"][0]["text"] == deltas
+        # Cancelling again is harmless.
+        assert http.post(f"/v1/responses/{response_id}/cancel").json()["status"] == "cancelled"
+
+
+def test_client_disconnect_stops_generation(slow: LiveServer) -> None:
+    with httpx.Client(base_url=slow.url, timeout=30) as http:
+        with http.stream("POST", "/v1/responses", json=LONG) as reply:
+            lines = reply.iter_lines()
+            first = next(line for line in lines if line.startswith("data: "))
+            response_id = json.loads(first[6:])["response"]["id"]
+            for _ in range(8):
+                next(lines)
+        stored = wait_for_status(http, response_id, "cancelled")
+        assert stored["status"] == "cancelled"
