@@ -55,8 +55,8 @@ def test_serve_process_answers_and_reads_env_vars(tmp_path: Path) -> None:
             except httpx.TransportError:
                 assert process.poll() is None and time.monotonic() < deadline, "server did not start"
                 time.sleep(0.1)
-        sdk = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0)
-        assert sdk.responses.create(model="sim", input="Reply with: from the cli").output_text == "from the cli"
+        with openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0) as sdk:
+            assert sdk.responses.create(model="sim", input="Reply with: from the cli").output_text == "from the cli"
     finally:
         process.terminate()
         output = process.communicate(timeout=15)[0].decode()

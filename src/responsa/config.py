@@ -24,6 +24,5 @@ class Settings:
     backend: str = "simulator"
     db_url: str = field(default_factory=default_db_url)
     api_keys: tuple[str, ...] = ()
-    max_body_bytes: int = 16 * 1024 * 1024
     log_level: str = "info"
     sim_token_delay_ms: float = 0.0

@@ -27,11 +27,12 @@ def test_missing_and_wrong_keys_are_401(locked: LiveServer) -> None:
         error = reply.json()["error"]
         assert (error["type"], error["code"]) == ("authentication_error", "invalid_api_key")
     with pytest.raises(openai.AuthenticationError):
-        openai.OpenAI(base_url=locked.v1, api_key="wrong", max_retries=0).models.list()
+        with openai.OpenAI(base_url=locked.v1, api_key="wrong", max_retries=0) as sdk:
+            sdk.models.list()
 
 
 def test_configured_keys_work_and_health_is_open(locked: LiveServer, tmp_path: Path) -> None:
     for key in ("key-one", "key-two"):
-        sdk = openai.OpenAI(base_url=locked.v1, api_key=key, max_retries=0)
-        assert sdk.responses.create(model="sim", input="Reply with: in").output_text == "in"
+        with openai.OpenAI(base_url=locked.v1, api_key=key, max_retries=0) as sdk:
+            assert sdk.responses.create(model="sim", input="Reply with: in").output_text == "in"
     assert httpx.get(f"{locked.url}/health").status_code == 200

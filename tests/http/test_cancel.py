@@ -50,6 +50,9 @@ def test_cancel_stops_a_streaming_response(slow: LiveServer) -> None:
     response_id = events[0]["response"]["id"]  # type: ignore[index]
     with httpx.Client(base_url=slow.url) as http:
         assert http.get(f"/v1/responses/{response_id}").json()["status"] == "in_progress"
+        chained = http.post("/v1/responses", json={"model": "sim", "input": "hi", "previous_response_id": response_id})
+        assert chained.status_code == 409
+        assert chained.json()["error"]["code"] == "previous_response_in_progress"
         cancelled = http.post(f"/v1/responses/{response_id}/cancel")
         assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
         reader.join(10)

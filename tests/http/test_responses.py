@@ -101,13 +101,13 @@ def test_cancelling_a_finished_response_is_a_conflict(http: httpx.Client) -> Non
 
 @pytest.mark.parametrize("prefix", ["/v1", "", "/openai/v1"])
 def test_every_route_is_served_under_each_prefix(server: LiveServer, prefix: str) -> None:
-    sdk = openai.OpenAI(base_url=f"{server.url}{prefix}", api_key="x", max_retries=0)
-    created = sdk.responses.create(model="sim", input="Reply with: ok")
-    assert created.output_text == "ok"
-    assert sdk.responses.retrieve(created.id).id == created.id
-    assert [item.id for item in sdk.responses.input_items.list(created.id)]
-    assert "sim" in [model.id for model in sdk.models.list()]
-    sdk.responses.delete(created.id)
+    with openai.OpenAI(base_url=f"{server.url}{prefix}", api_key="x", max_retries=0) as sdk:
+        created = sdk.responses.create(model="sim", input="Reply with: ok")
+        assert created.output_text == "ok"
+        assert sdk.responses.retrieve(created.id).id == created.id
+        assert [item.id for item in sdk.responses.input_items.list(created.id)]
+        assert "sim" in [model.id for model in sdk.models.list()]
+        sdk.responses.delete(created.id)
 
 
 def test_models_and_health(http: httpx.Client) -> None:

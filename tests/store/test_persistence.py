@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import openai
+import pytest
 
 from responsa.config import Settings
 from tests.conftest import serve
@@ -13,29 +14,25 @@ from tests.conftest import serve
 def test_responses_survive_a_restart(db_path: Path) -> None:
     settings = Settings(db_url=f"sqlite:///{db_path}")
     with serve(settings) as first_run:
-        sdk = openai.OpenAI(base_url=first_run.v1, api_key="x", max_retries=0)
-        first = sdk.responses.create(model="sim", input="Reply with: before the restart", metadata={"k": "v"})
-        with sdk.responses.stream(model="sim", input="Tell me about owls", previous_response_id=first.id) as stream:
-            second = stream.get_final_response()
-        deleted = sdk.responses.create(model="sim", input="Reply with: delete me")
-        sdk.responses.delete(deleted.id)
+        with openai.OpenAI(base_url=first_run.v1, api_key="x", max_retries=0) as sdk:
+            first = sdk.responses.create(model="sim", input="Reply with: before the restart", metadata={"k": "v"})
+            with sdk.responses.stream(model="sim", input="Tell me about owls", previous_response_id=first.id) as stream:
+                second = stream.get_final_response()
+            deleted = sdk.responses.create(model="sim", input="Reply with: delete me")
+            sdk.responses.delete(deleted.id)
     assert db_path.exists()
 
     with serve(settings) as second_run:
-        sdk = openai.OpenAI(base_url=second_run.v1, api_key="x", max_retries=0)
-        again = sdk.responses.retrieve(first.id)
-        assert again.model_dump() == first.model_dump()
-        assert sdk.responses.retrieve(second.id).output_text == second.output_text
-        assert [i.content[0].text for i in sdk.responses.input_items.list(first.id)] == [
-            "Reply with: before the restart"
-        ]
-        third = sdk.responses.create(model="sim", input="Reply with: after", previous_response_id=second.id)
-        assert third.status == "completed"
-        assert third.usage is not None and second.usage is not None
-        assert third.usage.input_tokens > second.usage.input_tokens + second.usage.output_tokens
-        try:
-            sdk.responses.retrieve(deleted.id)
-        except openai.NotFoundError:
-            pass
-        else:
-            raise AssertionError("a deleted response came back after restart")
+        with openai.OpenAI(base_url=second_run.v1, api_key="x", max_retries=0) as sdk:
+            again = sdk.responses.retrieve(first.id)
+            assert again.model_dump() == first.model_dump()
+            assert sdk.responses.retrieve(second.id).output_text == second.output_text
+            assert [i.content[0].text for i in sdk.responses.input_items.list(first.id)] == [
+                "Reply with: before the restart"
+            ]
+            third = sdk.responses.create(model="sim", input="Reply with: after", previous_response_id=second.id)
+            assert third.status == "completed"
+            assert third.usage is not None and second.usage is not None
+            assert third.usage.input_tokens > second.usage.input_tokens + second.usage.output_tokens
+            with pytest.raises(openai.NotFoundError):
+                sdk.responses.retrieve(deleted.id)
