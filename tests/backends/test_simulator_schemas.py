@@ -31,15 +31,26 @@ SCHEMAS: list[dict[str, Any]] = [
         "properties": {"tags": {"type": "array", "items": {"type": "integer"}, "minItems": 3, "uniqueItems": True}},
         "required": ["tags"],
     },
-    {"type": "object", "properties": {"pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "boolean"}],
-                                                "minItems": 2, "maxItems": 2}}, "required": ["pair"]},
+    {
+        "type": "object",
+        "properties": {
+            "pair": {
+                "type": "array",
+                "prefixItems": [{"type": "string"}, {"type": "boolean"}],
+                "minItems": 2,
+                "maxItems": 2,
+            }
+        },
+        "required": ["pair"],
+    },
     {"type": "object", "minProperties": 2, "additionalProperties": {"type": "integer"}},
     {
         "type": "object",
         "properties": {"shape": {"oneOf": [{"$ref": "#/definitions/circle"}, {"type": "null"}]}},
         "required": ["shape"],
-        "definitions": {"circle": {"type": "object", "properties": {"r": {"type": "number", "minimum": 1}},
-                                   "required": ["r"]}},
+        "definitions": {
+            "circle": {"type": "object", "properties": {"r": {"type": "number", "minimum": 1}}, "required": ["r"]}
+        },
     },
     {
         "type": "object",
@@ -52,9 +63,13 @@ SCHEMAS: list[dict[str, Any]] = [
         "type": "object",
         "properties": {"tree": {"$ref": "#/$defs/node"}},
         "required": ["tree"],
-        "$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer"},
-                                                            "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
-                           "required": ["v", "kids"]}},
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": {"v": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+                "required": ["v", "kids"],
+            }
+        },
     },
     {"type": "object", "properties": {"city": {"type": "string", "pattern": "^[A-Z][a-z]+$"}}, "required": ["city"]},
 ]
