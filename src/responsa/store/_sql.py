@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import orjson
 from alembic import command
 from alembic.config import Config
 from pydantic import TypeAdapter
 from sqlalchemy import Connection, delete, event, insert, select, text
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from responsa.protocol import Item, ResponseObject
 
@@ -58,12 +60,22 @@ class SqlStore:
     def __init__(self, url: str) -> None:
         self.url = async_url(url)
         self._engine: AsyncEngine = create_async_engine(self.url)
+        # SQLite has one writer at a time: queue writers here instead of spinning on SQLITE_BUSY.
+        self._write_lock: anyio.Lock | None = None
         if self._engine.dialect.name == "sqlite":
             _ensure_parent_dir(self.url)
             event.listen(self._engine.sync_engine, "connect", _sqlite_pragmas)
+            self._write_lock = anyio.Lock()
+
+    @asynccontextmanager
+    async def _writing(self) -> AsyncIterator[AsyncConnection]:
+        async with AsyncExitStack() as stack:
+            if self._write_lock is not None:
+                await stack.enter_async_context(self._write_lock)
+            yield await stack.enter_async_context(self._engine.begin())
 
     async def migrate(self) -> None:
-        async with self._engine.begin() as conn:
+        async with self._writing() as conn:
             await conn.run_sync(_upgrade_to_head)
 
     async def save_response(self, response: ResponseObject, input_items: Sequence[Item] | None = None) -> None:
@@ -75,7 +87,7 @@ class SqlStore:
             "previous_response_id": response.previous_response_id,
             "body": body,
         }
-        async with self._engine.begin() as conn:
+        async with self._writing() as conn:
             updated = await conn.execute(
                 responses.update().where(responses.c.id == response.id).values(status=row["status"], body=body)
             )
@@ -107,7 +119,7 @@ class SqlStore:
         return ResponseObject.model_validate(data)
 
     async def delete_response(self, response_id: str) -> bool:
-        async with self._engine.begin() as conn:
+        async with self._writing() as conn:
             deleted = await conn.execute(delete(responses).where(responses.c.id == response_id))
             await conn.execute(delete(response_items).where(response_items.c.response_id == response_id))
         return bool(deleted.rowcount)
