@@ -12,9 +12,11 @@ from pathlib import Path
 
 import httpx
 import openai
+import pytest
 from click.testing import CliRunner
 
 from responsa.cli import main, serve
+from responsa.config import Settings
 
 DOCS = Path(__file__).parent.parent / "docs" / "configuration.md"
 
@@ -62,3 +64,31 @@ def test_serve_process_answers_and_reads_env_vars(tmp_path: Path) -> None:
         output = process.communicate(timeout=15)[0].decode()
     assert db.exists()
     assert re.search(rf"serving simulator on http://127\.0\.0\.1:{port}/v1", output)
+
+
+def test_every_option_reaches_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import uvicorn
+
+    import responsa.http
+
+    seen: list[Settings] = []
+    monkeypatch.setattr(responsa.http, "create_app", lambda settings: seen.append(settings))
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)
+    args = [
+        "serve", "--host", "127.0.0.2", "--port", "9999", "--db", f"sqlite:///{tmp_path}/x.db",
+        "--api-key", "a", "--api-key", "b", "--log-level", "debug", "--sim-token-delay-ms", "7",
+        "--responses-store-ttl-secs", "60", "--responses-store-max-entries", "5",
+        "--conversation-store-ttl-secs", "90", "--conversation-store-max-entries", "0",
+    ]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert seen == [
+        Settings(
+            host="127.0.0.2", port=9999, backend="simulator", db_url=f"sqlite:///{tmp_path}/x.db",
+            api_keys=("a", "b"), log_level="debug", sim_token_delay_ms=7, responses_store_ttl_secs=60,
+            responses_store_max_entries=5, conversation_store_ttl_secs=90, conversation_store_max_entries=0,
+        )
+    ]  # fmt: skip
+    result = CliRunner().invoke(main, ["serve"], env={"RESPONSA_API_KEYS": "k1 k2", "RESPONSA_PORT": "7000"})
+    assert result.exit_code == 0, result.output
+    assert seen[-1].api_keys == ("k1", "k2") and seen[-1].port == 7000

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from responsa.config import Settings, default_db_url
@@ -55,25 +57,49 @@ def main() -> None:
     envvar="RESPONSA_SIM_TOKEN_DELAY_MS",
     help="Simulator: pause this long before each token.",
 )
-def serve(
-    host: str,
-    port: int,
-    backend: str,
-    db_url: str | None,
-    api_keys: tuple[str, ...],
-    log_level: str,
-    sim_token_delay_ms: float,
-) -> None:
+@click.option(
+    "--responses-store-ttl-secs",
+    default=0.0,
+    show_default=True,
+    type=float,
+    envvar="RESPONSA_RESPONSES_STORE_TTL_SECS",
+    help="Delete responses this long after creation (0: never).",
+)
+@click.option(
+    "--responses-store-max-entries",
+    default=None,
+    type=click.IntRange(min=0),
+    envvar="RESPONSA_RESPONSES_STORE_MAX_ENTRIES",
+    help="Keep at most this many responses, oldest go first (0: store none; default: no cap).",
+)
+@click.option(
+    "--conversation-store-ttl-secs",
+    default=0.0,
+    show_default=True,
+    type=float,
+    envvar="RESPONSA_CONVERSATION_STORE_TTL_SECS",
+    help="Delete conversations this long after creation (0: never).",
+)
+@click.option(
+    "--conversation-store-max-entries",
+    default=None,
+    type=click.IntRange(min=0),
+    envvar="RESPONSA_CONVERSATION_STORE_MAX_ENTRIES",
+    help="Keep at most this many conversations, oldest go first (0: disable them; default: no cap).",
+)
+def serve(db_url: str | None, **options: Any) -> None:
     """Serve the Responses API over HTTP."""
     import uvicorn
 
     from responsa.http import create_app
 
-    settings = Settings(
-        host=host, port=port, backend=backend, db_url=db_url or default_db_url(), api_keys=api_keys, log_level=log_level
+    settings = Settings(db_url=db_url or default_db_url(), **options)
+    click.echo(
+        f"responsa: serving {settings.backend} on http://{settings.host}:{settings.port}/v1 (store: {settings.db_url})"
     )
-    click.echo(f"responsa: serving {settings.backend} on http://{host}:{port}/v1 (store: {settings.db_url})")
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, access_log=False)
+    uvicorn.run(
+        create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level, access_log=False
+    )
 
 
 if __name__ == "__main__":

@@ -26,3 +26,7 @@ class Settings:
     api_keys: tuple[str, ...] = ()
     log_level: str = "info"
     sim_token_delay_ms: float = 0.0
+    responses_store_ttl_secs: float = 0
+    responses_store_max_entries: int | None = None
+    conversation_store_ttl_secs: float = 0
+    conversation_store_max_entries: int | None = None

@@ -1,6 +1,7 @@
 """The engine: request checking, context rebuilding, the output state machine and the service."""
 
 from ._accumulate import OutputBuilder
+from ._conversations import ConversationService
 from ._service import ResponseService, Run
 
-__all__ = ["OutputBuilder", "ResponseService", "Run"]
+__all__ = ["ConversationService", "OutputBuilder", "ResponseService", "Run"]

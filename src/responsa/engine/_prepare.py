@@ -35,7 +35,14 @@ from responsa.protocol import (
 )
 from responsa.store import Store
 
-__all__ = ["KNOWN_INCLUDES", "build_model_request", "check_request", "load_history", "normalize_input"]
+__all__ = [
+    "KNOWN_INCLUDES",
+    "build_model_request",
+    "check_request",
+    "load_history",
+    "normalize_input",
+    "resolve_items",
+]
 
 KNOWN_INCLUDES = frozenset(
     {
@@ -87,7 +94,11 @@ def _check_conversation(request: CreateResponseRequest) -> None:
             param="conversation",
             code="invalid_conversation_id",
         )
-    raise NotFound(f"Conversation with id '{conversation}' not found.", param="conversation")
+    if not request.store:
+        raise InvalidRequest(
+            "'store: false' cannot be used with 'conversation': a conversation keeps every response's items.",
+            param="store",
+        )
 
 
 def _check_tools(request: CreateResponseRequest) -> None:
@@ -138,7 +149,15 @@ def _check_tool_choice(request: CreateResponseRequest) -> None:
 
 
 async def load_history(store: Store, request: CreateResponseRequest) -> list[Item]:
-    """The context before this request's input: the ``previous_response_id`` chain, oldest first."""
+    """The context before this request's input: the conversation's items or the response chain."""
+    conversation_id = request.conversation_id
+    if conversation_id is not None:
+        if not store.retention.conversations_enabled:
+            raise InvalidRequest("Conversation storage is disabled on this server.", param="conversation")
+        items = await store.load_conversation(conversation_id)
+        if items is None:
+            raise NotFound(f"Conversation with id '{conversation_id}' not found.", param="conversation")
+        return items
     previous_id = request.previous_response_id
     if previous_id is None:
         return []
@@ -165,16 +184,22 @@ async def normalize_input(store: Store, request: CreateResponseRequest, history:
         return []
     if isinstance(raw, str):
         raw = [Message(role="user", content=[InputText(text=raw)])]
+    items = await resolve_items(store, raw, "input")
+    _check_call_outputs([*history, *items])
+    return items
+
+
+async def resolve_items(store: Store, raw: Sequence[Item], param: str) -> list[Item]:
+    """Items as they will be stored: ids and statuses filled in, ``item_reference``s replaced."""
     items: list[Item] = []
     for index, item in enumerate(raw):
         if isinstance(item, ItemReference):
             found = await store.get_item(item.id)
             if found is None:
-                raise NotFound(f"Item with id '{item.id}' not found.", param=f"input[{index}].id")
+                raise NotFound(f"Item with id '{item.id}' not found.", param=f"{param}[{index}].id")
             items.append(found)
-            continue
-        items.append(_with_defaults(item))
-    _check_call_outputs([*history, *items])
+        else:
+            items.append(_with_defaults(item))
     return items
 
 

@@ -63,7 +63,7 @@ class ResponseService:
         history = await load_history(self._store, request)
         input_items = await normalize_input(self._store, request, history)
         model_request = build_model_request(request, [*history, *input_items], fault)
-        response = _new_response(request)
+        response = _new_response(request, stored=request.store and self._store.retention.responses_enabled)
         stack = AsyncExitStack()
         model_events = await stack.enter_async_context(backend.stream(model_request))
         return Run(request, response, input_items, model_events, stack)
@@ -73,7 +73,7 @@ class ResponseService:
         builder = OutputBuilder(run.response)
         self._running[run.response.id] = run
         try:
-            if run.request.store and run.request.stream:
+            if run.response.store and run.request.stream:
                 await self._store.save_response(run.response, run.input_items)
             for event in builder.start():
                 yield event
@@ -95,10 +95,21 @@ class ResponseService:
                 builder.cancel()
             with anyio.CancelScope(shield=True):
                 await run.exit_stack.aclose()
-                if run.request.store:
-                    await self._store.save_response(run.response, None if run.request.stream else run.input_items)
+                await self._persist(run)
                 self._running.pop(run.response.id, None)
                 run.done.set()
+
+    async def _persist(self, run: Run) -> None:
+        """Final save; a conversation gains this turn's input and output only if the turn succeeded."""
+        response = run.response
+        turn: list[Item] = []
+        if response.conversation and response.status in ("completed", "incomplete"):
+            turn = [*run.input_items, *response.output]
+        if response.store:
+            inputs = None if run.request.stream else run.input_items
+            await self._store.save_response(response, inputs, append_to_conversation=turn)
+        elif turn and response.conversation:
+            await self._store.append_conversation_items(response.conversation["id"], turn)
 
     async def create(self, run: Run) -> ResponseObject:
         """Run to the end without streaming; a failure while generating becomes the HTTP error."""
@@ -148,7 +159,8 @@ class ResponseService:
         return page
 
 
-def _new_response(request: CreateResponseRequest) -> ResponseObject:
+def _new_response(request: CreateResponseRequest, stored: bool) -> ResponseObject:
+    conversation = request.conversation_id
     return ResponseObject(
         id=new_id("resp"),
         created_at=int(time.time()),
@@ -165,7 +177,8 @@ def _new_response(request: CreateResponseRequest) -> ResponseObject:
         reasoning=request.reasoning,
         safety_identifier=request.safety_identifier,
         service_tier=request.service_tier or "default",
-        store=request.store,
+        store=stored,
+        conversation=None if conversation is None else {"id": conversation},
         temperature=1.0 if request.temperature is None else request.temperature,
         text=request.text or TextConfig(),
         tool_choice=request.tool_choice,

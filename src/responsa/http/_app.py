@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 import hmac
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from responsa.backends import Backend, BackendRegistry
 from responsa.backends.simulator import SimulatorBackend
 from responsa.config import Settings
-from responsa.engine import ResponseService
+from responsa.engine import ConversationService, ResponseService
 from responsa.protocol import AuthenticationFailed
-from responsa.store import SqlStore
+from responsa.store import Retention, SqlStore
 
 from ._errors import EXCEPTION_HANDLERS, error_response
 from ._routes import routes
 
 __all__ = ["create_app"]
+
+logger = logging.getLogger(__name__)
 
 _OPEN_PATHS = frozenset({"/health"})
 
@@ -28,6 +32,30 @@ def _backends(settings: Settings) -> list[Backend]:
     if settings.backend == "simulator":
         return [SimulatorBackend(token_delay=settings.sim_token_delay_ms / 1000)]
     raise ValueError(f"unknown backend {settings.backend!r}; available: simulator")
+
+
+def _retention(settings: Settings) -> Retention:
+    return Retention(
+        response_ttl=settings.responses_store_ttl_secs,
+        response_max_entries=settings.responses_store_max_entries,
+        conversation_ttl=settings.conversation_store_ttl_secs,
+        conversation_max_entries=settings.conversation_store_max_entries,
+    )
+
+
+async def _sweep_forever(store: SqlStore) -> None:
+    """Remove expired objects: every quarter of the shortest TTL, at most once a minute."""
+    ttls = [ttl for ttl in (store.retention.response_ttl, store.retention.conversation_ttl) if ttl]
+    interval = min(max(min(ttls, default=60) / 4, 0.1), 60)
+    while True:
+        try:
+            removed = await store.sweep()
+        except Exception:
+            logger.exception("retention sweep failed")
+        else:
+            if removed:
+                logger.info("retention sweep removed %d objects", removed)
+        await anyio.sleep(interval)
 
 
 class ApiKeyMiddleware:
@@ -59,13 +87,18 @@ def create_app(settings: Settings) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        store = SqlStore(settings.db_url)
+        store = SqlStore(settings.db_url, _retention(settings))
         await store.migrate()
         registry = BackendRegistry(_backends(settings))
         app.state.service = ResponseService(store, registry)
+        app.state.conversations = ConversationService(store)
         app.state.models = registry.models()
         try:
-            yield
+            async with anyio.create_task_group() as tasks:
+                if store.retention.expires:
+                    tasks.start_soon(_sweep_forever, store)
+                yield
+                tasks.cancel_scope.cancel()
         finally:
             await registry.aclose()
             await store.aclose()

@@ -1,5 +1,12 @@
 """Wire format: pydantic models of requests, responses, items, events and errors."""
 
+from ._conversations import (
+    MAX_ITEMS_PER_REQUEST,
+    Conversation,
+    CreateConversationItemsRequest,
+    CreateConversationRequest,
+    UpdateConversationRequest,
+)
 from ._errors import (
     AuthenticationFailed,
     Conflict,
@@ -46,6 +53,7 @@ from ._items import (
     UnknownPart,
     item_text,
 )
+from ._metadata import MAX_METADATA_KEYS, check_metadata
 from ._request import (
     ConversationRef,
     CreateResponseRequest,
@@ -79,6 +87,8 @@ from ._tools import (
 )
 
 __all__ = [
+    "MAX_ITEMS_PER_REQUEST",
+    "MAX_METADATA_KEYS",
     "TERMINAL_STATUSES",
     "AllowedTools",
     "Annotation",
@@ -86,7 +96,10 @@ __all__ = [
     "Conflict",
     "ContentPart",
     "ContentPartEvent",
+    "Conversation",
     "ConversationRef",
+    "CreateConversationItemsRequest",
+    "CreateConversationRequest",
     "CreateResponseRequest",
     "DeletedObject",
     "ErrorEvent",
@@ -141,7 +154,9 @@ __all__ = [
     "UnknownItem",
     "UnknownPart",
     "UnknownTool",
+    "UpdateConversationRequest",
     "Usage",
+    "check_metadata",
     "item_text",
     "new_id",
 ]

@@ -8,6 +8,7 @@ from pydantic import Field, field_validator
 
 from ._base import WireModel, WirePart
 from ._items import Item
+from ._metadata import check_metadata
 from ._tools import Tool, ToolChoice
 
 __all__ = [
@@ -20,10 +21,6 @@ __all__ = [
     "TextFormat",
     "TextPlainFormat",
 ]
-
-MAX_METADATA_KEYS = 16
-MAX_METADATA_KEY_CHARS = 64
-MAX_METADATA_VALUE_CHARS = 512
 
 
 class TextPlainFormat(WirePart):
@@ -114,15 +111,8 @@ class CreateResponseRequest(WireModel):
     @field_validator("metadata")
     @classmethod
     def _metadata_limits(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        if value is None:
-            return value
-        if len(value) > MAX_METADATA_KEYS:
-            raise ValueError(f"metadata may have at most {MAX_METADATA_KEYS} keys")
-        for key, text in value.items():
-            if len(key) > MAX_METADATA_KEY_CHARS:
-                raise ValueError(f"metadata keys may be at most {MAX_METADATA_KEY_CHARS} characters")
-            if len(text) > MAX_METADATA_VALUE_CHARS:
-                raise ValueError(f"metadata values may be at most {MAX_METADATA_VALUE_CHARS} characters")
+        if value is not None:
+            check_metadata(value)
         return value
 
     @field_validator("stop")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from responsa.protocol import Item, ResponseObject
+from responsa.protocol import Conversation, Item, ResponseObject
 
-__all__ = ["ItemPage", "Order", "Store"]
+__all__ = ["ItemPage", "Order", "Retention", "Store"]
 
 Order = Literal["asc", "desc"]
 
@@ -21,14 +21,52 @@ class ItemPage:
     has_more: bool
 
 
+@dataclass(frozen=True)
+class Retention:
+    """How long objects are kept. A TTL of 0 keeps them forever; ``None`` entries means no cap.
+
+    A cap of 0 entries disables that kind of storage altogether (as in mlxcel, seed 002).
+    """
+
+    response_ttl: float = 0
+    response_max_entries: int | None = None
+    conversation_ttl: float = 0
+    conversation_max_entries: int | None = None
+
+    @property
+    def responses_enabled(self) -> bool:
+        return self.response_max_entries != 0
+
+    @property
+    def conversations_enabled(self) -> bool:
+        return self.conversation_max_entries != 0
+
+    @property
+    def expires(self) -> bool:
+        """Whether anything ever needs sweeping."""
+        caps = (self.response_max_entries, self.conversation_max_entries)
+        return bool(self.response_ttl or self.conversation_ttl) or any(cap for cap in caps)
+
+
 class Store(Protocol):
-    """Durable responses and their items. Ids come from the engine; rows belong to the store."""
+    """Durable responses, conversations and their items. Ids come from the engine; rows belong to the store."""
+
+    retention: Retention
 
     async def migrate(self) -> None:
         """Bring the schema up to date (idempotent)."""
 
-    async def save_response(self, response: ResponseObject, input_items: Sequence[Item] | None = None) -> None:
-        """Insert or replace a response and its output; ``input_items`` are written on first save."""
+    async def save_response(
+        self,
+        response: ResponseObject,
+        input_items: Sequence[Item] | None = None,
+        append_to_conversation: Sequence[Item] = (),
+    ) -> None:
+        """Insert or replace a response and its output; ``input_items`` are written on first save.
+
+        ``append_to_conversation`` items are appended to ``response.conversation`` in the same
+        transaction, contiguously, so two responses on one conversation never interleave.
+        """
 
     async def get_response(self, response_id: str) -> ResponseObject | None: ...
 
@@ -44,6 +82,34 @@ class Store(Protocol):
         """Inputs and outputs of the response and all its predecessors, oldest first; None if absent."""
 
     async def get_item(self, item_id: str) -> Item | None:
-        """Any stored input or output item by id (for ``item_reference``)."""
+        """Any stored input, output or conversation item by id (for ``item_reference``)."""
+
+    async def create_conversation(self, conversation: Conversation, items: Sequence[Item]) -> None: ...
+
+    async def get_conversation(self, conversation_id: str) -> Conversation | None: ...
+
+    async def update_conversation_metadata(
+        self, conversation_id: str, patch: Mapping[str, str | None] | None
+    ) -> Conversation | None:
+        """Merge ``patch`` (``None`` values delete keys; ``None`` patch clears all) atomically."""
+
+    async def delete_conversation(self, conversation_id: str) -> bool: ...
+
+    async def append_conversation_items(self, conversation_id: str, items: Sequence[Item]) -> bool:
+        """Append contiguously; False when the conversation does not exist."""
+
+    async def list_conversation_items(
+        self, conversation_id: str, *, limit: int, order: Order, after: str | None, before: str | None
+    ) -> ItemPage | None: ...
+
+    async def get_conversation_item(self, conversation_id: str, item_id: str) -> Item | None: ...
+
+    async def delete_conversation_item(self, conversation_id: str, item_id: str) -> bool: ...
+
+    async def load_conversation(self, conversation_id: str) -> list[Item] | None:
+        """Every item of the conversation, oldest first; None if it does not exist."""
+
+    async def sweep(self) -> int:
+        """Remove what retention says has expired, with its items; returns how many objects went."""
 
     async def aclose(self) -> None: ...

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -11,18 +12,18 @@ import anyio
 import orjson
 from alembic import command
 from alembic.config import Config
-from pydantic import TypeAdapter
-from sqlalchemy import Connection, delete, event, insert, select, text
+from sqlalchemy import ColumnElement, Connection, delete, event, insert, select, text, union_all
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from responsa.protocol import Item, ResponseObject
 
-from ._base import ItemPage, Order
-from ._tables import response_items, responses
+from ._base import ItemPage, Order, Retention
+from ._paging import dump_item, item_page, load_item
+from ._sql_conversations import ConversationQueries, append_items
+from ._tables import conversation_items, response_items, responses
 
 __all__ = ["SqlStore", "async_url"]
 
-_ITEM = TypeAdapter(Item)
 _MIGRATIONS = Path(__file__).parent / "migrations"
 _CONTEXT_QUERY = text(
     """
@@ -46,19 +47,12 @@ def async_url(url: str) -> str:
     return url
 
 
-def _dump_item(item: Item) -> str:
-    return orjson.dumps(item.model_dump(mode="json")).decode()
+class SqlStore(ConversationQueries):
+    """Responses as rows; items in their own tables so chains and listings never parse whole bodies."""
 
-
-def _load_item(body: str) -> Item:
-    return _ITEM.validate_json(body)
-
-
-class SqlStore:
-    """Responses as rows; items in their own table so chains and listings never parse whole bodies."""
-
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, retention: Retention | None = None) -> None:
         self.url = async_url(url)
+        self.retention = retention or Retention()
         self._engine: AsyncEngine = create_async_engine(self.url)
         # SQLite has one writer at a time: queue writers here instead of spinning on SQLITE_BUSY.
         self._write_lock: anyio.Lock | None = None
@@ -74,39 +68,53 @@ class SqlStore:
                 await stack.enter_async_context(self._write_lock)
             yield await stack.enter_async_context(self._engine.begin())
 
+    def _live_response(self) -> list[ColumnElement[bool]]:
+        if not self.retention.response_ttl:
+            return []
+        return [responses.c.stored_at >= time.time() - self.retention.response_ttl]
+
     async def migrate(self) -> None:
         async with self._writing() as conn:
             await conn.run_sync(_upgrade_to_head)
 
-    async def save_response(self, response: ResponseObject, input_items: Sequence[Item] | None = None) -> None:
+    async def save_response(
+        self,
+        response: ResponseObject,
+        input_items: Sequence[Item] | None = None,
+        append_to_conversation: Sequence[Item] = (),
+    ) -> None:
         body = orjson.dumps(response.model_dump(mode="json", exclude={"output", "output_text"})).decode()
-        row = {
-            "id": response.id,
-            "created_at": response.created_at,
-            "status": response.status,
-            "previous_response_id": response.previous_response_id,
-            "body": body,
-        }
+        conversation_id = response.conversation["id"] if response.conversation else None
         async with self._writing() as conn:
             updated = await conn.execute(
-                responses.update().where(responses.c.id == response.id).values(status=row["status"], body=body)
+                responses.update().where(responses.c.id == response.id).values(status=response.status, body=body)
             )
             if updated.rowcount == 0:
+                row = {
+                    "id": response.id,
+                    "created_at": response.created_at,
+                    "status": response.status,
+                    "previous_response_id": response.previous_response_id,
+                    "body": body,
+                    "stored_at": time.time(),
+                    "conversation_id": conversation_id,
+                }
                 await conn.execute(insert(responses), [row])
-            await conn.execute(
-                delete(response_items).where(
-                    response_items.c.response_id == response.id, response_items.c.role == "output"
-                )
-            )
+                await self._evict_responses_over_cap(conn)
+            owned = [response_items.c.response_id == response.id]
+            await conn.execute(delete(response_items).where(*owned, response_items.c.role == "output"))
             rows = _item_rows(response.id, "output", response.output)
             if input_items:
                 rows += _item_rows(response.id, "input", input_items)
             if rows:
                 await conn.execute(insert(response_items), rows)
+            if append_to_conversation and conversation_id is not None:
+                await append_items(conn, conversation_id, append_to_conversation)
 
     async def get_response(self, response_id: str) -> ResponseObject | None:
         async with self._engine.connect() as conn:
-            body = (await conn.execute(select(responses.c.body).where(responses.c.id == response_id))).scalar()
+            query = select(responses.c.body).where(responses.c.id == response_id, *self._live_response())
+            body = (await conn.execute(query)).scalar()
             if body is None:
                 return None
             outputs = await conn.execute(
@@ -120,55 +128,70 @@ class SqlStore:
 
     async def delete_response(self, response_id: str) -> bool:
         async with self._writing() as conn:
-            deleted = await conn.execute(delete(responses).where(responses.c.id == response_id))
-            await conn.execute(delete(response_items).where(response_items.c.response_id == response_id))
-        return bool(deleted.rowcount)
+            return await _delete_responses(conn, [response_id]) > 0
+
+    async def _response_exists(self, conn: AsyncConnection, response_id: str) -> bool:
+        query = select(responses.c.id).where(responses.c.id == response_id, *self._live_response())
+        return (await conn.execute(query)).first() is not None
 
     async def list_input_items(
         self, response_id: str, *, limit: int, order: Order, after: str | None, before: str | None
     ) -> ItemPage | None:
-        items = response_items.c
         async with self._engine.connect() as conn:
-            exists = await conn.execute(select(responses.c.id).where(responses.c.id == response_id))
-            if exists.first() is None:
+            if not await self._response_exists(conn, response_id):
                 return None
-            query = select(items.body).where(items.response_id == response_id, items.role == "input")
-            for cursor, later in ((after, True), (before, False)):
-                if cursor is None:
-                    continue
-                position = (
-                    select(items.position)
-                    .where(items.response_id == response_id, items.role == "input", items.item_id == cursor)
-                    .scalar_subquery()
-                )
-                ascending_side = later == (order == "asc")
-                query = query.where(items.position > position if ascending_side else items.position < position)
-            ordering = items.position.asc() if order == "asc" else items.position.desc()
-            rows = (await conn.execute(query.order_by(ordering).limit(limit + 1))).all()
-        return ItemPage([_load_item(body) for (body,) in rows[:limit]], has_more=len(rows) > limit)
+            scope = [response_items.c.response_id == response_id, response_items.c.role == "input"]
+            return await item_page(conn, response_items, scope, limit=limit, order=order, after=after, before=before)
 
     async def load_context(self, response_id: str) -> list[Item] | None:
         async with self._engine.connect() as conn:
-            exists = await conn.execute(select(responses.c.id).where(responses.c.id == response_id))
-            if exists.first() is None:
+            if not await self._response_exists(conn, response_id):
                 return None
             rows = await conn.execute(_CONTEXT_QUERY, {"id": response_id})
-            return [_load_item(body) for (body,) in rows]
+            return [load_item(body) for (body,) in rows]
 
     async def get_item(self, item_id: str) -> Item | None:
+        query = union_all(
+            select(response_items.c.body).where(response_items.c.item_id == item_id),
+            select(conversation_items.c.body).where(conversation_items.c.item_id == item_id),
+        ).limit(1)
         async with self._engine.connect() as conn:
-            body = (
-                await conn.execute(select(response_items.c.body).where(response_items.c.item_id == item_id).limit(1))
-            ).scalar()
-        return None if body is None else _load_item(body)
+            body = (await conn.execute(query)).scalar()
+        return None if body is None else load_item(body)
+
+    async def _evict_responses_over_cap(self, conn: AsyncConnection) -> int:
+        cap = self.retention.response_max_entries
+        if not cap:
+            return 0
+        evicted = select(responses.c.id).order_by(responses.c.stored_at.desc()).offset(cap)
+        return await _delete_responses(conn, [r for (r,) in await conn.execute(evicted)])
+
+    async def sweep(self) -> int:
+        removed = 0
+        async with self._writing() as conn:
+            if self.retention.response_ttl:
+                expired = select(responses.c.id).where(
+                    responses.c.stored_at < time.time() - self.retention.response_ttl
+                )
+                removed += await _delete_responses(conn, [r for (r,) in await conn.execute(expired)])
+            removed += await self._sweep_conversations(conn)
+        return removed
 
     async def aclose(self) -> None:
         await self._engine.dispose()
 
 
+async def _delete_responses(conn: AsyncConnection, ids: list[str]) -> int:
+    if not ids:
+        return 0
+    await conn.execute(delete(response_items).where(response_items.c.response_id.in_(ids)))
+    deleted = await conn.execute(delete(responses).where(responses.c.id.in_(ids)))
+    return int(deleted.rowcount)
+
+
 def _item_rows(response_id: str, role: str, items: Sequence[Item]) -> list[dict[str, Any]]:
     return [
-        {"response_id": response_id, "role": role, "position": i, "item_id": item.id, "body": _dump_item(item)}
+        {"response_id": response_id, "role": role, "position": i, "item_id": item.id, "body": dump_item(item)}
         for i, item in enumerate(items)
     ]
 

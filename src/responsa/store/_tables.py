@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, Index, Integer, MetaData, String, Table, Text
+from sqlalchemy import BigInteger, Column, Float, Index, Integer, MetaData, String, Table, Text
 
-__all__ = ["metadata", "response_items", "responses"]
+__all__ = ["conversation_items", "conversations", "metadata", "response_items", "responses"]
 
 metadata = MetaData()
 
@@ -17,7 +17,11 @@ responses = Table(
     Column("previous_response_id", String(80), nullable=True),
     # The response object without ``output`` (which lives in response_items), as JSON.
     Column("body", Text, nullable=False),
+    # Seconds since the epoch with sub-second precision: orders responses for retention.
+    Column("stored_at", Float, nullable=False, server_default="0"),
+    Column("conversation_id", String(80), nullable=True),
 )
+Index("ix_responses_stored_at", responses.c.stored_at)
 
 response_items = Table(
     "response_items",
@@ -29,5 +33,25 @@ response_items = Table(
     Column("item_id", String(128), nullable=True),
     Column("body", Text, nullable=False),
 )
-
 Index("ix_response_items_item_id", response_items.c.item_id)
+
+conversations = Table(
+    "conversations",
+    metadata,
+    Column("id", String(80), primary_key=True),
+    Column("created_at", BigInteger, nullable=False),
+    Column("stored_at", Float, nullable=False),
+    Column("metadata", Text, nullable=False),
+)
+Index("ix_conversations_stored_at", conversations.c.stored_at)
+
+conversation_items = Table(
+    "conversation_items",
+    metadata,
+    Column("conversation_id", String(80), primary_key=True),
+    Column("position", Integer, primary_key=True),
+    Column("item_id", String(128), nullable=True),
+    Column("body", Text, nullable=False),
+)
+Index("ix_conversation_items_item", conversation_items.c.conversation_id, conversation_items.c.item_id)
+Index("ix_conversation_items_item_id", conversation_items.c.item_id)

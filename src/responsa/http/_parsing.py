@@ -1,0 +1,77 @@
+"""Reading requests: JSON bodies into wire models, and the paging query parameters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import orjson
+from pydantic import BaseModel, ValidationError
+from starlette.requests import Request
+
+from responsa.protocol import InvalidRequest, Item
+from responsa.store import ItemPage, Order
+
+from ._errors import invalid_from_validation
+
+__all__ = ["Paging", "item_list_body", "page_body", "paging", "read_model"]
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+async def read_model(request: Request, model: type[Model]) -> Model:
+    """The body as ``model``; malformed JSON and invalid fields are 400s naming the field."""
+    raw = await request.body()
+    try:
+        body: Any = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise InvalidRequest(
+            "We could not parse the JSON body of your request. The body must be valid JSON.", code="invalid_json"
+        ) from None
+    if not isinstance(body, dict):
+        raise InvalidRequest("The request body must be a JSON object.", code="invalid_json")
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        raise invalid_from_validation(exc) from None
+
+
+@dataclass(frozen=True)
+class Paging:
+    limit: int
+    order: Order
+    after: str | None
+    before: str | None
+
+
+def paging(request: Request, default_limit: int) -> Paging:
+    """``limit`` (1 to 100), ``order`` (``asc``/``desc``, default ``desc``), ``after``, ``before``."""
+    query = request.query_params
+    raw = query.get("limit", str(default_limit))
+    limit = int(raw) if raw.isdigit() else 0
+    if not 1 <= limit <= 100:
+        raise InvalidRequest(
+            f"Invalid 'limit': {raw!r}. Expected an integer from 1 to 100.", param="limit", code="invalid_value"
+        )
+    order = query.get("order", "desc")
+    if order not in ("asc", "desc"):
+        raise InvalidRequest(
+            f"Invalid 'order': {order!r}. Expected 'asc' or 'desc'.", param="order", code="invalid_value"
+        )
+    return Paging(limit, "asc" if order == "asc" else "desc", query.get("after"), query.get("before"))
+
+
+def item_list_body(items: list[Item], has_more: bool = False) -> dict[str, Any]:
+    """The ``{"object": "list", "data", "first_id", "last_id", "has_more"}`` envelope."""
+    data = [item.model_dump(mode="json") for item in items]
+    return {
+        "object": "list",
+        "data": data,
+        "first_id": data[0].get("id") if data else None,
+        "last_id": data[-1].get("id") if data else None,
+        "has_more": has_more,
+    }
+
+
+def page_body(page: ItemPage) -> dict[str, Any]:
+    return item_list_body(page.items, page.has_more)

@@ -1,0 +1,48 @@
+"""Cursor pagination over an ordered item table (response input items, conversation items)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import TypeAdapter
+from sqlalchemy import ColumnElement, Table, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from responsa.protocol import Item
+
+from ._base import ItemPage, Order
+
+__all__ = ["dump_item", "item_page", "load_item"]
+
+_ITEM: TypeAdapter[Item] = TypeAdapter(Item)
+
+
+def dump_item(item: Item) -> str:
+    return item.model_dump_json()
+
+
+def load_item(body: str) -> Item:
+    return _ITEM.validate_json(body)
+
+
+async def item_page(
+    conn: AsyncConnection,
+    table: Table,
+    scope: Sequence[ColumnElement[bool]],
+    *,
+    limit: int,
+    order: Order,
+    after: str | None,
+    before: str | None,
+) -> ItemPage:
+    """Items of ``table`` within ``scope`` by ``position``; ``after``/``before`` are item ids in that listing."""
+    position, item_id = table.c.position, table.c.item_id
+    query = select(table.c.body).where(*scope)
+    for cursor, later in ((after, True), (before, False)):
+        if cursor is None:
+            continue
+        at = select(position).where(*scope, item_id == cursor).limit(1).scalar_subquery()
+        query = query.where(position > at if later == (order == "asc") else position < at)
+    ordering = position.asc() if order == "asc" else position.desc()
+    rows = (await conn.execute(query.order_by(ordering).limit(limit + 1))).all()
+    return ItemPage([load_item(body) for (body,) in rows[:limit]], has_more=len(rows) > limit)
