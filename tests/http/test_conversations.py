@@ -1,0 +1,182 @@
+"""The Conversations API through the SDK's ``conversations.*`` calls, and responses threaded through it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from tests.http.test_streaming import WEATHER_TOOL
+
+
+def test_create_retrieve_update_delete(client: openai.OpenAI) -> None:
+    created = client.conversations.create(metadata={"project": "support", "user": "u1"})
+    assert created.id.startswith("conv_") and created.object == "conversation"
+    assert client.conversations.retrieve(created.id).model_dump() == created.model_dump()
+    updated = client.conversations.update(created.id, metadata={"status": "open", "project": None})  # type: ignore[dict-item]
+    assert updated.metadata == {"user": "u1", "status": "open"}
+    assert client.conversations.retrieve(created.id).metadata == {"user": "u1", "status": "open"}
+    deleted = client.conversations.delete(created.id)
+    assert (deleted.id, deleted.object, deleted.deleted) == (created.id, "conversation.deleted", True)
+    with pytest.raises(openai.NotFoundError):
+        client.conversations.retrieve(created.id)
+    with pytest.raises(openai.NotFoundError):
+        client.conversations.delete(created.id)
+
+
+def test_metadata_limits_hold_on_create_and_after_merge(client: openai.OpenAI, http: httpx.Client) -> None:
+    reply = http.post("/v1/conversations", json={"metadata": {f"k{i}": "v" for i in range(17)}})
+    assert reply.status_code == 400 and reply.json()["error"]["param"] == "metadata"
+    created = client.conversations.create(metadata={f"k{i}": "v" for i in range(16)})
+    reply = http.post(f"/v1/conversations/{created.id}", json={"metadata": {"one_more": "x"}})
+    assert reply.status_code == 400 and reply.json()["error"]["param"] == "metadata"
+    assert len(client.conversations.retrieve(created.id).metadata) == 16  # type: ignore[arg-type]
+    cleared = http.post(f"/v1/conversations/{created.id}", json={"metadata": None}).json()
+    assert cleared["metadata"] == {}
+
+
+def test_initial_items_and_item_crud(client: openai.OpenAI) -> None:
+    conversation = client.conversations.create(items=[{"role": "user", "content": "Hello"}])
+    added = client.conversations.items.create(
+        conversation.id,
+        items=[
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi!"}]},
+            {"role": "user", "content": "How are you?"},
+        ],
+    )
+    assert [item.type for item in added.data] == ["message", "message"]
+    assert all(item.id.startswith("msg_") for item in added.data)
+    listed = client.conversations.items.list(conversation.id, order="asc")
+    texts = [item.content[0].text for item in listed.data]  # type: ignore[union-attr]
+    assert texts == ["Hello", "Hi!", "How are you?"]
+    newest_first = client.conversations.items.list(conversation.id)
+    assert [item.id for item in newest_first.data] == [item.id for item in reversed(listed.data)]
+    one = client.conversations.items.retrieve(added.data[0].id, conversation_id=conversation.id)
+    assert one.model_dump() == added.data[0].model_dump()
+    after_delete = client.conversations.items.delete(added.data[0].id, conversation_id=conversation.id)
+    assert after_delete.id == conversation.id and after_delete.object == "conversation"
+    with pytest.raises(openai.NotFoundError):
+        client.conversations.items.retrieve(added.data[0].id, conversation_id=conversation.id)
+    assert len(client.conversations.items.list(conversation.id).data) == 2
+
+
+def test_items_limits_and_paging(client: openai.OpenAI, http: httpx.Client) -> None:
+    conversation = client.conversations.create()
+    too_many = [{"role": "user", "content": f"m{i}"} for i in range(21)]
+    reply = http.post(f"/v1/conversations/{conversation.id}/items", json={"items": too_many})
+    assert reply.status_code == 400 and reply.json()["error"]["param"] == "items"
+    assert http.post(f"/v1/conversations/{conversation.id}/items", json={"items": []}).status_code == 400
+    for start in (0, 20, 40):
+        batch = [{"role": "user", "content": f"m{i}"} for i in range(start, start + 20)]
+        client.conversations.items.create(conversation.id, items=batch)  # type: ignore[arg-type]
+    page = http.get(f"/v1/conversations/{conversation.id}/items").json()
+    assert len(page["data"]) == 60 and page["has_more"] is False  # default limit is 100
+    page = http.get(f"/v1/conversations/{conversation.id}/items", params={"limit": 25, "order": "asc"}).json()
+    assert page["data"][0]["content"][0]["text"] == "m0" and page["has_more"] is True
+    rest = http.get(
+        f"/v1/conversations/{conversation.id}/items", params={"limit": 100, "order": "asc", "after": page["last_id"]}
+    ).json()
+    assert rest["data"][0]["content"][0]["text"] == "m25" and len(rest["data"]) == 35 and rest["has_more"] is False
+    walked = [item.content[0].text for item in client.conversations.items.list(conversation.id, limit=7)]  # type: ignore[union-attr]
+    assert walked == [f"m{i}" for i in reversed(range(60))]
+
+
+def test_every_item_type_round_trips(client: openai.OpenAI, http: httpx.Client) -> None:
+    source = client.responses.create(model="sim", input="Reply with: referenced text")
+    items: list[dict[str, Any]] = [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Find docs"}]},
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Need a search."}]},
+        {"type": "mcp_list_tools", "id": "mcpl_1", "server_label": "docs",
+         "tools": [{"name": "search", "input_schema": {"type": "object"}}]},
+        {"type": "mcp_call", "id": "mcp_1", "server_label": "docs", "name": "search", "arguments": "{}",
+         "output": "3 hits"},
+        {"type": "function_call", "call_id": "call_1", "name": "lookup", "arguments": "{\"q\":\"x\"}"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "found"},
+        {"type": "item_reference", "id": source.output[0].id},
+    ]  # fmt: skip
+    conversation = client.conversations.create()
+    reply = http.post(f"/v1/conversations/{conversation.id}/items", json={"items": items})
+    assert reply.status_code == 200, reply.text
+    listed = http.get(f"/v1/conversations/{conversation.id}/items", params={"order": "asc"}).json()["data"]
+    assert [item["type"] for item in listed] == [
+        "message", "reasoning", "mcp_list_tools", "mcp_call", "function_call", "function_call_output", "message"
+    ]  # fmt: skip
+    assert listed[2] == items[2] and listed[3] == items[3]
+    assert listed[4]["arguments"] == '{"q":"x"}' and listed[4]["id"].startswith("fc_")
+    assert listed[6]["id"] == source.output[0].id and listed[6]["content"][0]["text"] == "referenced text"
+
+
+def test_responses_append_their_items_in_order(client: openai.OpenAI) -> None:
+    conversation = client.conversations.create()
+    first = client.responses.create(model="sim", input="Reply with: first answer", conversation=conversation.id)
+    assert first.conversation is not None and first.conversation.id == conversation.id
+    with client.responses.stream(
+        model="sim", input="Reply with: second answer", conversation={"id": conversation.id}
+    ) as stream:
+        second = stream.get_final_response()
+    items = client.conversations.items.list(conversation.id, order="asc").data
+    assert [(item.role, item.content[0].text) for item in items] == [  # type: ignore[union-attr]
+        ("user", "Reply with: first answer"),
+        ("assistant", "first answer"),
+        ("user", "Reply with: second answer"),
+        ("assistant", "second answer"),
+    ]
+    assert items[1].id == first.output[0].id and items[3].id == second.output[0].id
+    assert items[0].id == client.responses.input_items.list(first.id).data[0].id
+    assert client.responses.retrieve(second.id).conversation.id == conversation.id  # type: ignore[union-attr]
+
+
+def test_conversation_items_are_the_context(client: openai.OpenAI) -> None:
+    conversation = client.conversations.create()
+    asked = client.responses.create(
+        model="sim", input="What's the weather in Nairobi?", tools=[WEATHER_TOOL], conversation=conversation.id
+    )
+    [call] = asked.output
+    assert call.type == "function_call" and json.loads(call.arguments)["location"] == "Nairobi"
+    answered = client.responses.create(
+        model="sim",
+        input=[{"type": "function_call_output", "call_id": call.call_id, "output": "Nairobi: 22C, clear"}],
+        tools=[WEATHER_TOOL],
+        conversation=conversation.id,
+    )
+    assert "Nairobi: 22C, clear" in answered.output_text
+    types = [item.type for item in client.conversations.items.list(conversation.id, order="asc").data]
+    assert types == ["message", "function_call", "function_call_output", "message"]
+
+
+def test_a_failed_response_appends_nothing(client: openai.OpenAI, http: httpx.Client) -> None:
+    conversation = client.conversations.create(items=[{"role": "user", "content": "start"}])
+    reply = http.post(
+        "/v1/responses",
+        json={"model": "sim", "input": "Explain it all", "conversation": conversation.id, "stream": True},
+        headers={"x-responsa-fault": "mid_stream"},
+    )
+    assert '"type":"response.failed"' in reply.text
+    assert len(client.conversations.items.list(conversation.id).data) == 1
+
+
+def test_conversation_errors(client: openai.OpenAI, http: httpx.Client) -> None:
+    conversation = client.conversations.create()
+    cases = [
+        ({"conversation": "nope"}, 400, "invalid_conversation_id"),
+        ({"conversation": conversation.id, "previous_response_id": "resp_x"}, 400, "mutually_exclusive_parameters"),
+        ({"conversation": "conv_missing"}, 404, "not_found"),
+        ({"conversation": conversation.id, "store": False}, 400, None),
+    ]
+    for extra, status, code in cases:
+        reply = http.post("/v1/responses", json={"model": "sim", "input": "hi", **extra})
+        assert reply.status_code == status, extra
+        assert reply.json()["error"]["code"] == code
+    for method, path in [
+        ("GET", "/v1/conversations/conv_missing"),
+        ("POST", "/v1/conversations/conv_missing/items"),
+        ("GET", "/v1/conversations/conv_missing/items"),
+        ("GET", f"/v1/conversations/{conversation.id}/items/msg_missing"),
+        ("DELETE", f"/v1/conversations/{conversation.id}/items/msg_missing"),
+    ]:
+        body = {"items": [{"role": "user", "content": "x"}]} if method == "POST" else None
+        assert http.request(method, path, json=body).status_code == 404, path
+    assert client.conversations.items.list(conversation.id).data == []
