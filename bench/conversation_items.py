@@ -18,7 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-
 from _server import responsa_server
 
 
@@ -41,40 +40,34 @@ def fill(http: httpx.Client, conversation: str, size: int) -> list[str]:
     return ids
 
 
+def measure(http: httpx.Client, conversation: str, ids: list[str], repeat: int) -> list[float]:
+    items = f"/v1/conversations/{conversation}/items"
+    middle, last, one = ids[len(ids) // 2], ids[max(0, len(ids) - 101)], ids[len(ids) // 3]
+    append = {"items": [{"role": "user", "content": "x"}] * 20}
+    return [
+        median_ms(lambda: http.get(items, params={"limit": 100}).raise_for_status(), repeat),
+        median_ms(lambda: http.get(items, params={"limit": 100, "order": "asc", "after": middle}), repeat),
+        median_ms(lambda: http.get(items, params={"limit": 100, "order": "asc", "after": last}), repeat),
+        median_ms(lambda: http.get(f"{items}/{one}").raise_for_status(), repeat),
+        median_ms(lambda: http.post(items, json=append).raise_for_status(), repeat),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
     parser.add_argument("--repeat", type=int, default=30)
     args = parser.parse_args()
+    columns = ("items", "first page", "middle page", "last page", "one item", "append 20")
     with tempfile.TemporaryDirectory() as tmp, responsa_server("--db", f"sqlite:///{Path(tmp) / 'b.db'}") as url:
         with httpx.Client(base_url=url, timeout=60) as http:
-            print(
-                f"{'items':>7} | {'first page':>10} | {'middle page':>11} | {'last page':>9} | {'one item':>8} | {'append 20':>9}"
-            )
-            print("-" * 70)
+            print(" | ".join(f"{name:>11}" for name in columns))
+            print("-" * 14 * len(columns))
             for size in args.sizes:
                 conversation = http.post("/v1/conversations", json={}).json()["id"]
                 ids = fill(http, conversation, size)
-                items = f"/v1/conversations/{conversation}/items"
-                row = [
-                    median_ms(lambda: http.get(items, params={"limit": 100}).raise_for_status(), args.repeat),
-                    median_ms(
-                        lambda: http.get(items, params={"limit": 100, "order": "asc", "after": ids[size // 2]}),
-                        args.repeat,
-                    ),
-                    median_ms(
-                        lambda: http.get(
-                            items, params={"limit": 100, "order": "asc", "after": ids[max(0, size - 101)]}
-                        ),
-                        args.repeat,
-                    ),
-                    median_ms(lambda: http.get(f"{items}/{ids[size // 3]}").raise_for_status(), args.repeat),
-                    median_ms(
-                        lambda: http.post(items, json={"items": [{"role": "user", "content": "x"}] * 20}),
-                        args.repeat,
-                    ),
-                ]
-                print(f"{size:>7} | " + " | ".join(f"{value:>{w}.2f}" for value, w in zip(row, (10, 11, 9, 8, 9))))
+                row = measure(http, conversation, ids, args.repeat)
+                print(f"{size:>11} | " + " | ".join(f"{value:>11.2f}" for value in row))
             print("\nmedian milliseconds per request over loopback (SQLite store)")
 
 
