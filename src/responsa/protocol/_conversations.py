@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from ._base import WireModel
 from ._items import Item
-from ._metadata import check_metadata
+from ._metadata import Metadata, MetadataPatch
 
 __all__ = [
     "MAX_ITEMS_PER_REQUEST",
@@ -33,15 +33,8 @@ class Conversation(WireModel):
 class CreateConversationRequest(WireModel):
     """Body of ``POST /v1/conversations``."""
 
-    metadata: dict[str, str] | None = None
+    metadata: Metadata | None = None
     items: list[Item] | None = Field(default=None, max_length=MAX_ITEMS_PER_REQUEST)
-
-    @field_validator("metadata")
-    @classmethod
-    def _metadata_limits(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        if value is not None:
-            check_metadata(value)
-        return value
 
 
 class UpdateConversationRequest(WireModel):
@@ -50,14 +43,7 @@ class UpdateConversationRequest(WireModel):
     ``metadata: null`` clears all metadata.
     """
 
-    metadata: dict[str, str | None] | None
-
-    @field_validator("metadata")
-    @classmethod
-    def _metadata_limits(cls, value: dict[str, str | None] | None) -> dict[str, str | None] | None:
-        if value is not None:
-            check_metadata(value)
-        return value
+    metadata: MetadataPatch | None
 
 
 class CreateConversationItemsRequest(WireModel):

@@ -8,7 +8,7 @@ from pydantic import Field, field_validator
 
 from ._base import WireModel, WirePart
 from ._items import Item
-from ._metadata import check_metadata
+from ._metadata import Metadata
 from ._tools import Tool, ToolChoice
 
 __all__ = [
@@ -89,7 +89,7 @@ class CreateResponseRequest(WireModel):
     background: bool = False
     previous_response_id: str | None = None
     conversation: str | ConversationRef | None = None
-    metadata: dict[str, str] | None = None
+    metadata: Metadata | None = None
     include: list[str] | None = None
     reasoning: ReasoningConfig | None = None
     text: TextConfig | None = None
@@ -107,13 +107,6 @@ class CreateResponseRequest(WireModel):
     presence_penalty: float | None = Field(default=None, ge=-2, le=2)
     stop: str | list[str] | None = None
     seed: int | None = None
-
-    @field_validator("metadata")
-    @classmethod
-    def _metadata_limits(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        if value is not None:
-            check_metadata(value)
-        return value
 
     @field_validator("stop")
     @classmethod
