@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from responsa.backends import Finish, ReasoningDelta, TextDelta, TokenUsage, ToolCallDelta
+from responsa.backends import Finish, ReasoningDelta, ReasoningSummaryDelta, TextDelta, TokenUsage, ToolCallDelta
 from responsa.engine import OutputBuilder
 from responsa.protocol import ModelError, ResponseObject
 
@@ -20,11 +20,11 @@ def snapshot(builder: OutputBuilder, events: list[object]) -> list[tuple[int, st
     return [(e.sequence_number, e.type, getattr(e, "output_index", None)) for e in everything]
 
 
-def test_reasoning_then_text() -> None:
+def test_reasoning_summary_then_text() -> None:
     builder = fresh()
     events = [
-        ReasoningDelta("thinking"),
-        ReasoningDelta(" hard"),
+        ReasoningSummaryDelta("thinking"),
+        ReasoningSummaryDelta(" hard"),
         TextDelta("Hi"),
         TextDelta("!"),
         Finish("stop", USAGE),
@@ -53,6 +53,23 @@ def test_reasoning_then_text() -> None:
     assert message.type == "message" and message.content[0].text == "Hi!"  # type: ignore[union-attr]
     assert builder.response.status == "completed"
     assert builder.response.usage is not None and builder.response.usage.total_tokens == 14
+
+
+def test_raw_reasoning_text_is_reasoning_content() -> None:
+    builder = fresh()
+    events = [ReasoningDelta("Let me"), ReasoningDelta(" see."), TextDelta("4"), Finish("stop", USAGE)]
+    assert [t for _, t, _ in snapshot(builder, events)][2:9] == [
+        "response.output_item.added",
+        "response.content_part.added",
+        "response.reasoning_text.delta",
+        "response.reasoning_text.delta",
+        "response.reasoning_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+    ]
+    reasoning = builder.response.output[0]
+    assert reasoning.type == "reasoning" and reasoning.summary == []
+    assert reasoning.content is not None and reasoning.content[0].text == "Let me see."
 
 
 def test_interleaved_tool_calls_become_separate_items() -> None:

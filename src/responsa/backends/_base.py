@@ -23,6 +23,7 @@ __all__ = [
     "ModelEvent",
     "ModelRequest",
     "ReasoningDelta",
+    "ReasoningSummaryDelta",
     "Sampling",
     "TextDelta",
     "TokenUsage",
@@ -81,7 +82,14 @@ class TextDelta:
 
 @dataclass(frozen=True)
 class ReasoningDelta:
-    """More reasoning summary text."""
+    """More raw reasoning text (what open models put in ``reasoning_content`` or ``<think>``)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningSummaryDelta:
+    """More of a reasoning summary (what hosted reasoning models show instead of raw reasoning)."""
 
     text: str
 
@@ -112,7 +120,7 @@ class Finish:
     usage: TokenUsage
 
 
-ModelEvent = TextDelta | ReasoningDelta | ToolCallDelta | Finish
+ModelEvent = TextDelta | ReasoningDelta | ReasoningSummaryDelta | ToolCallDelta | Finish
 
 
 class Backend(ABC):

@@ -11,7 +11,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
-from responsa.backends import Finish, ModelEvent, ReasoningDelta, TextDelta, TokenUsage, ToolCallDelta
+from responsa.backends import (
+    Finish,
+    ModelEvent,
+    ReasoningDelta,
+    ReasoningSummaryDelta,
+    TextDelta,
+    TokenUsage,
+    ToolCallDelta,
+)
 from responsa.protocol import (
     ContentPartEvent,
     FunctionCall,
@@ -30,6 +38,9 @@ from responsa.protocol import (
     ReasoningSummaryPartEvent,
     ReasoningSummaryTextDelta,
     ReasoningSummaryTextDone,
+    ReasoningText,
+    ReasoningTextDelta,
+    ReasoningTextDone,
     ResponsaError,
     ResponseError,
     ResponseObject,
@@ -51,6 +62,8 @@ class _OpenItem:
     output_index: int
     item: Message | FunctionCall | Reasoning
     chunks: list[str] = field(default_factory=list)
+    """Message text, call arguments or raw reasoning, as it arrives."""
+    summary_chunks: list[str] = field(default_factory=list)
     tool_index: int | None = None
 
 
@@ -83,7 +96,9 @@ class OutputBuilder:
         if isinstance(event, ToolCallDelta):
             return self._tool_call(event)
         if isinstance(event, ReasoningDelta):
-            return self._reasoning(event.text)
+            return self._reasoning(event.text, summary=False)
+        if isinstance(event, ReasoningSummaryDelta):
+            return self._reasoning(event.text, summary=True)
         return self.finish(event)
 
     def _switch_to(self, item: Message | FunctionCall | Reasoning, tool_index: int | None = None) -> list[StreamEvent]:
@@ -149,32 +164,61 @@ class OutputBuilder:
             )
         return events
 
-    def _reasoning(self, text: str) -> list[StreamEvent]:
+    def _reasoning(self, text: str, summary: bool) -> list[StreamEvent]:
         events: list[StreamEvent] = []
+        if not text:
+            return events
         if self._open is None or not isinstance(self._open.item, Reasoning):
-            item = Reasoning(id=new_id("rs"), summary=[], status="in_progress")
-            events += self._switch_to(item)
-            assert self._open is not None
+            events += self._switch_to(Reasoning(id=new_id("rs"), summary=[], status="in_progress"))
+        assert self._open is not None
+        open_item = self._open
+        where = {"item_id": open_item.item.id or "", "output_index": open_item.output_index}
+        chunks = open_item.summary_chunks if summary else open_item.chunks
+        if not chunks:
+            added: StreamEvent = (
+                ReasoningSummaryPartEvent(
+                    type="response.reasoning_summary_part.added", summary_index=0, part=SummaryText(text=""), **where
+                )
+                if summary
+                else ContentPartEvent(
+                    type="response.content_part.added", content_index=0, part=ReasoningText(text=""), **where
+                )
+            )
+            events.append(self._emit(added))
+        chunks.append(text)
+        delta: StreamEvent = (
+            ReasoningSummaryTextDelta(summary_index=0, delta=text, **where)
+            if summary
+            else ReasoningTextDelta(content_index=0, delta=text, **where)
+        )
+        events.append(self._emit(delta))
+        return events
+
+    def _close_reasoning(self, item: Reasoning, open_item: _OpenItem) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        where = {"item_id": item.id or "", "output_index": open_item.output_index}
+        if open_item.chunks:
+            part = ReasoningText(text="".join(open_item.chunks))
+            item.content = [part]
+            events.append(self._emit(ReasoningTextDone(content_index=0, text=part.text, **where)))
             events.append(
                 self._emit(
-                    ReasoningSummaryPartEvent(
-                        type="response.reasoning_summary_part.added",
-                        item_id=item.id or "",
-                        output_index=self._open.output_index,
-                        summary_index=0,
-                        part=SummaryText(text=""),
+                    ContentPartEvent(
+                        type="response.content_part.done", content_index=0, part=part.model_copy(), **where
                     )
                 )
             )
-        assert self._open is not None
-        self._open.chunks.append(text)
-        events.append(
-            self._emit(
-                ReasoningSummaryTextDelta(
-                    item_id=self._open.item.id or "", output_index=self._open.output_index, summary_index=0, delta=text
+        if open_item.summary_chunks:
+            summary = SummaryText(text="".join(open_item.summary_chunks))
+            item.summary = [summary]
+            events.append(self._emit(ReasoningSummaryTextDone(summary_index=0, text=summary.text, **where)))
+            events.append(
+                self._emit(
+                    ReasoningSummaryPartEvent(
+                        type="response.reasoning_summary_part.done", summary_index=0, part=summary.model_copy(), **where
+                    )
                 )
             )
-        )
         return events
 
     def _close_open(self, status: ItemEnd) -> list[StreamEvent]:
@@ -207,22 +251,7 @@ class OutputBuilder:
                 )
             )
         else:
-            summary = SummaryText(text=text)
-            item.summary = [summary]
-            events.append(
-                self._emit(ReasoningSummaryTextDone(item_id=item_id, output_index=index, summary_index=0, text=text))
-            )
-            events.append(
-                self._emit(
-                    ReasoningSummaryPartEvent(
-                        type="response.reasoning_summary_part.done",
-                        item_id=item_id,
-                        output_index=index,
-                        summary_index=0,
-                        part=summary.model_copy(),
-                    )
-                )
-            )
+            events += self._close_reasoning(item, open_item)
         item.status = status
         events.append(
             self._emit(

@@ -29,6 +29,8 @@ from ._events import (
     ReasoningSummaryPartEvent,
     ReasoningSummaryTextDelta,
     ReasoningSummaryTextDone,
+    ReasoningTextDelta,
+    ReasoningTextDone,
     StreamEvent,
 )
 from ._ids import new_id
@@ -137,6 +139,8 @@ __all__ = [
     "ReasoningSummaryTextDelta",
     "ReasoningSummaryTextDone",
     "ReasoningText",
+    "ReasoningTextDelta",
+    "ReasoningTextDone",
     "Refusal",
     "ResponsaError",
     "ResponseError",

@@ -22,6 +22,8 @@ __all__ = [
     "ReasoningSummaryPartEvent",
     "ReasoningSummaryTextDelta",
     "ReasoningSummaryTextDone",
+    "ReasoningTextDelta",
+    "ReasoningTextDone",
     "StreamEvent",
 ]
 
@@ -120,6 +122,24 @@ class ReasoningSummaryTextDone(_Event):
     text: str
 
 
+class ReasoningTextDelta(_Event):
+    """Raw reasoning text (``reasoning_content`` / ``<think>`` of open models)."""
+
+    type: Literal["response.reasoning_text.delta"] = "response.reasoning_text.delta"
+    item_id: str
+    output_index: int
+    content_index: int
+    delta: str
+
+
+class ReasoningTextDone(_Event):
+    type: Literal["response.reasoning_text.done"] = "response.reasoning_text.done"
+    item_id: str
+    output_index: int
+    content_index: int
+    text: str
+
+
 class ErrorEvent(_Event):
     """A stream-level error not tied to a response state (e.g. the request was invalid)."""
 
@@ -140,5 +160,7 @@ StreamEvent = (
     | ReasoningSummaryPartEvent
     | ReasoningSummaryTextDelta
     | ReasoningSummaryTextDone
+    | ReasoningTextDelta
+    | ReasoningTextDone
     | ErrorEvent
 )

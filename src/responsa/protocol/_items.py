@@ -106,7 +106,7 @@ class UnknownPart(WirePart):
     type: str
 
 
-_PART_TAGS = frozenset({"input_text", "input_image", "input_file", "output_text", "refusal"})
+_PART_TAGS = frozenset({"input_text", "input_image", "input_file", "output_text", "refusal", "reasoning_text"})
 
 
 def _part_tag(value: Any) -> str:
@@ -120,6 +120,7 @@ ContentPart = Annotated[
     | Annotated[InputFile, Tag("input_file")]
     | Annotated[OutputText, Tag("output_text")]
     | Annotated[Refusal, Tag("refusal")]
+    | Annotated[ReasoningText, Tag("reasoning_text")]
     | Annotated[UnknownPart, Tag("unknown")],
     Discriminator(_part_tag),
 ]
