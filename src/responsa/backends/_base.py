@@ -134,6 +134,10 @@ class Backend(ABC):
     def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[ModelEvent]]:
         """Open a generation; the iterator ends with exactly one :class:`Finish`."""
 
+    async def monitor(self) -> None:
+        """Background upkeep for the server's lifetime (health checks); most backends need none."""
+        return None
+
     async def aclose(self) -> None:
         """Release connections and threads; called once at shutdown."""
         return None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import anyio
+
 from responsa.protocol import InvalidRequest
 
 from ._base import Backend
@@ -33,6 +35,12 @@ class BackendRegistry:
     def models(self) -> list[str]:
         """Every model name served, in registration order."""
         return list(self._by_model)
+
+    async def monitor(self) -> None:
+        """Run every backend's background upkeep until cancelled."""
+        async with anyio.create_task_group() as group:
+            for backend in self._backends:
+                group.start_soon(backend.monitor)
 
     async def aclose(self) -> None:
         for backend in self._backends:

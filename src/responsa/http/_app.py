@@ -5,13 +5,15 @@ from __future__ import annotations
 import hmac
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 
 import anyio
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from responsa.backends import Backend, BackendRegistry
+from responsa.backends.chat_completions import ChatCompletionsBackend, Strategy, UpstreamModel, discover_models
+from responsa.backends.llama_cpp import LlamaCppBackend
 from responsa.backends.simulator import SimulatorBackend
 from responsa.config import Settings
 from responsa.engine import ConversationService, ResponseService
@@ -28,10 +30,26 @@ logger = logging.getLogger(__name__)
 _OPEN_PATHS = frozenset({"/health"})
 
 
-def _backends(settings: Settings) -> list[Backend]:
-    if settings.backend == "simulator":
-        return [SimulatorBackend(token_delay=settings.sim_token_delay_ms / 1000)]
-    raise ValueError(f"unknown backend {settings.backend!r}; available: simulator")
+async def _backends(settings: Settings) -> list[Backend]:
+    """Upstream models first (explicit configuration wins a name clash), then embedded, then simulated."""
+    backends: list[Backend] = []
+    upstream = [
+        UpstreamModel(model.name, model.urls, model.upstream_model, model.api_key, _strategy(model.strategy))
+        for model in settings.models
+    ]
+    if settings.upstreams:
+        upstream += await discover_models(settings.upstreams)
+    if upstream:
+        backends.append(ChatCompletionsBackend(upstream, health_interval=settings.upstream_health_interval_secs))
+    if settings.embedded:
+        backends.append(LlamaCppBackend(settings.gguf))
+    if settings.simulator:
+        backends.append(SimulatorBackend(token_delay=settings.sim_token_delay_ms / 1000))
+    return backends
+
+
+def _strategy(name: str) -> Strategy:
+    return "round_robin" if name == "round_robin" else "least_busy"
 
 
 def _retention(settings: Settings) -> Retention:
@@ -87,21 +105,21 @@ def create_app(settings: Settings) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        store = SqlStore(settings.db_url, _retention(settings))
-        await store.migrate()
-        registry = BackendRegistry(_backends(settings))
-        app.state.service = ResponseService(store, registry)
-        app.state.conversations = ConversationService(store)
-        app.state.models = registry.models()
-        try:
-            async with anyio.create_task_group() as tasks:
-                if store.retention.expires:
-                    tasks.start_soon(_sweep_forever, store)
-                yield
-                tasks.cancel_scope.cancel()
-        finally:
-            await registry.aclose()
-            await store.aclose()
+        async with AsyncExitStack() as stack:
+            registry = BackendRegistry(await _backends(settings))
+            stack.push_async_callback(registry.aclose)
+            store = SqlStore(settings.db_url, _retention(settings))
+            stack.push_async_callback(store.aclose)
+            await store.migrate()
+            app.state.service = ResponseService(store, registry)
+            app.state.conversations = ConversationService(store)
+            app.state.models = registry.models()
+            tasks = await stack.enter_async_context(anyio.create_task_group())
+            if store.retention.expires:
+                tasks.start_soon(_sweep_forever, store)
+            tasks.start_soon(registry.monitor)
+            yield
+            tasks.cancel_scope.cancel()
 
     app = Starlette(routes=routes(), exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
     app.add_middleware(ApiKeyMiddleware, keys=settings.api_keys)

@@ -1,0 +1,122 @@
+"""Chat Completions stream chunks → model events. Synchronous and IO-free: test it by feeding chunks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from responsa.backends._base import (
+    Finish,
+    FinishReason,
+    ModelEvent,
+    ReasoningDelta,
+    TextDelta,
+    TokenUsage,
+    ToolCallDelta,
+)
+from responsa.backends._stops import partial_suffix
+
+__all__ = ["ChunkDecoder", "ThinkSplitter"]
+
+_FINISH: dict[str, FinishReason] = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "stop",
+}
+_OPEN, _CLOSE = "<think>", "</think>"
+
+
+class ThinkSplitter:
+    """Splits ``content`` into reasoning (inside ``<think>…</think>``) and answer text, across chunk edges."""
+
+    def __init__(self) -> None:
+        self._thinking = False
+        self._pending = ""
+
+    def feed(self, text: str) -> list[ModelEvent]:
+        events: list[ModelEvent] = []
+        buffer = self._pending + text
+        self._pending = ""
+        while buffer:
+            tag = _CLOSE if self._thinking else _OPEN
+            at = buffer.find(tag)
+            if at >= 0:
+                self._emit(events, buffer[:at])
+                buffer = buffer[at + len(tag) :]
+                self._thinking = not self._thinking
+                continue
+            keep = partial_suffix(buffer, tag)
+            self._emit(events, buffer[: len(buffer) - keep])
+            self._pending = buffer[len(buffer) - keep :]
+            break
+        return events
+
+    def flush(self) -> list[ModelEvent]:
+        events: list[ModelEvent] = []
+        self._emit(events, self._pending)
+        self._pending = ""
+        return events
+
+    def _emit(self, events: list[ModelEvent], text: str) -> None:
+        if text:
+            events.append(ReasoningDelta(text) if self._thinking else TextDelta(text))
+
+
+class ChunkDecoder:
+    """Feeds on parsed ``chat.completion.chunk`` objects; :meth:`finish` gives the closing event."""
+
+    def __init__(self, max_tool_calls: int | None = None) -> None:
+        self._think = ThinkSplitter()
+        self._reason: FinishReason = "stop"
+        self._usage: TokenUsage | None = None
+        self._max_tool_calls = max_tool_calls
+        self._content_chunks = 0
+
+    def feed(self, chunk: dict[str, Any]) -> list[ModelEvent]:
+        events: list[ModelEvent] = []
+        usage = chunk.get("usage")
+        if usage:
+            self._usage = _usage(usage)
+        for choice in chunk.get("choices") or []:
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if reasoning:
+                events.append(ReasoningDelta(reasoning))
+            if delta.get("content"):
+                self._content_chunks += 1
+                events += self._think.feed(delta["content"])
+            for call in delta.get("tool_calls") or []:
+                index = int(call.get("index", 0))
+                if self._max_tool_calls is not None and index >= self._max_tool_calls:
+                    continue
+                function = call.get("function") or {}
+                events.append(
+                    ToolCallDelta(
+                        index=index,
+                        arguments=function.get("arguments") or "",
+                        name=function.get("name"),
+                        call_id=call.get("id"),
+                    )
+                )
+            if choice.get("finish_reason"):
+                self._reason = _FINISH.get(choice["finish_reason"], "stop")
+        return events
+
+    def finish(self) -> list[ModelEvent]:
+        """Flush held-back text and close with the upstream's finish reason and usage."""
+        usage = self._usage or TokenUsage(input_tokens=0, output_tokens=self._content_chunks)
+        return [*self._think.flush(), Finish(self._reason, usage)]
+
+
+def _usage(raw: dict[str, Any]) -> TokenUsage:
+    prompt_details = raw.get("prompt_tokens_details") or {}
+    completion_details = raw.get("completion_tokens_details") or {}
+    return TokenUsage(
+        input_tokens=int(raw.get("prompt_tokens") or 0),
+        output_tokens=int(raw.get("completion_tokens") or 0),
+        cached_tokens=int(prompt_details.get("cached_tokens") or 0),
+        reasoning_tokens=int(completion_details.get("reasoning_tokens") or 0),
+    )

@@ -1,0 +1,29 @@
+"""Learn which models an OpenAI-compatible server offers, from its ``GET /models``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import httpx
+
+from ._backend import UpstreamModel
+
+__all__ = ["discover_models"]
+
+
+async def discover_models(urls: Sequence[str], api_key: str | None = None) -> list[UpstreamModel]:
+    """One :class:`UpstreamModel` per model name; a name offered by several URLs gets them all as workers."""
+    workers: dict[str, list[str]] = {}
+    headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+    async with httpx.AsyncClient(timeout=10, headers=headers) as client:
+        for url in urls:
+            base = url.rstrip("/")
+            try:
+                reply = await client.get(f"{base}/models")
+                reply.raise_for_status()
+                names = [entry["id"] for entry in reply.json()["data"]]
+            except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:
+                raise RuntimeError(f"could not list the models of upstream {base}: {exc}") from exc
+            for name in names:
+                workers.setdefault(name, []).append(base)
+    return [UpstreamModel(name=name, urls=tuple(urls)) for name, urls in workers.items()]

@@ -1,0 +1,131 @@
+"""A model turn as a Chat Completions request body (the dialect of vLLM, SGLang, Ollama, llama.cpp, OpenAI)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from responsa.backends._base import ModelRequest
+from responsa.protocol import (
+    FunctionCall,
+    FunctionCallOutput,
+    InputFile,
+    InputImage,
+    InputText,
+    Item,
+    JsonObjectFormat,
+    JsonSchemaFormat,
+    Message,
+    OutputText,
+    Refusal,
+    item_text,
+)
+
+__all__ = ["chat_body", "chat_messages"]
+
+_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
+
+
+def chat_body(request: ModelRequest, upstream_model: str, stream: bool = True) -> dict[str, Any]:
+    """The JSON body of ``POST /chat/completions`` for ``request``; unset options are left out."""
+    body: dict[str, Any] = {"model": upstream_model, "messages": chat_messages(request.instructions, request.items)}
+    if stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    key: value
+                    for key, value in (
+                        ("name", tool.name),
+                        ("description", tool.description),
+                        ("parameters", tool.parameters or {"type": "object", "properties": {}}),
+                        ("strict", tool.strict),
+                    )
+                    if value is not None
+                },
+            }
+            for tool in request.tools
+        ]
+        if request.forced_tool is not None:
+            body["tool_choice"] = {"type": "function", "function": {"name": request.forced_tool}}
+        else:
+            body["tool_choice"] = request.tool_mode
+        body["parallel_tool_calls"] = request.parallel_tool_calls
+    fmt = request.text_format
+    if isinstance(fmt, JsonSchemaFormat):
+        schema: dict[str, Any] = {"name": fmt.name, "schema": fmt.schema_}
+        if fmt.strict is not None:
+            schema["strict"] = fmt.strict
+        body["response_format"] = {"type": "json_schema", "json_schema": schema}
+    elif isinstance(fmt, JsonObjectFormat):
+        body["response_format"] = {"type": "json_object"}
+    if request.max_output_tokens is not None:
+        body["max_tokens"] = request.max_output_tokens
+    sampling = request.sampling
+    for key, value in (
+        ("temperature", sampling.temperature),
+        ("top_p", sampling.top_p),
+        ("top_k", sampling.top_k),
+        ("min_p", sampling.min_p),
+        ("repetition_penalty", sampling.repetition_penalty),
+        ("frequency_penalty", sampling.frequency_penalty),
+        ("presence_penalty", sampling.presence_penalty),
+        ("seed", sampling.seed),
+    ):
+        if value is not None:
+            body[key] = value
+    if sampling.stop:
+        body["stop"] = list(sampling.stop)
+    return body
+
+
+def chat_messages(instructions: str | None, items: Sequence[Item]) -> list[dict[str, Any]]:
+    """Items as chat messages: function calls join the assistant turn, outputs become ``tool`` messages."""
+    messages: list[dict[str, Any]] = []
+    if instructions:
+        messages.append({"role": "system", "content": instructions})
+    for item in items:
+        if isinstance(item, Message):
+            messages.append({"role": _ROLES[item.role], "content": _content(item)})
+        elif isinstance(item, FunctionCall):
+            call = {
+                "id": item.call_id,
+                "type": "function",
+                "function": {"name": item.name, "arguments": item.arguments},
+            }
+            last = messages[-1] if messages else None
+            if last is not None and last["role"] == "assistant" and "tool_calls" in last:
+                last["tool_calls"].append(call)
+            elif last is not None and last["role"] == "assistant" and isinstance(last["content"], str):
+                last["tool_calls"] = [call]
+            else:
+                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        elif isinstance(item, FunctionCallOutput):
+            messages.append({"role": "tool", "tool_call_id": item.call_id, "content": item_text(item)})
+        # Reasoning and unknown items carry nothing a chat model can take back in.
+    return messages
+
+
+def _content(message: Message) -> str | list[dict[str, Any]]:
+    parts = message.content
+    if isinstance(parts, str):
+        return parts
+    if message.role != "user" or all(isinstance(p, InputText | OutputText | Refusal) for p in parts):
+        return item_text(message)
+    chat_parts: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, InputText | OutputText):
+            chat_parts.append({"type": "text", "text": part.text})
+        elif isinstance(part, InputImage) and part.image_url:
+            image: dict[str, Any] = {"url": part.image_url}
+            if part.detail in ("low", "high", "auto"):
+                image["detail"] = part.detail
+            chat_parts.append({"type": "image_url", "image_url": image})
+        elif isinstance(part, InputFile):
+            file = {k: v for k, v in (("file_data", part.file_data), ("file_id", part.file_id),
+                                      ("filename", part.filename)) if v is not None}  # fmt: skip
+            chat_parts.append({"type": "file", "file": file})
+    return chat_parts

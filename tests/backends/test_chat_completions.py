@@ -1,0 +1,292 @@
+"""OpenAI-compatible upstreams: translation both ways, streaming, errors, workers, health, pooling."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from responsa.config import Settings, UpstreamConfig
+from tests.backends.mock_upstream import Fail, MockUpstream, Stream, text_chunks
+from tests.conftest import LiveServer, serve, serve_app
+from tests.http.test_streaming import WEATHER_TOOL, parse_frames
+
+
+class Rig:
+    """Mock upstream workers behind a responsa server."""
+
+    def __init__(self, upstreams: list[MockUpstream], server: LiveServer, urls: list[str]) -> None:
+        self.upstreams = upstreams
+        self.server = server
+        self.urls = urls
+        self.sdk = openai.OpenAI(base_url=server.v1, api_key="x", max_retries=0)
+        self.http = httpx.Client(base_url=server.url, timeout=30)
+
+    @property
+    def first(self) -> MockUpstream:
+        return self.upstreams[0]
+
+
+def start_rig(tmp_path: Path, workers: int = 1, strategy: str = "least_busy", **settings: Any) -> Iterator[Rig]:
+    with ExitStack() as stack:
+        upstreams = [MockUpstream() for _ in range(workers)]
+        urls = [f"{stack.enter_context(serve_app(up.app)).url}/v1" for up in upstreams]
+        model = UpstreamConfig(name="up-model", urls=tuple(urls), upstream_model="served-name", strategy=strategy)
+        config = Settings(db_url=f"sqlite:///{tmp_path / 'up.db'}", models=(model,), embedded=False, **settings)
+        rig = Rig(upstreams, stack.enter_context(serve(config)), urls)
+        stack.callback(rig.sdk.close)
+        stack.callback(rig.http.close)
+        yield rig
+
+
+@pytest.fixture
+def rig(tmp_path: Path) -> Iterator[Rig]:
+    yield from start_rig(tmp_path)
+
+
+def test_text_answer_and_usage(rig: Rig) -> None:
+    rig.first.script.append(
+        Stream(
+            text_chunks(
+                "Hi", " there",
+                usage={"prompt_tokens": 12, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": 8},
+                       "completion_tokens_details": {"reasoning_tokens": 0}},
+            )
+        )
+    )  # fmt: skip
+    reply = rig.sdk.responses.create(model="up-model", input="Say hi", instructions="Be warm.", max_output_tokens=50)
+    assert reply.output_text == "Hi there" and reply.status == "completed"
+    assert reply.usage is not None
+    assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.usage.total_tokens) == (12, 2, 14)
+    assert reply.usage.input_tokens_details.cached_tokens == 8
+    sent = rig.first.requests[-1]
+    assert sent["model"] == "served-name" and sent["stream"] is True
+    assert sent["stream_options"] == {"include_usage": True}
+    assert sent["messages"] == [{"role": "system", "content": "Be warm."}, {"role": "user", "content": "Say hi"}]
+    assert sent["max_tokens"] == 50
+
+
+def test_request_translation(rig: Rig) -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    rig.sdk.responses.create(
+        model="up-model",
+        input=[
+            {"role": "developer", "content": "Use tools."},
+            {"role": "user", "content": [
+                {"type": "input_text", "text": "What is here?"},
+                {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "low"},
+            ]},
+            {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{\"location\":\"Oslo\"}"},
+            {"type": "function_call", "call_id": "call_2", "name": "get_weather", "arguments": "{\"location\":\"Rome\"}"},
+            {"type": "function_call_output", "call_id": "call_1", "output": "cold"},
+            {"type": "function_call_output", "call_id": "call_2", "output": "warm"},
+            {"type": "acme:note", "id": "n1", "status": "completed"},
+        ],
+        tools=[WEATHER_TOOL, {**WEATHER_TOOL, "name": "get_time"}],
+        tool_choice={"type": "allowed_tools", "mode": "required", "tools": [{"type": "function", "name": "get_weather"}]},
+        parallel_tool_calls=False,
+        temperature=0.3,
+        top_p=0.9,
+        text={"format": {"type": "json_schema", "name": "out", "schema": schema, "strict": True}},
+        extra_body={"top_k": 20, "min_p": 0.05, "repetition_penalty": 1.1, "seed": 7, "stop": ["END"],
+                    "frequency_penalty": 0.5, "presence_penalty": 0.2},
+    )  # fmt: skip
+    sent = rig.first.requests[-1]
+    assert sent["messages"] == [
+        {"role": "system", "content": "Use tools."},
+        {"role": "user", "content": [
+            {"type": "text", "text": "What is here?"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA", "detail": "low"}},
+        ]},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"location\":\"Oslo\"}"}},
+            {"id": "call_2", "type": "function", "function": {"name": "get_weather", "arguments": "{\"location\":\"Rome\"}"}},
+        ]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "cold"},
+        {"role": "tool", "tool_call_id": "call_2", "content": "warm"},
+    ]  # fmt: skip
+    assert [tool["function"]["name"] for tool in sent["tools"]] == ["get_weather"]
+    assert sent["tools"][0]["function"]["parameters"] == WEATHER_TOOL["parameters"]
+    assert sent["tool_choice"] == "required" and sent["parallel_tool_calls"] is False
+    assert sent["response_format"] == {
+        "type": "json_schema", "json_schema": {"name": "out", "schema": schema, "strict": True}
+    }  # fmt: skip
+    expected = {"temperature": 0.3, "top_p": 0.9, "top_k": 20, "min_p": 0.05, "repetition_penalty": 1.1, "seed": 7,
+                "stop": ["END"], "frequency_penalty": 0.5, "presence_penalty": 0.2}  # fmt: skip
+    assert {key: sent[key] for key in expected} == expected
+
+
+def test_named_tool_choice_and_json_object(rig: Rig) -> None:
+    rig.sdk.responses.create(
+        model="up-model", input="x", tools=[WEATHER_TOOL], tool_choice={"type": "function", "name": "get_weather"},
+        text={"format": {"type": "json_object"}},
+    )  # fmt: skip
+    sent = rig.first.requests[-1]
+    assert sent["tool_choice"] == {"type": "function", "function": {"name": "get_weather"}}
+    assert sent["response_format"] == {"type": "json_object"}
+
+
+def test_streamed_tool_call_arguments_become_function_calls(rig: Rig) -> None:
+    def call(index: int, **function: str) -> dict[str, Any]:
+        entry: dict[str, Any] = {"index": index, "function": function}
+        if "name" in function:
+            entry.update(id=f"call_{index}", type="function")
+        return {"choices": [{"index": 0, "delta": {"tool_calls": [entry]}}]}
+
+    rig.first.script.append(
+        Stream(
+            [
+                call(0, name="get_weather", arguments=""),
+                call(0, arguments='{"loca'),
+                call(0, arguments='tion": "Paris"}'),
+                call(1, name="get_weather", arguments='{"location": "Lima"}'),
+                {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+            ]
+        )
+    )
+    raw = rig.http.post("/v1/responses", json={"model": "up-model", "input": "w", "tools": [WEATHER_TOOL],
+                                                "stream": True}).content  # fmt: skip
+    events = parse_frames(raw)
+    deltas = [e["delta"] for e in events if e["type"] == "response.function_call_arguments.delta"]
+    assert deltas == ['{"loca', 'tion": "Paris"}', '{"location": "Lima"}']
+    final = events[-1]["response"]
+    calls = [(o["call_id"], o["name"], json.loads(o["arguments"])["location"]) for o in final["output"]]
+    assert calls == [("call_0", "get_weather", "Paris"), ("call_1", "get_weather", "Lima")]
+    assert final["status"] == "completed"
+
+
+def test_max_tool_calls_drops_extra_upstream_calls(rig: Rig) -> None:
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": i, "id": f"c{i}", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+        ]}}]}
+        for i in range(3)
+    ]  # fmt: skip
+    rig.first.script.append(Stream(chunks))
+    reply = rig.sdk.responses.create(model="up-model", input="w", tools=[WEATHER_TOOL], max_tool_calls=1)
+    assert [item.type for item in reply.output] == ["function_call"]
+
+
+def test_reasoning_content_and_think_tags_become_reasoning(rig: Rig) -> None:
+    rig.first.script.append(
+        Stream(
+            [
+                {"choices": [{"index": 0, "delta": {"reasoning_content": "First, add."}}]},
+                {"choices": [{"index": 0, "delta": {"content": "4"}}]},
+                {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+                {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 9,
+                                          "completion_tokens_details": {"reasoning_tokens": 8}}},
+            ]
+        )
+    )  # fmt: skip
+    reply = rig.sdk.responses.create(model="up-model", input="2+2?")
+    reasoning, message = reply.output
+    assert reasoning.type == "reasoning" and reasoning.content is not None
+    assert reasoning.content[0].text == "First, add." and reply.output_text == "4"
+    assert reply.usage is not None and reply.usage.output_tokens_details.reasoning_tokens == 8
+    rig.first.script.append(
+        Stream(text_chunks("<thi", "nk>Hmm, ", "carry the one.</th", "ink>\n\nThe answer", " is 4."))
+    )
+    events = parse_frames(rig.http.post("/v1/responses", json={"model": "up-model", "input": "2+2?",
+                                                                 "stream": True}).content)  # fmt: skip
+    kinds = [e["type"] for e in events]
+    assert "response.reasoning_text.delta" in kinds and "response.output_text.delta" in kinds
+    final = events[-1]["response"]
+    assert final["output"][0]["content"][0]["text"] == "Hmm, carry the one."
+    assert final["output"][1]["content"][0]["text"] == "\n\nThe answer is 4."
+
+
+def test_length_finish_is_incomplete(rig: Rig) -> None:
+    rig.first.script.append(Stream(text_chunks("cut", " off", finish="length")))
+    reply = rig.sdk.responses.create(model="up-model", input="x", max_output_tokens=2)
+    assert reply.status == "incomplete"
+    assert reply.incomplete_details is not None and reply.incomplete_details.reason == "max_output_tokens"
+
+
+@pytest.mark.parametrize(
+    ("fail", "status", "kind"),
+    [(Fail(400, "bad temperature"), 400, "invalid_request_error"),
+     (Fail(429, "slow down", {"retry-after": "3"}), 429, "rate_limit_error"),
+     (Fail(500, "boom"), 503, "service_unavailable"),
+     (Fail(401, "who are you"), 500, "server_error")],
+)  # fmt: skip
+def test_upstream_errors_map_to_openai_errors(rig: Rig, fail: Fail, status: int, kind: str) -> None:
+    rig.first.script.append(fail)
+    reply = rig.http.post("/v1/responses", json={"model": "up-model", "input": "x"})
+    assert reply.status_code == status
+    error = reply.json()["error"]
+    assert error["type"] == kind and fail.message in error["message"]
+    if status == 429:
+        assert reply.headers["retry-after"] == "3"
+
+
+def test_a_stream_that_breaks_fails_the_response(rig: Rig) -> None:
+    rig.first.script.append(Stream(text_chunks("partial")[:1], then_break=True))
+    events = parse_frames(
+        rig.http.post("/v1/responses", json={"model": "up-model", "input": "x", "stream": True}).content
+    )
+    assert events[-1]["type"] == "response.failed"
+    stored = rig.sdk.responses.retrieve(events[-1]["response"]["id"])
+    assert stored.status == "failed" and stored.error is not None
+
+
+def test_connections_are_pooled_and_reused(rig: Rig) -> None:
+    for _ in range(20):
+        rig.sdk.responses.create(model="up-model", input="x")
+    assert len(rig.first.client_ports) == 20
+    assert len(set(rig.first.client_ports)) <= 2
+
+
+def test_models_are_listed(rig: Rig) -> None:
+    assert "up-model" in [model.id for model in rig.sdk.models.list()]
+
+
+def test_retry_on_another_worker_before_the_first_byte(tmp_path: Path) -> None:
+    for rig in start_rig(tmp_path, workers=2, strategy="round_robin"):
+        rig.upstreams[0].script.append(Fail(503, "overloaded"))
+        assert rig.sdk.responses.create(model="up-model", input="x").output_text == "hello from upstream"
+        assert [len(up.requests) for up in rig.upstreams] == [1, 1]
+        # The failed worker is out of rotation until a health check passes.
+        for _ in range(3):
+            rig.sdk.responses.create(model="up-model", input="x")
+        assert [len(up.requests) for up in rig.upstreams] == [1, 4]
+
+
+def test_round_robin_spreads_requests(tmp_path: Path) -> None:
+    for rig in start_rig(tmp_path, workers=2, strategy="round_robin"):
+        for _ in range(6):
+            rig.sdk.responses.create(model="up-model", input="x")
+        assert [len(up.requests) for up in rig.upstreams] == [3, 3]
+
+
+def test_503_when_no_worker_is_healthy_and_recovery(tmp_path: Path) -> None:
+    for rig in start_rig(tmp_path, workers=1, upstream_health_interval_secs=0.2):
+        rig.first.healthy = False
+        rig.first.script.append(Fail(502, "bad gateway"))
+        assert rig.http.post("/v1/responses", json={"model": "up-model", "input": "x"}).status_code == 503
+        # Marked down: refused at once without calling the upstream.
+        calls = len(rig.first.requests)
+        reply = rig.http.post("/v1/responses", json={"model": "up-model", "input": "x"})
+        assert reply.status_code == 503 and reply.json()["error"]["code"] == "service_unavailable"
+        assert len(rig.first.requests) == calls
+        # Healthy again: the health check brings it back.
+        rig.first.healthy = True
+        deadline = time.monotonic() + 10
+        while rig.http.post("/v1/responses", json={"model": "up-model", "input": "x"}).status_code != 200:
+            assert time.monotonic() < deadline, "the worker never came back"
+            time.sleep(0.05)
+
+
+def test_unreachable_worker_is_503(tmp_path: Path) -> None:
+    model = UpstreamConfig(name="gone", urls=("http://127.0.0.1:9/v1",))
+    settings = Settings(db_url=f"sqlite:///{tmp_path / 'u.db'}", models=(model,), embedded=False)
+    with serve(settings) as live:
+        reply = httpx.post(f"{live.v1}/responses", json={"model": "gone", "input": "x"})
+        assert reply.status_code == 503 and reply.json()["error"]["type"] == "service_unavailable"
