@@ -100,6 +100,8 @@ class InferenceThread:
         return self._llm
 
     def _run(self, job: Job) -> None:
+        from llama_cpp import Llama, llama_vocab_is_eog
+
         llm = self._model()
         request = job.request
         forced = _forced_schema(request)
@@ -118,9 +120,11 @@ class InferenceThread:
         writer = _Writer(job, request, forced)
         sampling = request.sampling
         if sampling.seed is not None:
+            # Reproducible: evaluate the whole prompt afresh, as reusing the cached prefix can shift logits.
+            llm.reset()  # type: ignore[no-untyped-call]
             llm.set_seed(sampling.seed)
+        cached = min(Llama.longest_token_prefix(list(llm._input_ids), tokens), max(len(tokens) - 1, 0))
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        from llama_cpp import llama_vocab_is_eog
 
         produced = 0
         reason: FinishReason = "stop"
@@ -144,7 +148,7 @@ class InferenceThread:
                 reason = "length"
                 break
         writer.text(decoder.decode(b"", final=True))
-        writer.close(reason, TokenUsage(input_tokens=len(tokens), output_tokens=produced))
+        writer.close(reason, TokenUsage(input_tokens=len(tokens), output_tokens=produced, cached_tokens=cached))
 
 
 class _Writer:
