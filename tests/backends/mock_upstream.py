@@ -42,6 +42,30 @@ def text_chunks(*pieces: str, usage: dict[str, Any] | None = None, finish: str =
     return chunks
 
 
+def as_completion(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The non-streaming ``chat.completion`` those chunks add up to."""
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    calls: dict[int, dict[str, Any]] = {}
+    finish, usage = None, None
+    for chunk in chunks:
+        usage = chunk.get("usage") or usage
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            for key in ("content", "reasoning_content"):
+                if delta.get(key):
+                    message[key] = (message.get(key) or "") + delta[key]
+            for call in delta.get("tool_calls") or []:
+                entry = calls.setdefault(call["index"], {"id": call.get("id"), "type": "function",
+                                                         "function": {"name": "", "arguments": ""}})  # fmt: skip
+                entry["function"]["name"] += call.get("function", {}).get("name") or ""
+                entry["function"]["arguments"] += call.get("function", {}).get("arguments") or ""
+            finish = choice.get("finish_reason") or finish
+    if calls:
+        message["tool_calls"] = [calls[i] for i in sorted(calls)]
+    return {"object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": usage}  # fmt: skip
+
+
 class MockUpstream:
     def __init__(self, models: tuple[str, ...] = ("up-model",)) -> None:
         self.models = models
@@ -62,13 +86,22 @@ class MockUpstream:
         return JSONResponse({"object": "list", "data": [{"id": name, "object": "model"} for name in self.models]})
 
     async def _chat(self, request: Request) -> Response:
-        self.requests.append(json.loads(await request.body()))
+        body = json.loads(await request.body())
+        self.requests.append(body)
         if request.client is not None:
             self.client_ports.append(request.client.port)
         reply = self.script.popleft() if self.script else Stream(text_chunks("hello", " from", " upstream"))
         if isinstance(reply, Fail):
             return JSONResponse({"error": {"message": reply.message}}, status_code=reply.status, headers=reply.headers)
+        if not body.get("stream"):
+            if reply.then_break:
+                return StreamingResponse(self._broken_json(), media_type="application/json")
+            return JSONResponse(as_completion(reply.chunks))
         return StreamingResponse(self._frames(reply), media_type="text/event-stream")
+
+    async def _broken_json(self) -> AsyncIterator[bytes]:
+        yield b'{"choices": [{"mess'
+        raise RuntimeError("connection dropped on purpose")
 
     async def _frames(self, reply: Stream) -> AsyncIterator[bytes]:
         for chunk in reply.chunks:

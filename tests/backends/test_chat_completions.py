@@ -67,10 +67,19 @@ def test_text_answer_and_usage(rig: Rig) -> None:
     assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.usage.total_tokens) == (12, 2, 14)
     assert reply.usage.input_tokens_details.cached_tokens == 8
     sent = rig.first.requests[-1]
-    assert sent["model"] == "served-name" and sent["stream"] is True
-    assert sent["stream_options"] == {"include_usage": True}
+    assert sent["model"] == "served-name" and "stream" not in sent
     assert sent["messages"] == [{"role": "system", "content": "Be warm."}, {"role": "user", "content": "Say hi"}]
     assert sent["max_tokens"] == 50
+
+
+def test_streaming_clients_get_a_streaming_upstream_and_usage_is_estimated_when_absent(rig: Rig) -> None:
+    rig.first.script.append(Stream(text_chunks("one", " two")[:-1]))  # no usage chunk
+    body = {"model": "up-model", "input": "12345678", "stream": True}
+    events = parse_frames(rig.http.post("/v1/responses", json=body).content)
+    sent = rig.first.requests[-1]
+    assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}
+    usage = events[-1]["response"]["usage"]
+    assert (usage["input_tokens"], usage["output_tokens"]) == (2, 2)
 
 
 def test_request_translation(rig: Rig) -> None:
@@ -187,7 +196,7 @@ def test_reasoning_content_and_think_tags_become_reasoning(rig: Rig) -> None:
         )
     )  # fmt: skip
     reply = rig.sdk.responses.create(model="up-model", input="2+2?")
-    reasoning, message = reply.output
+    reasoning, _message = reply.output
     assert reasoning.type == "reasoning" and reasoning.content is not None
     assert reasoning.content[0].text == "First, add." and reply.output_text == "4"
     assert reply.usage is not None and reply.usage.output_tokens_details.reasoning_tokens == 8

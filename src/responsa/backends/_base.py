@@ -71,6 +71,8 @@ class ModelRequest:
     sampling: Sampling = field(default_factory=Sampling)
     fault: str | None = None
     """A failure the client asked the simulator to inject (``x-responsa-fault``); others ignore it."""
+    streaming: bool = True
+    """Whether the client watches tokens arrive; when False a backend may produce the output at once."""
 
 
 @dataclass(frozen=True)

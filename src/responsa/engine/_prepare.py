@@ -262,4 +262,5 @@ def build_model_request(request: CreateResponseRequest, context: Sequence[Item],
             stop=tuple(request.stop_sequences),
         ),
         fault=fault,
+        streaming=request.stream,
     )

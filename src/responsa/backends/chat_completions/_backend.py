@@ -16,7 +16,7 @@ import orjson
 from responsa.backends._base import Backend, ModelEvent, ModelRequest
 from responsa.protocol import InvalidRequest, ModelError, RateLimited, ResponsaError, ServiceUnavailable
 
-from ._decode import ChunkDecoder
+from ._decode import ChunkDecoder, completion_as_chunk
 from ._translate import chat_body
 from ._workers import Strategy, Worker, WorkerPool
 
@@ -66,7 +66,9 @@ class ChatCompletionsBackend(Backend):
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[ModelEvent]]:
         model = self._models[request.model]
         pool = self._pools[request.model]
-        body = orjson.dumps(chat_body(request, model.upstream_model or model.name))
+        payload = chat_body(request, model.upstream_model or model.name)
+        body = orjson.dumps(payload)
+        prompt_chars = sum(len(str(message.get("content") or "")) for message in payload["messages"])
         headers = {"content-type": "application/json"}
         if model.api_key:
             headers["authorization"] = f"Bearer {model.api_key}"
@@ -83,8 +85,9 @@ class ChatCompletionsBackend(Backend):
                 worker.in_flight -= 1
                 raise
             logger.info("upstream %s model=%s status=%d", worker.url, model.name, response.status_code)
+            decoder = ChunkDecoder(request.max_tool_calls, prompt_chars)
             try:
-                yield _events(response, ChunkDecoder(request.max_tool_calls))
+                yield _events(response, decoder) if request.streaming else _whole(response, decoder)
             finally:
                 worker.in_flight -= 1
                 await response.aclose()
@@ -109,7 +112,8 @@ class ChatCompletionsBackend(Backend):
             retry_after = response.headers.get("retry-after")
             raise _Retry(RateLimited(detail, headers={"retry-after": retry_after} if retry_after else None))
         if status >= 500:
-            worker.mark_down()
+            if status in (502, 503, 504):  # the worker itself is unwell; a plain 500 may be this request's
+                worker.mark_down()
             raise _Retry(ServiceUnavailable(f"Upstream {worker.url} failed ({status}): {detail}"))
         if status in (401, 403):
             raise ModelError(f"The upstream refused our credentials ({status}): {detail}", code="upstream_auth")
@@ -164,6 +168,15 @@ async def _events(response: httpx.Response, decoder: ChunkDecoder) -> AsyncItera
     except (httpx.HTTPError, orjson.JSONDecodeError) as exc:
         raise ModelError(f"The upstream stream broke: {exc}") from exc
     for event in decoder.finish():
+        yield event
+
+
+async def _whole(response: httpx.Response, decoder: ChunkDecoder) -> AsyncIterator[ModelEvent]:
+    try:
+        completion = orjson.loads(await response.aread())
+    except (httpx.HTTPError, orjson.JSONDecodeError) as exc:
+        raise ModelError(f"The upstream reply broke: {exc}") from exc
+    for event in [*decoder.feed(completion_as_chunk(completion)), *decoder.finish()]:
         yield event
 
 

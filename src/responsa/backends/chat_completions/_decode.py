@@ -15,7 +15,7 @@ from responsa.backends._base import (
 )
 from responsa.backends._stops import partial_suffix
 
-__all__ = ["ChunkDecoder", "ThinkSplitter"]
+__all__ = ["ChunkDecoder", "ThinkSplitter", "completion_as_chunk"]
 
 _FINISH: dict[str, FinishReason] = {
     "stop": "stop",
@@ -66,12 +66,13 @@ class ThinkSplitter:
 class ChunkDecoder:
     """Feeds on parsed ``chat.completion.chunk`` objects; :meth:`finish` gives the closing event."""
 
-    def __init__(self, max_tool_calls: int | None = None) -> None:
+    def __init__(self, max_tool_calls: int | None = None, prompt_chars: int = 0) -> None:
         self._think = ThinkSplitter()
         self._reason: FinishReason = "stop"
         self._usage: TokenUsage | None = None
         self._max_tool_calls = max_tool_calls
-        self._content_chunks = 0
+        self._prompt_chars = prompt_chars
+        self._deltas = 0
 
     def feed(self, chunk: dict[str, Any]) -> list[ModelEvent]:
         events: list[ModelEvent] = []
@@ -84,15 +85,17 @@ class ChunkDecoder:
             delta = choice.get("delta") or {}
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             if reasoning:
+                self._deltas += 1
                 events.append(ReasoningDelta(reasoning))
             if delta.get("content"):
-                self._content_chunks += 1
+                self._deltas += 1
                 events += self._think.feed(delta["content"])
             for call in delta.get("tool_calls") or []:
                 index = int(call.get("index", 0))
                 if self._max_tool_calls is not None and index >= self._max_tool_calls:
                     continue
                 function = call.get("function") or {}
+                self._deltas += 1
                 events.append(
                     ToolCallDelta(
                         index=index,
@@ -106,9 +109,24 @@ class ChunkDecoder:
         return events
 
     def finish(self) -> list[ModelEvent]:
-        """Flush held-back text and close with the upstream's finish reason and usage."""
-        usage = self._usage or TokenUsage(input_tokens=0, output_tokens=self._content_chunks)
+        """Flush held-back text and close with the upstream's finish reason and usage.
+
+        Servers that send no usage (llama.cpp's, when streaming) get an estimate: four characters
+        of prompt per input token, one token per streamed delta.
+        """
+        estimate = TokenUsage(input_tokens=-(-self._prompt_chars // 4), output_tokens=self._deltas)
+        usage = self._usage or estimate
         return [*self._think.flush(), Finish(self._reason, usage)]
+
+
+def completion_as_chunk(completion: dict[str, Any]) -> dict[str, Any]:
+    """A whole ``chat.completion`` as one equivalent stream chunk, so one decoder serves both."""
+    choices = []
+    for choice in completion.get("choices") or []:
+        delta = dict(choice.get("message") or {})
+        delta["tool_calls"] = [{**call, "index": i} for i, call in enumerate(delta.get("tool_calls") or [])]
+        choices.append({"index": choice.get("index", 0), "delta": delta, "finish_reason": choice.get("finish_reason")})
+    return {"choices": choices, "usage": completion.get("usage")}
 
 
 def _usage(raw: dict[str, Any]) -> TokenUsage:

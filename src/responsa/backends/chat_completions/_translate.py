@@ -26,10 +26,14 @@ __all__ = ["chat_body", "chat_messages"]
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
 
 
-def chat_body(request: ModelRequest, upstream_model: str, stream: bool = True) -> dict[str, Any]:
-    """The JSON body of ``POST /chat/completions`` for ``request``; unset options are left out."""
+def chat_body(request: ModelRequest, upstream_model: str) -> dict[str, Any]:
+    """The JSON body of ``POST /chat/completions`` for ``request``; unset options are left out.
+
+    The upstream streams only when the client does: a whole answer at once is cheaper, and
+    servers that omit usage from streams (llama.cpp's) do report it then.
+    """
     body: dict[str, Any] = {"model": upstream_model, "messages": chat_messages(request.instructions, request.items)}
-    if stream:
+    if request.streaming:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
     if request.tools:
