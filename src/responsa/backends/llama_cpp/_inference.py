@@ -83,6 +83,8 @@ class InferenceThread:
 
     def _loop(self) -> None:
         while (job := self._jobs.get()) is not None:
+            if job.cancelled.is_set():  # its client left while it waited in the queue
+                continue
             try:
                 self._run(job)
             except BaseException as exc:  # the event loop side turns it into a response error

@@ -1,0 +1,103 @@
+"""The embedded model through responsa versus the same model called directly with llama-cpp-python.
+
+Same GGUF, same prompt (the chat template applied the same way), greedy decoding, the prompt
+evaluated afresh each run, one process at a time on the machine. Prints median decode speed
+(tokens/s, first token excluded) and time to first token, and their ratio / difference.
+Targets (issue 4): responsa at >= 95% of direct tokens/s; <= 5 ms added time to first token.
+
+    python bench/embedded_speed.py [--tokens 128] [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from _server import responsa_server
+
+PROMPT = "Write a long story about a lighthouse keeper who finds a message in a bottle."
+
+
+def direct(tokens: int, repeat: int) -> list[tuple[float, float, int]]:
+    from llama_cpp import Llama
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    from responsa.backends.llama_cpp import default_gguf
+
+    llm = Llama(model_path=str(default_gguf()), n_ctx=4096, n_threads=os.cpu_count() or 1, verbose=False)
+    model = llm._model
+    formatter = Jinja2ChatFormatter(
+        llm.metadata["tokenizer.chat_template"],
+        model.token_get_text(llm.token_eos()),
+        model.token_get_text(llm.token_bos()),
+    )
+    prompt = formatter(messages=[{"role": "user", "content": PROMPT}]).prompt
+    runs = []
+    for _ in range(repeat):
+        llm.reset()
+        start = time.perf_counter()
+        first, count = 0.0, 0
+        for _chunk in llm.create_completion(prompt, max_tokens=tokens, temperature=0, stream=True):
+            count += 1
+            if count == 1:
+                first = time.perf_counter()
+        runs.append((first - start, time.perf_counter() - first, count))
+    return runs
+
+
+def through_responsa(url: str, tokens: int, repeat: int) -> list[tuple[float, float, int]]:
+    body = {"model": "smollm2-135m-instruct", "input": PROMPT, "max_output_tokens": tokens, "temperature": 0,
+            "seed": 1, "stream": True}  # fmt: skip
+    runs = []
+    with httpx.Client(base_url=url, timeout=300) as http:
+        http.post("/v1/responses", json={**body, "max_output_tokens": 2, "stream": False})  # load the model
+        for _ in range(repeat):
+            start = time.perf_counter()
+            first, count = 0.0, 0
+            with http.stream("POST", "/v1/responses", json=body) as reply:
+                for line in reply.iter_lines():
+                    if line.startswith("data: {") and '"response.output_text.delta"' in line:
+                        count += 1
+                        if count == 1:
+                            first = time.perf_counter()
+                    elif line.startswith("data: {") and (
+                        '"response.completed"' in line or '"response.incomplete"' in line
+                    ):
+                        count = json.loads(line[6:])["response"]["usage"]["output_tokens"]
+            runs.append((first - start, time.perf_counter() - first, count))
+    return runs
+
+
+def summarize(runs: list[tuple[float, float, int]]) -> tuple[float, float]:
+    ttft = statistics.median(run[0] for run in runs) * 1000
+    speed = statistics.median((run[2] - 1) / run[1] for run in runs if run[1] > 0)
+    return speed, ttft
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tokens", type=int, default=128)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        db = f"sqlite:///{Path(tmp) / 'b.db'}"
+        with responsa_server("--db", db, "--no-simulator") as url:
+            via = summarize(through_responsa(url, args.tokens, args.repeat))
+    plain = summarize(direct(args.tokens, args.repeat))
+    print(f"{'path':<22} | {'decode tokens/s':>15} | {'time to first token ms':>22}")
+    print("-" * 66)
+    print(f"{'llama-cpp-python':<22} | {plain[0]:>15.1f} | {plain[1]:>22.2f}")
+    print(f"{'responsa (HTTP, SSE)':<22} | {via[0]:>15.1f} | {via[1]:>22.2f}")
+    ratio, added = via[0] / plain[0], via[1] - plain[1]
+    print(f"\nresponsa / direct tokens/s: {ratio:.1%}   added time to first token: {added:+.2f} ms")
+    print(f"(medians of {args.repeat} runs, {args.tokens} tokens, greedy, {os.cpu_count()} threads)")
+
+
+if __name__ == "__main__":
+    main()
