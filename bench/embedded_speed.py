@@ -1,7 +1,7 @@
 """The embedded model through responsa versus the same model called directly with llama-cpp-python.
 
 Same GGUF, same prompt (the chat template applied the same way), greedy decoding, the prompt
-evaluated afresh each run, one process at a time on the machine. Prints median decode speed
+evaluated afresh each run; the two paths take turns, so both see the same machine. Prints median decode speed
 (tokens/s, first token excluded) and time to first token, and their ratio / difference.
 Targets (issue 4): responsa at >= 95% of direct tokens/s; <= 5 ms added time to first token.
 
@@ -21,57 +21,55 @@ from pathlib import Path
 import httpx
 from _server import responsa_server
 
+STORE = os.environ.get("BENCH_STORE", "1") == "1"
 PROMPT = "Write a long story about a lighthouse keeper who finds a message in a bottle."
 
 
-def direct(tokens: int, repeat: int) -> list[tuple[float, float, int]]:
-    from llama_cpp import Llama
-    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+Run = tuple[float, float, int]  # time to first token, time for the rest, tokens
 
-    from responsa.backends.llama_cpp import default_gguf
 
-    llm = Llama(model_path=str(default_gguf()), n_ctx=4096, n_threads=os.cpu_count() or 1, verbose=False)
-    model = llm._model
-    formatter = Jinja2ChatFormatter(
-        llm.metadata["tokenizer.chat_template"],
-        model.token_get_text(llm.token_eos()),
-        model.token_get_text(llm.token_bos()),
-    )
-    prompt = formatter(messages=[{"role": "user", "content": PROMPT}]).prompt
-    runs = []
-    for _ in range(repeat):
-        llm.reset()
+class Direct:
+    """The model loaded in this process, called as llama-cpp-python users do."""
+
+    def __init__(self) -> None:
+        from llama_cpp import Llama
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        from responsa.backends.llama_cpp import default_gguf
+
+        self.llm = Llama(model_path=str(default_gguf()), n_ctx=4096, n_threads=os.cpu_count() or 1, verbose=False)
+        model = self.llm._model
+        template = self.llm.metadata["tokenizer.chat_template"]
+        formatter = Jinja2ChatFormatter(
+            template, model.token_get_text(self.llm.token_eos()), model.token_get_text(self.llm.token_bos())
+        )
+        self.prompt = formatter(messages=[{"role": "user", "content": PROMPT}]).prompt
+
+    def run(self, tokens: int) -> Run:
+        self.llm.reset()
         start = time.perf_counter()
         first, count = 0.0, 0
-        for _chunk in llm.create_completion(prompt, max_tokens=tokens, temperature=0, stream=True):
+        for _chunk in self.llm.create_completion(self.prompt, max_tokens=tokens, temperature=0, stream=True):
             count += 1
             if count == 1:
                 first = time.perf_counter()
-        runs.append((first - start, time.perf_counter() - first, count))
-    return runs
+        return first - start, time.perf_counter() - first, count
 
 
-def through_responsa(url: str, tokens: int, repeat: int) -> list[tuple[float, float, int]]:
+def through_responsa(http: httpx.Client, tokens: int) -> Run:
     body = {"model": "smollm2-135m-instruct", "input": PROMPT, "max_output_tokens": tokens, "temperature": 0,
-            "seed": 1, "stream": True}  # fmt: skip
-    runs = []
-    with httpx.Client(base_url=url, timeout=300) as http:
-        http.post("/v1/responses", json={**body, "max_output_tokens": 2, "stream": False})  # load the model
-        for _ in range(repeat):
-            start = time.perf_counter()
-            first, count = 0.0, 0
-            with http.stream("POST", "/v1/responses", json=body) as reply:
-                for line in reply.iter_lines():
-                    if line.startswith("data: {") and '"response.output_text.delta"' in line:
-                        count += 1
-                        if count == 1:
-                            first = time.perf_counter()
-                    elif line.startswith("data: {") and (
-                        '"response.completed"' in line or '"response.incomplete"' in line
-                    ):
-                        count = json.loads(line[6:])["response"]["usage"]["output_tokens"]
-            runs.append((first - start, time.perf_counter() - first, count))
-    return runs
+            "seed": 1, "stream": True, "store": STORE}  # fmt: skip
+    start = time.perf_counter()
+    first, count = 0.0, 0
+    with http.stream("POST", "/v1/responses", json=body) as reply:
+        for line in reply.iter_lines():
+            if line.startswith("data: {") and '"response.output_text.delta"' in line:
+                count += 1
+                if count == 1:
+                    first = time.perf_counter()
+            elif line.startswith("data: {") and ('"response.completed"' in line or '"response.incomplete"' in line):
+                count = json.loads(line[6:])["response"]["usage"]["output_tokens"]
+    return first - start, time.perf_counter() - first, count
 
 
 def summarize(runs: list[tuple[float, float, int]]) -> tuple[float, float]:
@@ -85,11 +83,17 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
+    plain_runs: list[Run] = []
+    via_runs: list[Run] = []
+    direct = Direct()
     with tempfile.TemporaryDirectory() as tmp:
         db = f"sqlite:///{Path(tmp) / 'b.db'}"
-        with responsa_server("--db", db, "--no-simulator") as url:
-            via = summarize(through_responsa(url, args.tokens, args.repeat))
-    plain = summarize(direct(args.tokens, args.repeat))
+        with responsa_server("--db", db, "--no-simulator") as url, httpx.Client(base_url=url, timeout=300) as http:
+            through_responsa(http, 2)  # load the model
+            for _ in range(args.repeat):  # interleaved, so both see the same machine
+                plain_runs.append(direct.run(args.tokens))
+                via_runs.append(through_responsa(http, args.tokens))
+    plain, via = summarize(plain_runs), summarize(via_runs)
     print(f"{'path':<22} | {'decode tokens/s':>15} | {'time to first token ms':>22}")
     print("-" * 66)
     print(f"{'llama-cpp-python':<22} | {plain[0]:>15.1f} | {plain[1]:>22.2f}")

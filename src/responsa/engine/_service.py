@@ -12,6 +12,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 
 import anyio
+from anyio.abc import TaskGroup
 
 from responsa.backends import BackendRegistry, ModelEvent
 from responsa.protocol import (
@@ -46,14 +47,18 @@ class Run:
     cancel_requested: anyio.Event = field(default_factory=anyio.Event)
     done: anyio.Event = field(default_factory=anyio.Event)
     error: ResponsaError | None = None
+    recorded: anyio.Event | None = None
+    """Set once the attempt to write the in-progress row of a streamed response is over."""
+    inputs_saved: bool = False
 
 
 class ResponseService:
     """Runs responses against the backends and keeps them in the store."""
 
-    def __init__(self, store: Store, backends: BackendRegistry) -> None:
+    def __init__(self, store: Store, backends: BackendRegistry, background: TaskGroup | None = None) -> None:
         self._store = store
         self._backends = backends
+        self._background = background
         self._running: dict[str, Run] = {}
 
     async def start(self, request: CreateResponseRequest, fault: str | None = None) -> Run:
@@ -74,7 +79,7 @@ class ResponseService:
         self._running[run.response.id] = run
         try:
             if run.response.store and run.request.stream:
-                await self._store.save_response(run.response, run.input_items)
+                await self._record_start(run)
             for event in builder.start():
                 yield event
             try:
@@ -99,14 +104,33 @@ class ResponseService:
                 self._running.pop(run.response.id, None)
                 run.done.set()
 
+    async def _record_start(self, run: Run) -> None:
+        """Write the in-progress response, off the stream's path when a background task group is given:
+        the first tokens need not wait for the disk (the final save waits for this one)."""
+        run.recorded = anyio.Event()
+
+        async def record(recorded: anyio.Event) -> None:
+            try:
+                await self._store.save_response(run.response, run.input_items)
+                run.inputs_saved = True
+            finally:
+                recorded.set()
+
+        if self._background is None:
+            await record(run.recorded)
+        else:
+            self._background.start_soon(record, run.recorded)
+
     async def _persist(self, run: Run) -> None:
         """Final save; a conversation gains this turn's input and output only if the turn succeeded."""
+        if run.recorded is not None:
+            await run.recorded.wait()
         response = run.response
         turn: list[Item] = []
         if response.conversation and response.status in ("completed", "incomplete"):
             turn = [*run.input_items, *response.output]
         if response.store:
-            inputs = None if run.request.stream else run.input_items
+            inputs = None if run.inputs_saved else run.input_items
             await self._store.save_response(response, inputs, append_to_conversation=turn)
         elif turn and response.conversation:
             await self._store.append_conversation_items(response.conversation["id"], turn)

@@ -111,10 +111,10 @@ def create_app(settings: Settings) -> Starlette:
             store = SqlStore(settings.db_url, _retention(settings))
             stack.push_async_callback(store.aclose)
             await store.migrate()
-            app.state.service = ResponseService(store, registry)
+            tasks = await stack.enter_async_context(anyio.create_task_group())
+            app.state.service = ResponseService(store, registry, background=tasks)
             app.state.conversations = ConversationService(store)
             app.state.models = registry.models()
-            tasks = await stack.enter_async_context(anyio.create_task_group())
             if store.retention.expires:
                 tasks.start_soon(_sweep_forever, store)
             tasks.start_soon(registry.monitor)

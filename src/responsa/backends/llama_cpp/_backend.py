@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import math
 from collections.abc import AsyncIterator, Sequence
@@ -9,8 +10,6 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
 import anyio.to_thread
 from anyio.streams.memory import MemoryObjectReceiveStream
 
@@ -54,13 +53,20 @@ class LlamaCppBackend(Backend):
     @asynccontextmanager
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[ModelEvent]]:
         send, receive = anyio.create_memory_object_stream[Message](math.inf)
-        token = anyio.lowlevel.current_token()
+        loop = asyncio.get_running_loop()
+
+        def deliver(message: Message) -> None:
+            try:
+                send.send_nowait(message)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                job.cancelled.set()  # nobody is listening any more
 
         def emit(message: Message) -> None:
+            # Hand over without waiting for the loop (anyio.from_thread would block the sampler per token).
             try:
-                anyio.from_thread.run_sync(send.send_nowait, message, token=token)
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError, RuntimeError):
-                job.cancelled.set()  # nobody is listening any more
+                loop.call_soon_threadsafe(deliver, message)
+            except RuntimeError:  # the loop is gone
+                job.cancelled.set()
 
         job = Job(request, emit)
         self._thread.submit(job)

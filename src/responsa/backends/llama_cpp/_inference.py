@@ -30,6 +30,7 @@ from ._prompt import ParsedCall, ToolCallSplitter, required_call_schema, templat
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
     from llama_cpp.llama_grammar import LlamaGrammar
 
 __all__ = ["InferenceThread", "Job", "Started"]
@@ -64,6 +65,7 @@ class InferenceThread:
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._llm: Llama | None = None
+        self._formatter: Jinja2ChatFormatter
         self._lock = threading.Lock()
 
     def submit(self, job: Job) -> None:
@@ -99,6 +101,7 @@ class InferenceThread:
             self._llm = Llama(
                 model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False
             )
+            self._formatter = _formatter(self._llm)
         return self._llm
 
     def _run(self, job: Job) -> None:
@@ -107,7 +110,9 @@ class InferenceThread:
         llm = self._model()
         request = job.request
         forced = _forced_schema(request)
-        tokens = _prompt_tokens(llm, request, describe_tools=forced is None and request.tool_mode == "auto")
+        tokens = _prompt_tokens(
+            llm, self._formatter, request, describe_tools=forced is None and request.tool_mode == "auto"
+        )
         budget = self.n_ctx - len(tokens)
         if budget <= 0 or (request.max_output_tokens or 1) > budget:
             raise InvalidRequest(
@@ -244,15 +249,19 @@ def _grammar(request: ModelRequest, forced: dict[str, Any] | None) -> LlamaGramm
     return None
 
 
-def _prompt_tokens(llm: Llama, request: ModelRequest, describe_tools: bool) -> list[int]:
+def _formatter(llm: Llama) -> Jinja2ChatFormatter:
+    """The model's own chat template, compiled once (compiling costs milliseconds)."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
     template = llm.metadata.get("tokenizer.chat_template")
     if not template:
         raise ResponsaError(f"{llm.model_path} has no chat template.")
     model = llm._model
-    formatter = Jinja2ChatFormatter(
-        template, model.token_get_text(llm.token_eos()), model.token_get_text(llm.token_bos())
-    )
+    return Jinja2ChatFormatter(template, model.token_get_text(llm.token_eos()), model.token_get_text(llm.token_bos()))
+
+
+def _prompt_tokens(
+    llm: Llama, formatter: Jinja2ChatFormatter, request: ModelRequest, describe_tools: bool
+) -> list[int]:
     prompt = formatter(messages=template_messages(request, describe_tools)).prompt  # type: ignore[arg-type]
     return llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
