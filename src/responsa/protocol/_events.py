@@ -16,6 +16,9 @@ __all__ = [
     "FunctionCallArgumentsDelta",
     "FunctionCallArgumentsDone",
     "LifecycleEvent",
+    "McpCallArgumentsDelta",
+    "McpCallArgumentsDone",
+    "McpItemEvent",
     "OutputItemEvent",
     "OutputTextDelta",
     "OutputTextDone",
@@ -140,6 +143,35 @@ class ReasoningTextDone(_Event):
     text: str
 
 
+class McpItemEvent(_Event):
+    """Progress of an MCP listing or call item (no payload beyond the item's position)."""
+
+    type: Literal[
+        "response.mcp_list_tools.in_progress",
+        "response.mcp_list_tools.completed",
+        "response.mcp_list_tools.failed",
+        "response.mcp_call.in_progress",
+        "response.mcp_call.completed",
+        "response.mcp_call.failed",
+    ]
+    item_id: str
+    output_index: int
+
+
+class McpCallArgumentsDelta(_Event):
+    type: Literal["response.mcp_call_arguments.delta"] = "response.mcp_call_arguments.delta"
+    item_id: str
+    output_index: int
+    delta: str
+
+
+class McpCallArgumentsDone(_Event):
+    type: Literal["response.mcp_call_arguments.done"] = "response.mcp_call_arguments.done"
+    item_id: str
+    output_index: int
+    arguments: str
+
+
 class ErrorEvent(_Event):
     """A stream-level error not tied to a response state (e.g. the request was invalid)."""
 
@@ -162,5 +194,8 @@ StreamEvent = (
     | ReasoningSummaryTextDone
     | ReasoningTextDelta
     | ReasoningTextDone
+    | McpItemEvent
+    | McpCallArgumentsDelta
+    | McpCallArgumentsDone
     | ErrorEvent
 )

@@ -12,6 +12,7 @@ __all__ = [
     "AllowedTools",
     "FunctionTool",
     "HostedToolChoice",
+    "McpTool",
     "NamedFunctionChoice",
     "Tool",
     "ToolChoice",
@@ -30,6 +31,42 @@ class FunctionTool(WirePart):
     strict: bool | None = None
 
 
+class McpTool(WirePart):
+    """A remote MCP server whose tools the server lists and calls itself."""
+
+    type: Literal["mcp"] = "mcp"
+    server_label: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    server_url: str | None = None
+    server_description: str | None = None
+    headers: dict[str, str] | None = None
+    """Sent with every request to the server (credentials); never echoed back or stored."""
+    allowed_tools: list[str] | dict[str, Any] | None = None
+    """Tool names, or ``{"tool_names": [...]}``."""
+    require_approval: Literal["always", "never"] | dict[str, Any] | None = None
+    """``always``, ``never`` (the default here), or ``{"always": {"tool_names": [...]}, "never": {...}}``."""
+
+    def allowed_names(self) -> set[str] | None:
+        """The tool names the model may use, or None for all of them."""
+        if self.allowed_tools is None:
+            return None
+        if isinstance(self.allowed_tools, list):
+            return set(self.allowed_tools)
+        names = self.allowed_tools.get("tool_names")
+        return set(names) if isinstance(names, list) else None
+
+    def needs_approval(self, tool_name: str) -> bool:
+        policy = self.require_approval
+        if policy is None or policy == "never":
+            return False
+        if policy == "always":
+            return True
+        for decision, needs in (("always", True), ("never", False)):
+            names = (policy.get(decision) or {}).get("tool_names")
+            if isinstance(names, list) and tool_name in names:
+                return needs
+        return True
+
+
 class UnknownTool(WirePart):
     """A tool of another type (mcp, web_search, vendor tools): kept as sent."""
 
@@ -38,11 +75,11 @@ class UnknownTool(WirePart):
 
 def _tool_tag(value: Any) -> str:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return "function" if kind == "function" else "other"
+    return kind if kind in ("function", "mcp") else "other"
 
 
 Tool = Annotated[
-    Annotated[FunctionTool, Tag("function")] | Annotated[UnknownTool, Tag("other")],
+    Annotated[FunctionTool, Tag("function")] | Annotated[McpTool, Tag("mcp")] | Annotated[UnknownTool, Tag("other")],
     Discriminator(_tool_tag),
 ]
 
