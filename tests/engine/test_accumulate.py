@@ -17,6 +17,7 @@ def snapshot(builder: OutputBuilder, events: list[object]) -> list[tuple[int, st
     everything = builder.start()
     for event in events:
         everything += builder.feed(event)  # type: ignore[arg-type]
+    everything += builder.complete()
     return [(e.sequence_number, e.type, getattr(e, "output_index", None)) for e in everything]
 
 
@@ -120,7 +121,7 @@ def test_failure_closes_open_items_and_fails_the_response() -> None:
 def test_events_carry_snapshots_not_live_objects() -> None:
     builder = fresh()
     added = builder.start() + builder.feed(TextDelta("x"))
-    builder.feed(Finish("stop", USAGE))
+    builder.finish(Finish("stop", USAGE))
     item_added = next(e for e in added if e.type == "response.output_item.added")
     assert item_added.item.status == "in_progress" and item_added.item.content == []  # type: ignore[union-attr]
     assert added[0].response.output == []  # type: ignore[union-attr]

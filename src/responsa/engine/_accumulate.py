@@ -8,11 +8,13 @@ it emits from 0 without gaps.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from responsa.backends import (
     Finish,
+    FinishReason,
     ModelEvent,
     ReasoningDelta,
     ReasoningSummaryDelta,
@@ -28,6 +30,12 @@ from responsa.protocol import (
     IncompleteDetails,
     InputTokensDetails,
     LifecycleEvent,
+    McpApprovalRequest,
+    McpCall,
+    McpCallArgumentsDelta,
+    McpCallArgumentsDone,
+    McpItemEvent,
+    McpListTools,
     Message,
     OutputItemEvent,
     OutputText,
@@ -53,6 +61,7 @@ from responsa.protocol import (
 __all__ = ["OutputBuilder"]
 
 ItemEnd = Literal["completed", "incomplete"]
+OpenKind = Message | FunctionCall | Reasoning | McpCall | McpApprovalRequest
 
 
 @dataclass
@@ -60,7 +69,7 @@ class _OpenItem:
     """The output item currently receiving deltas."""
 
     output_index: int
-    item: Message | FunctionCall | Reasoning
+    item: OpenKind
     chunks: list[str] = field(default_factory=list)
     """Message text, call arguments or raw reasoning, as it arrives."""
     summary_chunks: list[str] = field(default_factory=list)
@@ -70,11 +79,30 @@ class _OpenItem:
 class OutputBuilder:
     """Builds ``response.output`` from model events and yields the matching stream events."""
 
-    def __init__(self, response: ResponseObject) -> None:
+    def __init__(
+        self,
+        response: ResponseObject,
+        mcp_routes: Mapping[str, str] | None = None,
+        needs_approval: Callable[[str, str], bool] | None = None,
+    ) -> None:
         self.response = response
         self._sequence = 0
         self._open: _OpenItem | None = None
         self.finished = False
+        self._mcp_routes = dict(mcp_routes or {})
+        self._needs_approval = needs_approval or (lambda _label, _name: False)
+        self._usage: TokenUsage | None = None
+        self._reason: FinishReason = "stop"
+        self.pending_calls: list[McpCall] = []
+        self._calls_by_id: dict[str, int] = {}
+        """MCP calls the model made this turn, waiting to be executed."""
+        self.approval_requests: list[McpApprovalRequest] = []
+        self.client_calls = 0
+        """Function calls for the client to run; any of them ends the agentic loop."""
+
+    def route(self, tool_name: str, server_label: str) -> None:
+        """Model tool calls named ``tool_name`` go to the MCP server ``server_label``."""
+        self._mcp_routes[tool_name] = server_label
 
     def _emit(self, event: StreamEvent) -> StreamEvent:
         event.sequence_number = self._sequence
@@ -99,9 +127,9 @@ class OutputBuilder:
             return self._reasoning(event.text, summary=False)
         if isinstance(event, ReasoningSummaryDelta):
             return self._reasoning(event.text, summary=True)
-        return self.finish(event)
+        return self.end_turn(event)
 
-    def _switch_to(self, item: Message | FunctionCall | Reasoning, tool_index: int | None = None) -> list[StreamEvent]:
+    def _switch_to(self, item: OpenKind, tool_index: int | None = None) -> list[StreamEvent]:
         events = self._close_open("completed")
         index = len(self.response.output)
         self.response.output.append(item)
@@ -144,25 +172,82 @@ class OutputBuilder:
     def _tool_call(self, delta: ToolCallDelta) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         if self._open is None or self._open.tool_index != delta.index:
-            call = FunctionCall(
-                id=new_id("fc"),
-                call_id=delta.call_id or new_id("call"),
-                name=delta.name or "",
-                arguments="",
-                status="in_progress",
-            )
-            events += self._switch_to(call, tool_index=delta.index)
+            events += self._switch_to(self._new_call(delta), tool_index=delta.index)
+            assert self._open is not None
+            if isinstance(self._open.item, McpCall):
+                events.append(
+                    self._item_event("response.mcp_call.in_progress", self._open.item, self._open.output_index)
+                )
         assert self._open is not None
         if delta.arguments:
             self._open.chunks.append(delta.arguments)
-            events.append(
-                self._emit(
-                    FunctionCallArgumentsDelta(
-                        item_id=self._open.item.id or "", output_index=self._open.output_index, delta=delta.arguments
-                    )
-                )
-            )
+            where = {"item_id": self._open.item.id or "", "output_index": self._open.output_index}
+            if isinstance(self._open.item, FunctionCall):
+                events.append(self._emit(FunctionCallArgumentsDelta(delta=delta.arguments, **where)))
+            elif isinstance(self._open.item, McpCall):
+                events.append(self._emit(McpCallArgumentsDelta(delta=delta.arguments, **where)))
         return events
+
+    def _new_call(self, delta: ToolCallDelta) -> FunctionCall | McpCall | McpApprovalRequest:
+        name = delta.name or ""
+        label = self._mcp_routes.get(name)
+        if label is None:
+            self.client_calls += 1
+            return FunctionCall(
+                id=new_id("fc"), call_id=delta.call_id or new_id("call"), name=name, arguments="", status="in_progress"
+            )
+        if self._needs_approval(label, name):
+            return McpApprovalRequest(id=new_id("mcpr"), server_label=label, name=name, arguments="")
+        return McpCall(id=new_id("mcp"), server_label=label, name=name, arguments="", status="in_progress")
+
+    def _item_event(self, kind: str, item: McpCall | McpListTools, index: int) -> StreamEvent:
+        return self._emit(McpItemEvent.model_validate({"type": kind, "item_id": item.id or "", "output_index": index}))
+
+    def _added(self, item: McpCall | McpListTools) -> tuple[int, StreamEvent]:
+        index = len(self.response.output)
+        self.response.output.append(item)
+        shown = (
+            item.model_copy(update={"status": "in_progress", "output": None, "error": None})
+            if isinstance(item, McpCall)
+            else item.model_copy(update={"tools": [], "error": None})
+        )
+        return index, self._emit(OutputItemEvent(type="response.output_item.added", output_index=index, item=shown))
+
+    def _done(self, item: McpCall | McpListTools, index: int) -> StreamEvent:
+        return self._emit(
+            OutputItemEvent(type="response.output_item.done", output_index=index, item=item.model_copy(deep=True))
+        )
+
+    def record_list_tools(self, item: McpListTools) -> list[StreamEvent]:
+        """A listing already made (before the model ran): its whole event sequence at once."""
+        index, added = self._added(item)
+        outcome = "failed" if item.error else "completed"
+        return [
+            added,
+            self._item_event("response.mcp_list_tools.in_progress", item, index),
+            self._item_event(f"response.mcp_list_tools.{outcome}", item, index),
+            self._done(item, index),
+        ]
+
+    def record_call(self, call: McpCall) -> list[StreamEvent]:
+        """A call already made (an approved one, before the model ran): its whole event sequence."""
+        index, added = self._added(call)
+        events = [
+            added,
+            self._item_event("response.mcp_call.in_progress", call, index),
+            self._emit(McpCallArgumentsDone(item_id=call.id or "", output_index=index, arguments=call.arguments)),
+        ]
+        return events + self._call_outcome(call, index)
+
+    def call_finished(self, call: McpCall, output: str | None, error: dict[str, Any] | None) -> list[StreamEvent]:
+        """A pending call was executed: its result ends the item."""
+        index = self._calls_by_id.pop(call.id or "")
+        call.output, call.error = output, error
+        return self._call_outcome(call, index)
+
+    def _call_outcome(self, call: McpCall, index: int) -> list[StreamEvent]:
+        call.status = "failed" if call.error else "completed"
+        return [self._item_event(f"response.mcp_call.{call.status}", call, index), self._done(call, index)]
 
     def _reasoning(self, text: str, summary: bool) -> list[StreamEvent]:
         events: list[StreamEvent] = []
@@ -250,9 +335,20 @@ class OutputBuilder:
                     FunctionCallArgumentsDone(item_id=item_id, output_index=index, name=item.name, arguments=text)
                 )
             )
+        elif isinstance(item, McpCall):
+            item.arguments = text
+            events.append(self._emit(McpCallArgumentsDone(item_id=item_id, output_index=index, arguments=text)))
+            if status == "completed":
+                self._calls_by_id[item_id] = index
+                self.pending_calls.append(item)
+                return events  # done once executed: see call_finished
+        elif isinstance(item, McpApprovalRequest):
+            item.arguments = text
+            self.approval_requests.append(item)
         else:
             events += self._close_reasoning(item, open_item)
-        item.status = status
+        if not isinstance(item, McpApprovalRequest):
+            item.status = status
         events.append(
             self._emit(
                 OutputItemEvent(type="response.output_item.done", output_index=index, item=item.model_copy(deep=True))
@@ -260,20 +356,29 @@ class OutputBuilder:
         )
         return events
 
-    def finish(self, finish: Finish) -> list[StreamEvent]:
-        """Close the open item and end the response: ``completed``, or ``incomplete`` at the token limit."""
-        truncated = finish.reason == "length"
-        events = self._close_open("incomplete" if truncated else "completed")
-        self.response.usage = _usage(finish.usage)
-        if truncated:
+    def end_turn(self, finish: Finish) -> list[StreamEvent]:
+        """One model turn is over: close its open item and add up its usage. The response goes on."""
+        events = self._close_open("incomplete" if finish.reason == "length" else "completed")
+        self._usage = finish.usage if self._usage is None else _add(self._usage, finish.usage)
+        self._reason = finish.reason
+        return events
+
+    def complete(self) -> list[StreamEvent]:
+        """End the response: ``completed``, or ``incomplete`` when the last turn hit the token limit."""
+        if self._usage is not None:
+            self.response.usage = _usage(self._usage)
+        if self._reason == "length":
             self.response.status = "incomplete"
             self.response.incomplete_details = IncompleteDetails(reason="max_output_tokens")
         else:
             self.response.status = "completed"
         self.response.completed_at = int(time.time())
         self.finished = True
-        events.append(self._lifecycle(f"response.{self.response.status}"))
-        return events
+        return [self._lifecycle(f"response.{self.response.status}")]
+
+    def finish(self, finish: Finish) -> list[StreamEvent]:
+        """End the only turn and the response."""
+        return self.end_turn(finish) + self.complete()
 
     def fail(self, error: ResponsaError) -> list[StreamEvent]:
         """End the response as ``failed`` with ``error``; open items end ``incomplete``."""
@@ -290,6 +395,15 @@ class OutputBuilder:
         self.response.status = "cancelled"
         self.finished = True
         return events
+
+
+def _add(left: TokenUsage, right: TokenUsage) -> TokenUsage:
+    return TokenUsage(
+        input_tokens=left.input_tokens + right.input_tokens,
+        output_tokens=left.output_tokens + right.output_tokens,
+        cached_tokens=left.cached_tokens + right.cached_tokens,
+        reasoning_tokens=left.reasoning_tokens + right.reasoning_tokens,
+    )
 
 
 def _usage(tokens: TokenUsage) -> Usage:

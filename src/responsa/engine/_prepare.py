@@ -26,6 +26,7 @@ from responsa.protocol import (
     Item,
     ItemReference,
     JsonSchemaFormat,
+    McpTool,
     Message,
     NamedFunctionChoice,
     NotFound,
@@ -34,6 +35,8 @@ from responsa.protocol import (
     new_id,
 )
 from responsa.store import Store
+
+from ._mcp import McpPlan, model_items
 
 __all__ = [
     "KNOWN_INCLUDES",
@@ -104,6 +107,8 @@ def _check_conversation(request: CreateResponseRequest) -> None:
 def _check_tools(request: CreateResponseRequest) -> None:
     names: set[str] = set()
     for index, tool in enumerate(request.tools):
+        if isinstance(tool, McpTool):
+            continue
         if not isinstance(tool, FunctionTool):
             raise InvalidRequest(
                 f"Tool type '{tool.type}' is not supported yet.", param=f"tools[{index}].type", code="unsupported_value"
@@ -124,6 +129,16 @@ def _check_schema(schema: dict[str, Any], param: str) -> None:
         ) from exc
 
 
+def _allowed(name: str, routes: dict[str, str], choice: AllowedTools) -> bool:
+    label = routes.get(name)
+    for ref in choice.tools:
+        if label is None and ref.type == "function" and ref.name == name:
+            return True
+        if label is not None and ref.type == "mcp" and ref.server_label == label and ref.name in (None, name):
+            return True
+    return False
+
+
 def _function_names(request: CreateResponseRequest) -> set[str]:
     return {tool.name for tool in request.tools if isinstance(tool, FunctionTool)}
 
@@ -131,20 +146,24 @@ def _function_names(request: CreateResponseRequest) -> set[str]:
 def _check_tool_choice(request: CreateResponseRequest) -> None:
     choice = request.tool_choice
     names = _function_names(request)
-    if choice == "required" and not names:
+    labels = {tool.server_label for tool in request.tools if isinstance(tool, McpTool)}
+    if choice == "required" and not names and not labels:
         raise InvalidRequest("tool_choice 'required' needs at least one tool in 'tools'.", param="tool_choice")
     if isinstance(choice, NamedFunctionChoice) and choice.name not in names:
         raise InvalidRequest(f"Tool choice '{choice.name}' not found in 'tools' parameter.", param="tool_choice")
     if isinstance(choice, AllowedTools):
         for index, ref in enumerate(choice.tools):
-            if ref.type != "function" or ref.name not in names:
+            known = ref.name in names if ref.type == "function" else ref.type == "mcp" and ref.server_label in labels
+            if not known:
                 raise InvalidRequest(
                     f"Allowed tool {ref.name or ref.type!r} not found in 'tools' parameter.",
                     param=f"tool_choice.tools[{index}]",
                 )
-    if isinstance(choice, HostedToolChoice):
+    if isinstance(choice, HostedToolChoice) and not (choice.type == "mcp" and choice.server_label in labels):
         raise InvalidRequest(
-            f"Tool choice type '{choice.type}' is not supported yet.", param="tool_choice", code="unsupported_value"
+            f"Tool choice {choice.type!r} needs a matching tool in 'tools' (supported: function and mcp).",
+            param="tool_choice",
+            code="unsupported_value",
         )
 
 
@@ -225,9 +244,23 @@ def _check_call_outputs(items: Sequence[Item]) -> None:
             )
 
 
-def build_model_request(request: CreateResponseRequest, context: Sequence[Item], fault: str | None) -> ModelRequest:
-    """What the backend sees: context, callable tools under ``tool_choice``, sampling and limits."""
+def build_model_request(
+    request: CreateResponseRequest,
+    context: Sequence[Item],
+    fault: str | None,
+    mcp: McpPlan | None = None,
+    calls_made: int = 0,
+    last_round: bool = False,
+) -> ModelRequest:
+    """What the backend sees: context, callable tools under ``tool_choice``, sampling and limits.
+
+    Once ``max_tool_calls`` is spent (``calls_made`` so far in this response), or on the agentic
+    loop's last round, the model may only answer in text.
+    """
     tools = [tool for tool in request.tools if isinstance(tool, FunctionTool)]
+    routes = mcp.routes if mcp else {}
+    if mcp:
+        tools += mcp.tools
     choice = request.tool_choice
     mode: ToolMode = "auto"
     forced: str | None = None
@@ -236,18 +269,24 @@ def build_model_request(request: CreateResponseRequest, context: Sequence[Item],
     elif isinstance(choice, NamedFunctionChoice):
         mode, forced = "required", choice.name
     elif isinstance(choice, AllowedTools):
-        allowed = {ref.name for ref in choice.tools}
-        tools = [tool for tool in tools if tool.name in allowed]
+        tools = [tool for tool in tools if _allowed(tool.name, routes, choice)]
         mode = choice.mode
+    elif isinstance(choice, HostedToolChoice):  # {"type": "mcp", "server_label", "name"?}
+        tools = [tool for tool in tools if routes.get(tool.name) == choice.server_label]
+        mode = "required"
+        forced = next((tool.name for tool in tools if choice.name and tool.name.endswith(choice.name)), None)
+    calls_left = None if request.max_tool_calls is None else max(request.max_tool_calls - calls_made, 0)
+    if calls_left == 0 or last_round:
+        mode, forced = "none", None
     return ModelRequest(
         model=request.model,
         instructions=request.instructions,
-        items=list(context),
+        items=model_items(context),
         tools=tools,
         tool_mode=mode,
         forced_tool=forced,
         parallel_tool_calls=request.parallel_tool_calls,
-        max_tool_calls=request.max_tool_calls,
+        max_tool_calls=calls_left,
         text_format=request.text.format if request.text else None,
         max_output_tokens=request.max_output_tokens,
         sampling=Sampling(

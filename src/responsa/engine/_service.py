@@ -14,25 +14,34 @@ from dataclasses import dataclass, field
 import anyio
 from anyio.abc import TaskGroup
 
-from responsa.backends import BackendRegistry, ModelEvent
+from responsa.backends import Backend, BackendRegistry, ModelEvent
 from responsa.protocol import (
     TERMINAL_STATUSES,
     Conflict,
     CreateResponseRequest,
+    FunctionTool,
     Item,
+    McpListTools,
+    McpTool,
     NotFound,
     ResponsaError,
     ResponseObject,
     StreamEvent,
     TextConfig,
+    Tool,
     new_id,
 )
 from responsa.store import ItemPage, Order, Store
+from responsa.tools import McpConnector, UrlPolicy
 
 from ._accumulate import OutputBuilder
+from ._mcp import McpPlan, approved_calls, check_approvals, check_mcp_tools, plan_mcp
 from ._prepare import build_model_request, check_request, load_history, normalize_input
 
-__all__ = ["ResponseService", "Run"]
+__all__ = ["MAX_ROUNDS", "ResponseService", "Run"]
+
+MAX_ROUNDS = 10
+"""Model turns in one response at most; the last one may not call tools."""
 
 
 @dataclass
@@ -42,55 +51,90 @@ class Run:
     request: CreateResponseRequest
     response: ResponseObject
     input_items: list[Item]
+    context: list[Item]
+    """History and input: what the model reads before this response's own output."""
+    backend: Backend
+    builder: OutputBuilder
+    opening: list[StreamEvent]
+    """Events of what happened before the model started (lifecycle, MCP listings, approved calls)."""
     model_events: AsyncIterator[ModelEvent]
     exit_stack: AsyncExitStack
+    fault: str | None = None
+    mcp: McpPlan | None = None
     cancel_requested: anyio.Event = field(default_factory=anyio.Event)
     done: anyio.Event = field(default_factory=anyio.Event)
     error: ResponsaError | None = None
     recorded: anyio.Event | None = None
     """Set once the attempt to write the in-progress row of a streamed response is over."""
     inputs_saved: bool = False
+    tool_calls_made: int = 0
 
 
 class ResponseService:
     """Runs responses against the backends and keeps them in the store."""
 
-    def __init__(self, store: Store, backends: BackendRegistry, background: TaskGroup | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        backends: BackendRegistry,
+        background: TaskGroup | None = None,
+        mcp: McpConnector | None = None,
+        url_policy: UrlPolicy | None = None,
+    ) -> None:
         self._store = store
         self._backends = backends
         self._background = background
+        self._mcp = mcp or McpConnector()
+        self._url_policy = url_policy or UrlPolicy()
         self._running: dict[str, Run] = {}
 
     async def start(self, request: CreateResponseRequest, fault: str | None = None) -> Run:
-        """Validate, rebuild context and open the model stream; raises before anything is stored."""
+        """Validate, rebuild context, do the MCP groundwork and open the model stream.
+
+        Anything that goes wrong here is an HTTP error and nothing is stored.
+        """
         check_request(request)
+        servers = check_mcp_tools(request, self._url_policy)
         backend = self._backends.resolve(request.model)
         history = await load_history(self._store, request)
         input_items = await normalize_input(self._store, request, history)
-        model_request = build_model_request(request, [*history, *input_items], fault)
         response = _new_response(request, stored=request.store and self._store.retention.responses_enabled)
+        plan: McpPlan | None = None
+        listings: list[McpListTools] = []
+        if servers:
+            taken = {tool.name for tool in request.tools if isinstance(tool, FunctionTool)}
+            plan, listings = await plan_mcp(self._mcp, servers, history, taken)
+        check_approvals(plan, history, input_items)
+        builder = OutputBuilder(response, plan.routes if plan else None, plan.needs_approval if plan else None)
+        opening = builder.start()
+        for listing in listings:
+            opening += builder.record_list_tools(listing)
+        if plan is not None:
+            for call in await approved_calls(self._mcp, plan, history, input_items):
+                opening += builder.record_call(call)
+        context = [*history, *input_items]
+        model_request = build_model_request(request, [*context, *response.output], fault, plan)
         stack = AsyncExitStack()
         model_events = await stack.enter_async_context(backend.stream(model_request))
-        return Run(request, response, input_items, model_events, stack)
+        return Run(request, response, input_items, context, backend, builder, opening, model_events, stack, fault, plan)
 
     async def events(self, run: Run) -> AsyncIterator[StreamEvent]:
-        """Drive a started run to its end, yielding every stream event; the store follows along."""
-        builder = OutputBuilder(run.response)
+        """Drive a started run to its end, yielding every stream event; the store follows along.
+
+        With MCP tools this is the agentic loop: the model's MCP calls are executed and the model
+        is asked again, until it answers, calls a client function, needs an approval, or runs out
+        of its tool-call budget (``max_tool_calls``) or rounds.
+        """
+        builder = run.builder
         self._running[run.response.id] = run
         try:
             if run.response.store and run.request.stream:
                 await self._record_start(run)
-            for event in builder.start():
+            for event in run.opening:
                 yield event
             try:
-                async for model_event in run.model_events:
-                    if run.cancel_requested.is_set():
-                        break
-                    for event in builder.feed(model_event):
-                        yield event
-                if not builder.finished:
-                    for event in builder.cancel():
-                        yield event
+                async for event in self._turns(run):
+                    yield event
             except ResponsaError as error:
                 run.error = error
                 for event in builder.fail(error):
@@ -103,6 +147,42 @@ class ResponseService:
                 await self._persist(run)
                 self._running.pop(run.response.id, None)
                 run.done.set()
+
+    async def _turns(self, run: Run) -> AsyncIterator[StreamEvent]:
+        builder = run.builder
+        for round_number in range(MAX_ROUNDS):
+            async for model_event in run.model_events:
+                if run.cancel_requested.is_set():
+                    break
+                for event in builder.feed(model_event):
+                    yield event
+            if run.cancel_requested.is_set():
+                for event in builder.cancel():
+                    yield event
+                return
+            pending, builder.pending_calls = builder.pending_calls, []
+            for call in pending:
+                assert run.mcp is not None  # only MCP routes make pending calls
+                outcome = await self._mcp.call_tool(run.mcp.servers[call.server_label], call.name, call.arguments)
+                for event in builder.call_finished(call, outcome.output, outcome.error):
+                    yield event
+            run.tool_calls_made += len(pending)
+            if not pending or builder.client_calls or builder.approval_requests:
+                break
+            context = [*run.context, *run.response.output]
+            last = round_number + 2 >= MAX_ROUNDS
+            request = build_model_request(run.request, context, run.fault, run.mcp, run.tool_calls_made, last)
+            run.model_events = await run.exit_stack.enter_async_context(run.backend.stream(request))
+        for event in builder.complete():
+            yield event
+
+    async def create(self, run: Run) -> ResponseObject:
+        """Run to the end without streaming; a failure while generating becomes the HTTP error."""
+        async for _event in self.events(run):
+            pass
+        if run.error is not None:
+            raise run.error
+        return run.response
 
     async def _record_start(self, run: Run) -> None:
         """Write the in-progress response, off the stream's path when a background task group is given:
@@ -134,14 +214,6 @@ class ResponseService:
             await self._store.save_response(response, inputs, append_to_conversation=turn)
         elif turn and response.conversation:
             await self._store.append_conversation_items(response.conversation["id"], turn)
-
-    async def create(self, run: Run) -> ResponseObject:
-        """Run to the end without streaming; a failure while generating becomes the HTTP error."""
-        async for _event in self.events(run):
-            pass
-        if run.error is not None:
-            raise run.error
-        return run.response
 
     async def get(self, response_id: str) -> ResponseObject:
         response = await self._store.get_response(response_id)
@@ -183,6 +255,11 @@ class ResponseService:
         return page
 
 
+def _without_credentials(tools: list[Tool]) -> list[Tool]:
+    """MCP ``headers`` are never echoed back, nor stored (the stored body is the response object)."""
+    return [tool.model_copy(update={"headers": None}) if isinstance(tool, McpTool) else tool for tool in tools]
+
+
 def _new_response(request: CreateResponseRequest, stored: bool) -> ResponseObject:
     conversation = request.conversation_id
     return ResponseObject(
@@ -206,7 +283,10 @@ def _new_response(request: CreateResponseRequest, stored: bool) -> ResponseObjec
         temperature=1.0 if request.temperature is None else request.temperature,
         text=request.text or TextConfig(),
         tool_choice=request.tool_choice,
-        tools=request.tools,
+        # MCP credentials are never echoed back (nor stored: the stored body is this object).
+        tools=[
+            tool.model_copy(update={"headers": None}) if isinstance(tool, McpTool) else tool for tool in request.tools
+        ],
         top_logprobs=request.top_logprobs or 0,
         top_p=1.0 if request.top_p is None else request.top_p,
         truncation=request.truncation,

@@ -92,10 +92,11 @@ class NamedFunctionChoice(WirePart):
 
 
 class ToolRef(WirePart):
-    """A tool named inside ``allowed_tools``: a function by name, or a hosted tool by type."""
+    """A tool named inside ``allowed_tools``: a function by name, an MCP server (and tool), or a hosted tool."""
 
     type: str
     name: str | None = None
+    server_label: str | None = None
 
 
 class AllowedTools(WirePart):
