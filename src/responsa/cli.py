@@ -73,6 +73,29 @@ def main() -> None:
     help="How often each upstream worker's /models is probed; a failed worker rejoins when a probe passes.",
 )
 @click.option(
+    "--mcp-allow-host",
+    "mcp_allow_hosts",
+    multiple=True,
+    envvar="RESPONSA_MCP_ALLOW_HOSTS",
+    help="A host MCP server_urls may name besides loopback (repeatable; env: space-separated).",
+)
+@click.option(
+    "--mcp-call-timeout-secs",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(min=0.01),
+    envvar="RESPONSA_MCP_CALL_TIMEOUT_SECS",
+    help="Deadline of one MCP tool call; past it the call is an mcp_call with an error.",
+)
+@click.option(
+    "--mcp-list-timeout-secs",
+    default=15.0,
+    show_default=True,
+    type=click.FloatRange(min=0.01),
+    envvar="RESPONSA_MCP_LIST_TIMEOUT_SECS",
+    help="Deadline for listing an MCP server's tools.",
+)
+@click.option(
     "--api-key",
     "api_keys",
     multiple=True,

@@ -63,6 +63,9 @@ class Settings:
     upstreams: tuple[str, ...] = ()
     models: tuple[UpstreamConfig, ...] = ()
     upstream_health_interval_secs: float = 5.0
+    mcp_allow_hosts: tuple[str, ...] = ()
+    mcp_call_timeout_secs: float = 30.0
+    mcp_list_timeout_secs: float = 15.0
     api_keys: tuple[str, ...] = ()
     log_level: str = "info"
     sim_token_delay_ms: float = 0.0

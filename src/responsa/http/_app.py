@@ -19,6 +19,7 @@ from responsa.config import Settings
 from responsa.engine import ConversationService, ResponseService
 from responsa.protocol import AuthenticationFailed
 from responsa.store import Retention, SqlStore
+from responsa.tools import McpConnector, UrlPolicy
 
 from ._errors import EXCEPTION_HANDLERS, error_response
 from ._routes import routes
@@ -112,7 +113,9 @@ def create_app(settings: Settings) -> Starlette:
             stack.push_async_callback(store.aclose)
             await store.migrate()
             tasks = await stack.enter_async_context(anyio.create_task_group())
-            app.state.service = ResponseService(store, registry, background=tasks)
+            connector = McpConnector(settings.mcp_call_timeout_secs, settings.mcp_list_timeout_secs)
+            policy = UrlPolicy(settings.mcp_allow_hosts)
+            app.state.service = ResponseService(store, registry, background=tasks, mcp=connector, url_policy=policy)
             app.state.conversations = ConversationService(store)
             app.state.models = registry.models()
             if store.retention.expires:

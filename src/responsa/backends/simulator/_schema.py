@@ -38,6 +38,16 @@ class Hints:
 
     text: str
     entity: str | None = None
+    _used_numbers: int = 0
+
+    def next_number(self, low: float, high: float) -> float | None:
+        """The next number mentioned in the text that fits, each used once ("add 2 and 3")."""
+        mentioned = self.numbers
+        for index in range(self._used_numbers, len(mentioned)):
+            if low <= mentioned[index] <= high:
+                self._used_numbers = index + 1
+                return mentioned[index]
+        return None
 
     @property
     def names(self) -> list[str]:
@@ -183,10 +193,9 @@ def _number(schema: dict[str, Any], hints: Hints, integer: bool) -> int | float:
     if "exclusiveMaximum" in schema:
         high = min(high, schema["exclusiveMaximum"] - (1 if integer else 1e-6))
     step = schema.get("multipleOf")
-    candidates = [*hints.numbers, 1.0]
-    value = next((n for n in candidates if low <= n <= high), None)
+    value = hints.next_number(low, high)
     if value is None:
-        value = low if low != -math.inf else high
+        value = 1.0 if low <= 1.0 <= high else (low if low != -math.inf else high)
     if step:
         value = math.ceil(value / step) * step
         if value > high:
