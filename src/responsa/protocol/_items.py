@@ -241,7 +241,19 @@ class UnknownItem(WirePart):
     id: str | None = None
 
 
-_ITEM_TAGS = frozenset({"message", "function_call", "function_call_output", "reasoning", "item_reference"})
+_ITEM_TAGS = frozenset(
+    {
+        "message",
+        "function_call",
+        "function_call_output",
+        "reasoning",
+        "item_reference",
+        "mcp_list_tools",
+        "mcp_call",
+        "mcp_approval_request",
+        "mcp_approval_response",
+    }
+)
 
 
 def _item_tag(value: Any) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,18 +84,18 @@ class McpConnector:
         return CallOutcome(output=_output_text(content, getattr(result, "structured_content", None)))
 
 
-def _client(server: McpTool) -> AbstractAsyncContextManager[Client]:
+@asynccontextmanager
+async def _client(server: McpTool) -> AsyncIterator[Client]:
+    """A connected, initialised session; everything it opened is closed on exit."""
     url = server.server_url or ""
     headers = dict(server.headers or {})
     if url.rstrip("/").endswith("/sse"):
-        return _entered(Client(sse_client(url, headers=headers)))
-    return _entered(Client(streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))))
-
-
-@asynccontextmanager
-async def _entered(client: Client) -> AsyncIterator[Client]:
-    async with client:
-        yield client
+        async with Client(sse_client(url, headers=headers)) as client:
+            yield client
+        return
+    async with create_mcp_http_client(headers=headers) as http_client:
+        async with Client(streamable_http_client(url, http_client=http_client)) as client:
+            yield client
 
 
 def _output_text(content: list[dict[str, Any]], structured: Any) -> str:
