@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +51,25 @@ class _Serving:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(10)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_until_answering(url: str, process: subprocess.Popen[bytes], seconds: float = 60) -> None:
+    """Poll ``url`` until it answers 2xx; fail if ``process`` dies or time runs out."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            httpx.get(url).raise_for_status()
+            return
+        except httpx.TransportError:
+            assert process.poll() is None, f"the process serving {url} exited"
+            assert time.monotonic() < deadline, f"{url} did not answer within {seconds}s"
+            time.sleep(0.1)
 
 
 def serve(settings: Settings) -> _Serving:

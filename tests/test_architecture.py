@@ -15,8 +15,9 @@ import responsa.store
 PACKAGE = Path(responsa.protocol.__file__).parent.parent
 FORBIDDEN = {
     "protocol": {"engine", "backends", "store", "http", "cli", "config", "tools"},
-    "backends": {"engine", "store", "http", "cli"},
-    "store": {"engine", "backends", "http", "cli"},
+    "backends": {"engine", "store", "http", "cli", "tools"},
+    "store": {"engine", "backends", "http", "cli", "tools"},
+    "tools": {"engine", "backends", "store", "http", "cli"},
     "engine": {"http", "cli"},
     "http": {"cli"},
 }

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import openai
 import pytest
 from click.testing import CliRunner
 
 from responsa.cli import main, serve
 from responsa.config import Settings, UpstreamConfig
+from tests.conftest import free_port, wait_until_answering
 
 DOCS = Path(__file__).parent.parent / "docs" / "configuration.md"
 
@@ -36,12 +34,6 @@ def test_every_setting_is_documented() -> None:
         assert param.envvar and str(param.envvar) in text, f"{param.envvar} missing from {DOCS.name}"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_serve_process_answers_and_reads_env_vars(tmp_path: Path) -> None:
     port = free_port()
     db = tmp_path / "cli.db"
@@ -50,14 +42,7 @@ def test_serve_process_answers_and_reads_env_vars(tmp_path: Path) -> None:
         [sys.executable, "-m", "responsa.cli", "serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/health").raise_for_status()
-                break
-            except httpx.TransportError:
-                assert process.poll() is None and time.monotonic() < deadline, "server did not start"
-                time.sleep(0.1)
+        wait_until_answering(f"http://127.0.0.1:{port}/health", process)
         with openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0) as sdk:
             assert sdk.responses.create(model="sim", input="Reply with: from the cli").output_text == "from the cli"
     finally:

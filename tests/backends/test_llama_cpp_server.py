@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -14,9 +13,8 @@ import pytest
 
 from responsa.backends.llama_cpp import default_gguf
 from responsa.config import Settings
-from tests.conftest import LiveServer, serve
+from tests.conftest import LiveServer, free_port, serve, wait_until_answering
 from tests.http.test_streaming import parse_frames
-from tests.test_cli import free_port
 
 ALIAS = "smol-upstream"
 
@@ -29,14 +27,7 @@ def upstream_url() -> Iterator[str]:
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{url}/models").raise_for_status()
-                break
-            except httpx.TransportError:
-                assert process.poll() is None and time.monotonic() < deadline, "llama_cpp.server did not start"
-                time.sleep(0.1)
+        wait_until_answering(f"{url}/models", process)
         yield url
     finally:
         process.terminate()
