@@ -96,6 +96,22 @@ def main() -> None:
     help="Deadline for listing an MCP server's tools.",
 )
 @click.option(
+    "--shutdown-grace-secs",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    envvar="RESPONSA_SHUTDOWN_GRACE_SECS",
+    help="On SIGTERM, how long open streams and background responses may run on before being stopped.",
+)
+@click.option(
+    "--background-lease-secs",
+    default=15.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    envvar="RESPONSA_BACKGROUND_LEASE_SECS",
+    help="A process renews its claim on each running background response this often x3; unrenewed ones are failed.",
+)
+@click.option(
     "--api-key",
     "api_keys",
     multiple=True,
@@ -160,7 +176,12 @@ def serve(db_url: str | None, model_file: Path | None, **options: Any) -> None:
     settings = Settings(db_url=db_url or default_db_url(), models=models, **options)
     click.echo(f"responsa: serving on http://{settings.host}:{settings.port}/v1 (store: {settings.db_url})")
     uvicorn.run(
-        create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level, access_log=False
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        access_log=False,
+        timeout_graceful_shutdown=max(int(settings.shutdown_grace_secs), 1),
     )
 
 

@@ -66,6 +66,8 @@ class Settings:
     mcp_allow_hosts: tuple[str, ...] = ()
     mcp_call_timeout_secs: float = 30.0
     mcp_list_timeout_secs: float = 15.0
+    shutdown_grace_secs: float = 30.0
+    background_lease_secs: float = 15.0
     api_keys: tuple[str, ...] = ()
     log_level: str = "info"
     sim_token_delay_ms: float = 0.0

@@ -78,7 +78,7 @@ def test_malformed_json(http: httpx.Client) -> None:
             "tools[0].parameters",
         ),
         ({"model": "sim", "input": "hi", "tools": [{"type": "web_search"}]}, "tools[0].type"),
-        ({"model": "sim", "input": "hi", "background": True}, "background"),
+        ({"model": "sim", "input": "hi", "background": True, "store": False}, "store"),
         ({"model": "sim", "input": [{"type": "function_call_output", "call_id": "call_x", "output": "1"}]}, "input"),
     ],
 )

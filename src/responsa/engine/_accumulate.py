@@ -114,8 +114,12 @@ class OutputBuilder:
         return self._emit(LifecycleEvent.model_validate({"type": kind, "response": snapshot}))
 
     def start(self) -> list[StreamEvent]:
-        """``response.created`` then ``response.in_progress``."""
-        return [self._lifecycle("response.created"), self._lifecycle("response.in_progress")]
+        """``response.created``, ``response.queued`` for a queued (background) one, ``response.in_progress``."""
+        events = [self._lifecycle("response.created")]
+        if self.response.status == "queued":
+            events.append(self._lifecycle("response.queued"))
+            self.response.status = "in_progress"
+        return [*events, self._lifecycle("response.in_progress")]
 
     def feed(self, event: ModelEvent) -> list[StreamEvent]:
         """The stream events one model event causes; a :class:`Finish` ends the response."""

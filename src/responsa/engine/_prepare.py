@@ -64,10 +64,8 @@ _ID_PREFIX = {"message": "msg", "function_call": "fc", "function_call_output": "
 
 def check_request(request: CreateResponseRequest) -> None:
     """Reject what we cannot honour, with the parameter at fault."""
-    if request.background:
-        raise InvalidRequest(
-            "Background responses are not supported yet.", param="background", code="unsupported_parameter"
-        )
+    if request.background and not request.store:
+        raise InvalidRequest("Background responses must be stored: 'background' needs 'store: true'.", param="store")
     _check_conversation(request)
     if request.input is None and request.previous_response_id is None:
         raise InvalidRequest("Missing required parameter: 'input'.", param="input", code="missing_required_parameter")

@@ -6,6 +6,7 @@ store, except which responses are generating right now in this process (for canc
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
@@ -20,25 +21,32 @@ from responsa.protocol import (
     Conflict,
     CreateResponseRequest,
     FunctionTool,
+    InvalidRequest,
     Item,
+    LifecycleEvent,
     McpListTools,
     McpTool,
     NotFound,
     ResponsaError,
+    ResponseError,
     ResponseObject,
+    ServiceUnavailable,
     StreamEvent,
     TextConfig,
     Tool,
     new_id,
 )
-from responsa.store import ItemPage, Order, Store
+from responsa.store import ItemPage, LoggedEvent, Order, Store
 from responsa.tools import McpConnector, UrlPolicy
 
 from ._accumulate import OutputBuilder
+from ._event_log import EventLog, replay
 from ._mcp import McpPlan, approved_calls, check_approvals, check_mcp_tools, plan_mcp
 from ._prepare import build_model_request, check_request, load_history, normalize_input
 
 __all__ = ["MAX_ROUNDS", "ResponseService", "Run"]
+
+logger = logging.getLogger(__name__)
 
 MAX_ROUNDS = 10
 """Model turns in one response at most; the last one may not call tools."""
@@ -68,6 +76,9 @@ class Run:
     """Set once the attempt to write the in-progress row of a streamed response is over."""
     inputs_saved: bool = False
     tool_calls_made: int = 0
+    log: EventLog | None = None
+    """Background runs only: every event, for followers here and (via the store) anywhere."""
+    shutting_down: bool = False
 
 
 class ResponseService:
@@ -80,6 +91,7 @@ class ResponseService:
         background: TaskGroup | None = None,
         mcp: McpConnector | None = None,
         url_policy: UrlPolicy | None = None,
+        lease: float = 15.0,
     ) -> None:
         self._store = store
         self._backends = backends
@@ -87,6 +99,7 @@ class ResponseService:
         self._mcp = mcp or McpConnector()
         self._url_policy = url_policy or UrlPolicy()
         self._running: dict[str, Run] = {}
+        self._lease = lease
 
     async def start(self, request: CreateResponseRequest, fault: str | None = None) -> Run:
         """Validate, rebuild context, do the MCP groundwork and open the model stream.
@@ -128,7 +141,9 @@ class ResponseService:
         builder = run.builder
         self._running[run.response.id] = run
         try:
-            if run.response.store and run.request.stream:
+            if run.request.background:
+                await self._store.save_response(run.response)  # queued -> in_progress
+            elif run.response.store and run.request.stream:
                 await self._record_start(run)
             for event in run.opening:
                 yield event
@@ -144,6 +159,10 @@ class ResponseService:
                 builder.cancel()
             with anyio.CancelScope(shield=True):
                 await run.exit_stack.aclose()
+                if run.log is not None:
+                    # Every event is stored before the response is stored as ended (see replay).
+                    run.log.close()
+                    await run.log.drained.wait()
                 await self._persist(run)
                 self._running.pop(run.response.id, None)
                 run.done.set()
@@ -157,6 +176,10 @@ class ResponseService:
                 for event in builder.feed(model_event):
                     yield event
             if run.cancel_requested.is_set():
+                if run.shutting_down:
+                    raise ServiceUnavailable(
+                        "The server shut down before this response finished.", code="server_shutdown"
+                    )
                 for event in builder.cancel():
                     yield event
                 return
@@ -175,6 +198,95 @@ class ResponseService:
             run.model_events = await run.exit_stack.enter_async_context(run.backend.stream(request))
         for event in builder.complete():
             yield event
+
+    async def launch(self, run: Run) -> ResponseObject:
+        """Start a background run; returns the response as queued. It goes on without any client."""
+        if self._background is None:
+            raise ResponsaError("Background responses need the server's task group.")
+        created = run.opening[0]
+        assert isinstance(created, LifecycleEvent)
+        queued = created.response
+        await self._store.save_response(queued, run.input_items)
+        await self._store.renew_lease(queued.id, time.time() + self._lease)
+        run.inputs_saved = True
+        run.log = EventLog(self._store, run.response.id)
+        self._running[run.response.id] = run
+        self._background.start_soon(run.log.write_behind)
+        self._background.start_soon(self._drive, run)
+        self._background.start_soon(self._hold_lease, run)
+        return queued
+
+    async def _hold_lease(self, run: Run) -> None:
+        """Renew the run's lease every third of its length while it runs, so others know it is alive."""
+        while not run.done.is_set():
+            with anyio.move_on_after(self._lease / 3):
+                await run.done.wait()
+            if not run.done.is_set():
+                await self._store.renew_lease(run.response.id, time.time() + self._lease)
+
+    async def _drive(self, run: Run) -> None:
+        assert run.log is not None
+        try:
+            async for event in self.events(run):
+                run.log.append(event)
+        except Exception:  # a bug must not take the server's task group (and every other run) down
+            logger.exception("background response %s crashed", run.response.id)
+
+    async def follow(self, response_id: str, after: int) -> AsyncIterator[LoggedEvent]:
+        """The events of a background response after sequence number ``after``, live until it ends."""
+        run = self._running.get(response_id)
+        if run is not None and run.log is not None:
+            return run.log.follow(after)
+        response = await self.get(response_id)
+        if not response.background:
+            raise InvalidRequest(
+                "Only background responses can be streamed again; this one was not created with 'background: true'.",
+                param="stream",
+            )
+        return replay(self._store, response_id, after)
+
+    async def recover(self) -> int:
+        """Background responses whose process died (their lease ran out) cannot be resumed mid-way:
+        mark them failed, saying why, and end their event logs. Run at start-up and periodically."""
+        orphans = await self._store.orphaned_background(time.time())
+        for response in orphans:
+            response.status = "failed"
+            response.error = ResponseError(
+                code="server_restarted",
+                message="The server running this background response stopped before it finished; it was not resumed.",
+            )
+            logged = await self._store.events_after(response.id, -1, limit=1_000_000)
+            sequence = logged[-1].sequence_number + 1 if logged else 0
+            failed = LifecycleEvent(type="response.failed", response=response, sequence_number=sequence)
+            await self._store.append_events(response.id, [LoggedEvent(sequence, failed.type, failed.model_dump_json())])
+            await self._store.save_response(response)
+        return len(orphans)
+
+    async def watch_orphans(self) -> None:
+        """Look for orphaned background responses once per lease, for the server's lifetime."""
+        while True:
+            await anyio.sleep(self._lease)
+            try:
+                found = await self.recover()
+            except Exception:
+                logger.exception("looking for orphaned background responses failed")
+            else:
+                if found:
+                    logger.warning("%d orphaned background responses marked failed", found)
+
+    async def drain(self, grace: float) -> None:
+        """Shutdown: let background runs finish for ``grace`` seconds, then stop the rest as failed."""
+        runs = [run for run in self._running.values() if run.log is not None]
+        with anyio.move_on_after(grace):
+            for run in runs:
+                await run.done.wait()
+        for run in runs:
+            if not run.done.is_set():
+                run.shutting_down = True
+                run.cancel_requested.set()
+        with anyio.move_on_after(10):
+            for run in runs:
+                await run.done.wait()
 
     async def create(self, run: Run) -> ResponseObject:
         """Run to the end without streaming; a failure while generating becomes the HTTP error."""
@@ -265,7 +377,7 @@ def _new_response(request: CreateResponseRequest, stored: bool) -> ResponseObjec
     return ResponseObject(
         id=new_id("resp"),
         created_at=int(time.time()),
-        status="in_progress",
+        status="queued" if request.background else "in_progress",
         background=request.background,
         instructions=request.instructions,
         max_output_tokens=request.max_output_tokens,

@@ -115,13 +115,25 @@ def create_app(settings: Settings) -> Starlette:
             tasks = await stack.enter_async_context(anyio.create_task_group())
             connector = McpConnector(settings.mcp_call_timeout_secs, settings.mcp_list_timeout_secs)
             policy = UrlPolicy(settings.mcp_allow_hosts)
-            app.state.service = ResponseService(store, registry, background=tasks, mcp=connector, url_policy=policy)
+            app.state.service = ResponseService(
+                store,
+                registry,
+                background=tasks,
+                mcp=connector,
+                url_policy=policy,
+                lease=settings.background_lease_secs,
+            )
             app.state.conversations = ConversationService(store)
             app.state.models = registry.models()
+            recovered = await app.state.service.recover()
+            if recovered:
+                logger.warning("%d background responses were cut off by a restart; marked failed", recovered)
             if store.retention.expires:
                 tasks.start_soon(_sweep_forever, store)
             tasks.start_soon(registry.monitor)
+            tasks.start_soon(app.state.service.watch_orphans)
             yield
+            await app.state.service.drain(settings.shutdown_grace_secs)
             tasks.cancel_scope.cancel()
 
     app = Starlette(routes=routes(), exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)

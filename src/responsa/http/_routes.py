@@ -12,7 +12,7 @@ from responsa.protocol import CreateResponseRequest, DeletedObject, InvalidReque
 from ._conversation_routes import conversation_routes
 from ._errors import json_response
 from ._parsing import page_body, paging, read_model
-from ._sse import sse_stream
+from ._sse import sse_logged, sse_stream
 
 __all__ = ["PREFIXES", "routes"]
 
@@ -29,6 +29,12 @@ async def create_response(request: Request) -> Response:
     create = await read_model(request, CreateResponseRequest)
     service = _service(request)
     run = await service.start(create, fault=request.headers.get("x-responsa-fault"))
+    if create.background:
+        queued = await service.launch(run)
+        if create.stream:
+            followed = await service.follow(queued.id, after=-1)
+            return StreamingResponse(sse_logged(followed), media_type="text/event-stream", headers=_SSE_HEADERS)
+        return json_response(queued.model_dump(mode="json"))
     if create.stream:
         return StreamingResponse(sse_stream(service.events(run)), media_type="text/event-stream", headers=_SSE_HEADERS)
     response = await service.create(run)
@@ -36,11 +42,18 @@ async def create_response(request: Request) -> Response:
 
 
 async def get_response(request: Request) -> Response:
+    response_id = request.path_params["response_id"]
     if request.query_params.get("stream", "false").lower() == "true":
-        raise InvalidRequest(
-            "Streaming a stored response is not supported yet.", param="stream", code="unsupported_parameter"
-        )
-    response = await _service(request).get(request.path_params["response_id"])
+        raw = request.query_params.get("starting_after", "-1")
+        try:
+            after = int(raw)
+        except ValueError:
+            raise InvalidRequest(
+                f"Invalid 'starting_after': {raw!r}. Expected an integer.", param="starting_after", code="invalid_value"
+            ) from None
+        followed = await _service(request).follow(response_id, after)
+        return StreamingResponse(sse_logged(followed), media_type="text/event-stream", headers=_SSE_HEADERS)
+    response = await _service(request).get(response_id)
     return json_response(response.model_dump(mode="json"))
 
 

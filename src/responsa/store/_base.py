@@ -8,7 +8,7 @@ from typing import Literal, Protocol
 
 from responsa.protocol import Conversation, Item, ResponseObject
 
-__all__ = ["ItemPage", "Order", "Retention", "Store"]
+__all__ = ["ItemPage", "LoggedEvent", "Order", "Retention", "Store"]
 
 Order = Literal["asc", "desc"]
 
@@ -19,6 +19,16 @@ class ItemPage:
 
     items: list[Item]
     has_more: bool
+
+
+@dataclass(frozen=True)
+class LoggedEvent:
+    """One streamed event of a background response, as sent: resumable by sequence number."""
+
+    sequence_number: int
+    type: str
+    data: str
+    """The event's JSON."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,18 @@ class Store(Protocol):
         """
 
     async def get_response(self, response_id: str) -> ResponseObject | None: ...
+
+    async def append_events(self, response_id: str, events: Sequence[LoggedEvent]) -> None:
+        """Add to a response's event log (sequence numbers are unique per response)."""
+
+    async def events_after(self, response_id: str, after: int, limit: int = 1000) -> list[LoggedEvent]:
+        """Logged events with a sequence number above ``after``, in order."""
+
+    async def renew_lease(self, response_id: str, until: float) -> None:
+        """The running process still works on this background response until ``until``."""
+
+    async def orphaned_background(self, now: float) -> list[ResponseObject]:
+        """Background responses queued or in progress whose lease ran out: nobody runs them any more."""
 
     async def delete_response(self, response_id: str) -> bool:
         """Remove a response and its items; False when it did not exist."""

@@ -17,10 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 
 from responsa.protocol import Item, ResponseObject
 
-from ._base import ItemPage, Order, Retention
+from ._base import ItemPage, LoggedEvent, Order, Retention
 from ._paging import dump_item, item_page, load_item
 from ._sql_conversations import ConversationQueries, append_items
-from ._tables import conversation_items, response_items, responses
+from ._tables import conversation_items, response_events, response_items, responses
 
 __all__ = ["SqlStore", "async_url"]
 
@@ -98,6 +98,7 @@ class SqlStore(ConversationQueries):
                     "body": body,
                     "stored_at": time.time(),
                     "conversation_id": conversation_id,
+                    "background": response.background,
                 }
                 await conn.execute(insert(responses), [row])
                 await self._evict_responses_over_cap(conn)
@@ -125,6 +126,43 @@ class SqlStore(ConversationQueries):
             data: dict[str, Any] = orjson.loads(body)
             data["output"] = [orjson.loads(item) for (item,) in outputs]
         return ResponseObject.model_validate(data)
+
+    async def append_events(self, response_id: str, events: Sequence[LoggedEvent]) -> None:
+        if not events:
+            return
+        rows = [
+            {"response_id": response_id, "sequence_number": e.sequence_number, "type": e.type, "body": e.data}
+            for e in events
+        ]
+        async with self._writing() as conn:
+            await conn.execute(insert(response_events), rows)
+
+    async def events_after(self, response_id: str, after: int, limit: int = 1000) -> list[LoggedEvent]:
+        column = response_events.c
+        query = (
+            select(column.sequence_number, column.type, column.body)
+            .where(column.response_id == response_id, column.sequence_number > after)
+            .order_by(column.sequence_number)
+            .limit(limit)
+        )
+        async with self._engine.connect() as conn:
+            return [LoggedEvent(seq, kind, body) for seq, kind, body in await conn.execute(query)]
+
+    async def renew_lease(self, response_id: str, until: float) -> None:
+        async with self._writing() as conn:
+            await conn.execute(responses.update().where(responses.c.id == response_id).values(lease_until=until))
+
+    async def orphaned_background(self, now: float) -> list[ResponseObject]:
+        column = responses.c
+        query = select(column.id).where(
+            column.background.is_(True),
+            column.status.in_(("queued", "in_progress")),
+            (column.lease_until.is_(None)) | (column.lease_until < now),
+        )
+        async with self._engine.connect() as conn:
+            ids = [r for (r,) in await conn.execute(query)]
+        found = [await self.get_response(response_id) for response_id in ids]
+        return [response for response in found if response is not None]
 
     async def delete_response(self, response_id: str) -> bool:
         async with self._writing() as conn:
@@ -185,6 +223,7 @@ async def _delete_responses(conn: AsyncConnection, ids: list[str]) -> int:
     if not ids:
         return 0
     await conn.execute(delete(response_items).where(response_items.c.response_id.in_(ids)))
+    await conn.execute(delete(response_events).where(response_events.c.response_id.in_(ids)))
     deleted = await conn.execute(delete(responses).where(responses.c.id.in_(ids)))
     return int(deleted.rowcount)
 

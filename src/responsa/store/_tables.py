@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, Float, Index, Integer, MetaData, String, Table, Text
+from sqlalchemy import BigInteger, Boolean, Column, Float, Index, Integer, MetaData, String, Table, Text, false
 
-__all__ = ["conversation_items", "conversations", "metadata", "response_items", "responses"]
+__all__ = ["conversation_items", "conversations", "metadata", "response_events", "response_items", "responses"]
 
 metadata = MetaData()
 
@@ -20,8 +20,22 @@ responses = Table(
     # Seconds since the epoch with sub-second precision: orders responses for retention.
     Column("stored_at", Float, nullable=False, server_default="0"),
     Column("conversation_id", String(80), nullable=True),
+    Column("background", Boolean, nullable=False, server_default=false()),
+    # Until when the process running a background response vouches for it; past it, it is orphaned.
+    Column("lease_until", Float, nullable=True),
 )
 Index("ix_responses_stored_at", responses.c.stored_at)
+Index("ix_responses_background_status", responses.c.background, responses.c.status)
+
+response_events = Table(
+    "response_events",
+    metadata,
+    Column("response_id", String(80), primary_key=True),
+    Column("sequence_number", Integer, primary_key=True),
+    Column("type", String(80), nullable=False),
+    # The event's JSON exactly as streamed.
+    Column("body", Text, nullable=False),
+)
 
 response_items = Table(
     "response_items",
