@@ -50,7 +50,15 @@ def test_no_upward_imports(subpackage: str) -> None:
 
 def test_public_api_is_pinned() -> None:
     assert set(responsa.engine.__all__) == {"ConversationService", "OutputBuilder", "ResponseService", "Run"}
-    assert set(responsa.store.__all__) == {"ItemPage", "LoggedEvent", "Order", "Retention", "SqlStore", "Store", "async_url"}
+    assert set(responsa.store.__all__) == {
+        "ItemPage",
+        "LoggedEvent",
+        "Order",
+        "Retention",
+        "SqlStore",
+        "Store",
+        "async_url",
+    }
     assert {"Backend", "BackendRegistry", "ModelRequest", "ModelEvent", "Finish"} <= set(responsa.backends.__all__)
     for module in (responsa.protocol, responsa.engine, responsa.store, responsa.backends):
         for name in module.__all__:
