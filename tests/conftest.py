@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import secrets
 import socket
 import subprocess
 import threading
@@ -10,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
 import httpx
 import openai
 import pytest
@@ -82,10 +85,68 @@ def serve_app(app: ASGIApp) -> _Serving:
     return _Serving(app, Settings())
 
 
+POSTGRES_ADMIN_URL = os.environ.get("RESPONSA_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    db = tmp_path_factory.mktemp("db") / "responsa.db"
-    with serve(Settings(db_url=f"sqlite:///{db}")) as live:
+def postgres_url() -> Iterator[str]:
+    """A fresh PostgreSQL database for this test session (dropped at the end).
+
+    Skipped when no server answers, unless RESPONSA_REQUIRE_POSTGRES is set (as CI does).
+    """
+    import asyncpg
+
+    name = f"responsa_test_{secrets.token_hex(6)}"
+    admin = POSTGRES_ADMIN_URL
+
+    async def run(statement: str) -> None:
+        conn = await asyncpg.connect(admin)
+        try:
+            await conn.execute(statement)
+        finally:
+            await conn.close()
+
+    try:
+        anyio.run(run, f"CREATE DATABASE {name}")
+    except (OSError, asyncpg.PostgresError) as exc:
+        if os.environ.get("RESPONSA_REQUIRE_POSTGRES"):
+            raise
+        pytest.skip(f"no PostgreSQL at {admin}: {exc}")
+    yield admin.rsplit("/", 1)[0] + f"/{name}"
+    anyio.run(run, f"DROP DATABASE {name} WITH (FORCE)")
+
+
+def store_contains(db_url: str, needle: str) -> bool:
+    """Whether ``needle`` appears anywhere the store keeps data (SQLite files, or PostgreSQL tables)."""
+    if db_url.startswith("sqlite:///"):
+        database = Path(db_url.removeprefix("sqlite:///"))
+        files = list(database.parent.glob(database.name + "*"))
+        assert files, f"no database files for {db_url}"
+        return any(needle.encode() in path.read_bytes() for path in files)
+    import asyncpg
+
+    async def search() -> bool:
+        conn = await asyncpg.connect(db_url)
+        try:
+            for table in ("responses", "response_items", "response_events", "conversations", "conversation_items"):
+                rows = await conn.fetch(f"SELECT 1 FROM {table} t WHERE strpos(t::text, $1) > 0 LIMIT 1", needle)
+                if rows:
+                    return True
+            return False
+        finally:
+            await conn.close()
+
+    return anyio.run(search)
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgresql"])
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A responsa server on each store: every test using it runs against SQLite and PostgreSQL."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'responsa.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    with serve(Settings(db_url=url)) as live:
         yield live
 
 

@@ -48,6 +48,9 @@ __all__ = ["MAX_ROUNDS", "ResponseService", "Run"]
 
 logger = logging.getLogger(__name__)
 
+CANCEL_POLL = 0.2
+"""Seconds between checks for cancels asked for in other processes."""
+
 MAX_ROUNDS = 10
 """Model turns in one response at most; the last one may not call tools."""
 
@@ -338,7 +341,10 @@ class ResponseService:
             raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
 
     async def cancel(self, response_id: str) -> ResponseObject:
-        """Stop a response that is generating; cancelling twice is harmless, a finished one is 409."""
+        """Stop a response that is generating, here or in another process sharing the store.
+
+        Cancelling twice is harmless; a finished response is a 409.
+        """
         run = self._running.get(response_id)
         if run is not None:
             run.cancel_requested.set()
@@ -353,10 +359,32 @@ class ResponseService:
                 param="response_id",
                 code="response_not_cancellable",
             )
-        # Generating nowhere (its process stopped): record that it will never finish.
+        await self._store.request_cancel(response_id)
+        with anyio.move_on_after(self._lease):
+            while response.status not in TERMINAL_STATUSES:
+                await anyio.sleep(CANCEL_POLL)
+                response = await self.get(response_id)
+            return response
+        # Nobody acted on it within a lease: no process is running it any more.
         response.status = "cancelled"
         await self._store.save_response(response)
         return response
+
+    async def watch_cancels(self) -> None:
+        """Act on cancels asked for in other processes, for responses running in this one."""
+        while True:
+            await anyio.sleep(CANCEL_POLL)
+            if not self._running:
+                continue
+            try:
+                asked = await self._store.cancels_requested(list(self._running))
+            except Exception:
+                logger.exception("checking for cancel requests failed")
+                continue
+            for response_id in asked:
+                run = self._running.get(response_id)
+                if run is not None:
+                    run.cancel_requested.set()
 
     async def input_items(
         self, response_id: str, *, limit: int, order: Order, after: str | None, before: str | None

@@ -132,6 +132,7 @@ def create_app(settings: Settings) -> Starlette:
                 tasks.start_soon(_sweep_forever, store)
             tasks.start_soon(registry.monitor)
             tasks.start_soon(app.state.service.watch_orphans)
+            tasks.start_soon(app.state.service.watch_cancels)
             yield
             await app.state.service.drain(settings.shutdown_grace_secs)
             tasks.cancel_scope.cancel()

@@ -89,6 +89,12 @@ class Store(Protocol):
     async def renew_lease(self, response_id: str, until: float) -> None:
         """The running process still works on this background response until ``until``."""
 
+    async def request_cancel(self, response_id: str) -> None:
+        """Ask whichever process runs the response to stop it."""
+
+    async def cancels_requested(self, response_ids: Sequence[str]) -> list[str]:
+        """Which of these responses someone asked to cancel."""
+
     async def orphaned_background(self, now: float) -> list[ResponseObject]:
         """Background responses queued or in progress whose lease ran out: nobody runs them any more."""
 

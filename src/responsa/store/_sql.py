@@ -152,6 +152,17 @@ class SqlStore(ConversationQueries):
         async with self._writing() as conn:
             await conn.execute(responses.update().where(responses.c.id == response_id).values(lease_until=until))
 
+    async def request_cancel(self, response_id: str) -> None:
+        async with self._writing() as conn:
+            await conn.execute(responses.update().where(responses.c.id == response_id).values(cancel_requested=True))
+
+    async def cancels_requested(self, response_ids: Sequence[str]) -> list[str]:
+        if not response_ids:
+            return []
+        query = select(responses.c.id).where(responses.c.id.in_(list(response_ids)), responses.c.cancel_requested)
+        async with self._engine.connect() as conn:
+            return [r for (r,) in await conn.execute(query)]
+
     async def orphaned_background(self, now: float) -> list[ResponseObject]:
         column = responses.c
         query = select(column.id).where(

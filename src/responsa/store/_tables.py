@@ -23,6 +23,8 @@ responses = Table(
     Column("background", Boolean, nullable=False, server_default=false()),
     # Until when the process running a background response vouches for it; past it, it is orphaned.
     Column("lease_until", Float, nullable=True),
+    # Set by whichever process receives POST .../cancel; the process running the response acts on it.
+    Column("cancel_requested", Boolean, nullable=False, server_default=false()),
 )
 Index("ix_responses_stored_at", responses.c.stored_at)
 Index("ix_responses_background_status", responses.c.background, responses.c.status)
