@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from responsa.cli import main, serve
-from responsa.config import Settings, UpstreamConfig
+from responsa.config import ApiKey, Settings, UpstreamConfig
 from tests.conftest import free_port, wait_until_answering
 
 DOCS = Path(__file__).parent.parent / "docs" / "configuration.md"
@@ -60,6 +60,8 @@ def test_every_option_reaches_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_
     seen: list[Settings] = []
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
+    keys_file = tmp_path / "keys.toml"
+    keys_file.write_text('[keys.team]\nkey = "secret-1"\n')
     model_file = tmp_path / "models.toml"
     model_file.write_text(
         '[models.qwen]\nurls = ["http://a/v1", "http://b/v1"]\nupstream_model = "Qwen/Qwen3"\n'
@@ -74,6 +76,7 @@ def test_every_option_reaches_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_
         "--conversation-store-ttl-secs", "90", "--conversation-store-max-entries", "0",
         "--no-embedded", "--gguf", str(gguf), "--no-simulator", "--upstream", "http://127.0.0.1:1/v1",
         "--upstream", "http://127.0.0.1:2/v1", "--model-file", str(model_file), "--upstream-health-interval-secs", "2",
+        "--keys-file", str(keys_file), "--max-body-bytes", "4096", "--max-input-items", "9",
     ]  # fmt: skip
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
@@ -83,13 +86,14 @@ def test_every_option_reaches_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_
             embedded=False, gguf=gguf, simulator=False, upstreams=("http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"),
             models=(UpstreamConfig("qwen", ("http://a/v1", "http://b/v1"), "Qwen/Qwen3", "k", "round_robin"),),
             upstream_health_interval_secs=2,
-            api_keys=("a", "b"), log_level="debug", sim_token_delay_ms=7, responses_store_ttl_secs=60,
+            api_keys=(ApiKey("secret-1", "team"), ApiKey.bare("a"), ApiKey.bare("b")),
+            max_body_bytes=4096, max_input_items=9, log_level="debug", sim_token_delay_ms=7, responses_store_ttl_secs=60,
             responses_store_max_entries=5, conversation_store_ttl_secs=90, conversation_store_max_entries=0,
         )
     ]  # fmt: skip
     result = CliRunner().invoke(main, ["serve"], env={"RESPONSA_API_KEYS": "k1 k2", "RESPONSA_PORT": "7000"})
     assert result.exit_code == 0, result.output
-    assert seen[-1].api_keys == ("k1", "k2") and seen[-1].port == 7000
+    assert seen[-1].api_keys == (ApiKey.bare("k1"), ApiKey.bare("k2")) and seen[-1].port == 7000
 
 
 def test_a_bad_model_file_is_a_clear_error(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from responsa.config import Settings, default_db_url, load_model_file
+from responsa.config import ApiKey, Settings, default_db_url, load_keys_file, load_model_file
 
 __all__ = ["main"]
 
@@ -119,6 +119,29 @@ def main() -> None:
     help="Require this bearer key (repeatable; env: space-separated). Default: no auth.",
 )
 @click.option(
+    "--keys-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    envvar="RESPONSA_KEYS_FILE",
+    help="TOML API keys: one [keys.<tenant>] table with key, requests_per_minute, tokens_per_minute.",
+)
+@click.option(
+    "--max-body-bytes",
+    default=16 * 1024 * 1024,
+    show_default=True,
+    type=click.IntRange(min=1024),
+    envvar="RESPONSA_MAX_BODY_BYTES",
+    help="Largest request body accepted (413 above).",
+)
+@click.option(
+    "--max-input-items",
+    default=4096,
+    show_default=True,
+    type=click.IntRange(min=1),
+    envvar="RESPONSA_MAX_INPUT_ITEMS",
+    help="Most input items one response request may carry (400 above).",
+)
+@click.option(
     "--log-level",
     default="info",
     show_default=True,
@@ -163,7 +186,13 @@ def main() -> None:
     envvar="RESPONSA_CONVERSATION_STORE_MAX_ENTRIES",
     help="Keep at most this many conversations, oldest go first (0: disable them; default: no cap).",
 )
-def serve(db_url: str | None, model_file: Path | None, **options: Any) -> None:
+def serve(
+    db_url: str | None,
+    model_file: Path | None,
+    keys_file: Path | None,
+    api_keys: tuple[str, ...],
+    **options: Any,
+) -> None:
     """Serve the Responses API over HTTP."""
     import uvicorn
 
@@ -171,9 +200,10 @@ def serve(db_url: str | None, model_file: Path | None, **options: Any) -> None:
 
     try:
         models = load_model_file(model_file) if model_file else ()
+        keys = (load_keys_file(keys_file) if keys_file else ()) + tuple(ApiKey.bare(key) for key in api_keys)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise click.ClickException(str(exc)) from exc
-    settings = Settings(db_url=db_url or default_db_url(), models=models, **options)
+    settings = Settings(db_url=db_url or default_db_url(), models=models, api_keys=keys, **options)
     click.echo(f"responsa: serving on http://{settings.host}:{settings.port}/v1 (store: {settings.db_url})")
     uvicorn.run(
         create_app(settings),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Any
 
 from platformdirs import user_data_dir
 
-__all__ = ["Settings", "UpstreamConfig", "default_db_url", "load_model_file"]
+__all__ = ["ApiKey", "Settings", "UpstreamConfig", "default_db_url", "load_keys_file", "load_model_file"]
 
 
 def default_db_url() -> str:
@@ -51,6 +52,37 @@ def load_model_file(path: Path) -> tuple[UpstreamConfig, ...]:
 
 
 @dataclass(frozen=True)
+class ApiKey:
+    """A bearer key, the tenant it acts for, and its limits (``None``: unlimited)."""
+
+    key: str
+    tenant: str
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
+
+    @classmethod
+    def bare(cls, key: str) -> ApiKey:
+        """A key given on its own: its tenant is named after a hash of it (never the key itself)."""
+        return cls(key=key, tenant="key-" + hashlib.sha256(key.encode()).hexdigest()[:16])
+
+
+def load_keys_file(path: Path) -> tuple[ApiKey, ...]:
+    """Read API keys (TOML): one ``[keys.<tenant>]`` table with ``key`` and optional limits each."""
+    with path.open("rb") as handle:
+        data: dict[str, Any] = tomllib.load(handle)
+    keys = []
+    for tenant, entry in (data.get("keys") or {}).items():
+        key = entry.get("key")
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"{path}: tenant {tenant!r} needs a 'key' string")
+        unknown = set(entry) - {"key", "requests_per_minute", "tokens_per_minute"}
+        if unknown:
+            raise ValueError(f"{path}: tenant {tenant!r}: unknown keys {sorted(unknown)}")
+        keys.append(ApiKey(key, tenant, entry.get("requests_per_minute"), entry.get("tokens_per_minute")))
+    return tuple(keys)
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything the server needs to start."""
 
@@ -68,7 +100,9 @@ class Settings:
     mcp_list_timeout_secs: float = 15.0
     shutdown_grace_secs: float = 30.0
     background_lease_secs: float = 15.0
-    api_keys: tuple[str, ...] = ()
+    api_keys: tuple[ApiKey, ...] = ()
+    max_body_bytes: int = 16 * 1024 * 1024
+    max_input_items: int = 4096
     log_level: str = "info"
     sim_token_delay_ms: float = 0.0
     responses_store_ttl_secs: float = 0

@@ -136,6 +136,10 @@ class Backend(ABC):
     def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[ModelEvent]]:
         """Open a generation; the iterator ends with exactly one :class:`Finish`."""
 
+    def health(self) -> dict[str, bool]:
+        """Workers this backend spreads requests over, and whether each is up; none by default."""
+        return {}
+
     async def monitor(self) -> None:
         """Background upkeep for the server's lifetime (health checks); most backends need none."""
         return None

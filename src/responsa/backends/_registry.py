@@ -36,6 +36,13 @@ class BackendRegistry:
         """Every model name served, in registration order."""
         return list(self._by_model)
 
+    def health(self) -> dict[str, bool]:
+        """Every upstream worker and whether it takes requests (for metrics)."""
+        found: dict[str, bool] = {}
+        for backend in self._backends:
+            found.update(backend.health())
+        return found
+
     async def monitor(self) -> None:
         """Run every backend's background upkeep until cancelled."""
         async with anyio.create_task_group() as group:

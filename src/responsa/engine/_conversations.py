@@ -31,6 +31,10 @@ class ConversationService:
     def __init__(self, store: Store) -> None:
         self._store = store
 
+    def for_tenant(self, tenant: str) -> ConversationService:
+        """The same service over ``tenant``'s conversations only."""
+        return ConversationService(self._store.scoped(tenant))
+
     async def create(self, request: CreateConversationRequest) -> Conversation:
         if not self._store.retention.conversations_enabled:
             raise InvalidRequest("Conversation storage is disabled on this server.", code="conversations_disabled")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 
@@ -34,6 +34,7 @@ from responsa.protocol import (
     StreamEvent,
     TextConfig,
     Tool,
+    Usage,
     new_id,
 )
 from responsa.store import ItemPage, LoggedEvent, Order, Store
@@ -79,6 +80,9 @@ class Run:
     """Set once the attempt to write the in-progress row of a streamed response is over."""
     inputs_saved: bool = False
     tool_calls_made: int = 0
+    store: Store | None = None
+    """The store as the request's tenant sees it."""
+    tenant: str = "default"
     log: EventLog | None = None
     """Background runs only: every event, for followers here and (via the store) anywhere."""
     shutting_down: bool = False
@@ -95,6 +99,8 @@ class ResponseService:
         mcp: McpConnector | None = None,
         url_policy: UrlPolicy | None = None,
         lease: float = 15.0,
+        on_usage: Callable[[str, Usage], None] | None = None,
+        max_input_items: int = 4096,
     ) -> None:
         self._store = store
         self._backends = backends
@@ -103,18 +109,27 @@ class ResponseService:
         self._url_policy = url_policy or UrlPolicy()
         self._running: dict[str, Run] = {}
         self._lease = lease
+        self._on_usage = on_usage
+        self._max_input_items = max_input_items
 
-    async def start(self, request: CreateResponseRequest, fault: str | None = None) -> Run:
+    async def start(self, request: CreateResponseRequest, fault: str | None = None, tenant: str = "default") -> Run:
         """Validate, rebuild context, do the MCP groundwork and open the model stream.
 
         Anything that goes wrong here is an HTTP error and nothing is stored.
         """
         check_request(request)
+        if isinstance(request.input, list) and len(request.input) > self._max_input_items:
+            raise InvalidRequest(
+                f"Too many input items: {len(request.input)}; at most {self._max_input_items} are allowed.",
+                param="input",
+                code="too_many_items",
+            )
         servers = check_mcp_tools(request, self._url_policy)
         backend = self._backends.resolve(request.model)
-        history = await load_history(self._store, request)
-        input_items = await normalize_input(self._store, request, history)
-        response = _new_response(request, stored=request.store and self._store.retention.responses_enabled)
+        store = self._store.scoped(tenant)
+        history = await load_history(store, request)
+        input_items = await normalize_input(store, request, history)
+        response = _new_response(request, stored=request.store and store.retention.responses_enabled)
         plan: McpPlan | None = None
         listings: list[McpListTools] = []
         if servers:
@@ -132,7 +147,9 @@ class ResponseService:
         model_request = build_model_request(request, [*context, *response.output], fault, plan)
         stack = AsyncExitStack()
         model_events = await stack.enter_async_context(backend.stream(model_request))
-        return Run(request, response, input_items, context, backend, builder, opening, model_events, stack, fault, plan)
+        run = Run(request, response, input_items, context, backend, builder, opening, model_events, stack, fault, plan)
+        run.store, run.tenant = store, tenant
+        return run
 
     async def events(self, run: Run) -> AsyncIterator[StreamEvent]:
         """Drive a started run to its end, yielding every stream event; the store follows along.
@@ -145,7 +162,7 @@ class ResponseService:
         self._running[run.response.id] = run
         try:
             if run.request.background:
-                await self._store.save_response(run.response)  # queued -> in_progress
+                await self._scoped(run).save_response(run.response)  # queued -> in_progress
             elif run.response.store and run.request.stream:
                 await self._record_start(run)
             for event in run.opening:
@@ -209,10 +226,11 @@ class ResponseService:
         created = run.opening[0]
         assert isinstance(created, LifecycleEvent)
         queued = created.response
-        await self._store.save_response(queued, run.input_items)
-        await self._store.renew_lease(queued.id, time.time() + self._lease)
+        store = self._scoped(run)
+        await store.save_response(queued, run.input_items)
+        await store.renew_lease(queued.id, time.time() + self._lease)
         run.inputs_saved = True
-        run.log = EventLog(self._store, run.response.id)
+        run.log = EventLog(store, run.response.id)
         self._running[run.response.id] = run
         self._background.start_soon(run.log.write_behind)
         self._background.start_soon(self._drive, run)
@@ -235,34 +253,35 @@ class ResponseService:
         except Exception:  # a bug must not take the server's task group (and every other run) down
             logger.exception("background response %s crashed", run.response.id)
 
-    async def follow(self, response_id: str, after: int) -> AsyncIterator[LoggedEvent]:
+    async def follow(self, response_id: str, after: int, tenant: str = "default") -> AsyncIterator[LoggedEvent]:
         """The events of a background response after sequence number ``after``, live until it ends."""
-        run = self._running.get(response_id)
+        run = self._local(response_id, tenant)
         if run is not None and run.log is not None:
             return run.log.follow(after)
-        response = await self.get(response_id)
+        response = await self.get(response_id, tenant)
         if not response.background:
             raise InvalidRequest(
                 "Only background responses can be streamed again; this one was not created with 'background: true'.",
                 param="stream",
             )
-        return replay(self._store, response_id, after)
+        return replay(self._store.scoped(tenant), response_id, after)
 
     async def recover(self) -> int:
         """Background responses whose process died (their lease ran out) cannot be resumed mid-way:
         mark them failed, saying why, and end their event logs. Run at start-up and periodically."""
         orphans = await self._store.orphaned_background(time.time())
-        for response in orphans:
+        for tenant, response in orphans:
+            store = self._store.scoped(tenant)
             response.status = "failed"
             response.error = ResponseError(
                 code="server_restarted",
                 message="The server running this background response stopped before it finished; it was not resumed.",
             )
-            logged = await self._store.events_after(response.id, -1, limit=1_000_000)
+            logged = await store.events_after(response.id, -1, limit=1_000_000)
             sequence = logged[-1].sequence_number + 1 if logged else 0
             failed = LifecycleEvent(type="response.failed", response=response, sequence_number=sequence)
-            await self._store.append_events(response.id, [LoggedEvent(sequence, failed.type, failed.model_dump_json())])
-            await self._store.save_response(response)
+            await store.append_events(response.id, [LoggedEvent(sequence, failed.type, failed.model_dump_json())])
+            await store.save_response(response)
         return len(orphans)
 
     async def watch_orphans(self) -> None:
@@ -306,7 +325,7 @@ class ResponseService:
 
         async def record(recorded: anyio.Event) -> None:
             try:
-                await self._store.save_response(run.response, run.input_items)
+                await self._scoped(run).save_response(run.response, run.input_items)
                 run.inputs_saved = True
             finally:
                 recorded.set()
@@ -321,36 +340,46 @@ class ResponseService:
         if run.recorded is not None:
             await run.recorded.wait()
         response = run.response
+        if response.usage is not None and self._on_usage is not None:
+            self._on_usage(run.tenant, response.usage)
         turn: list[Item] = []
         if response.conversation and response.status in ("completed", "incomplete"):
             turn = [*run.input_items, *response.output]
         if response.store:
             inputs = None if run.inputs_saved else run.input_items
-            await self._store.save_response(response, inputs, append_to_conversation=turn)
+            await self._scoped(run).save_response(response, inputs, append_to_conversation=turn)
         elif turn and response.conversation:
-            await self._store.append_conversation_items(response.conversation["id"], turn)
+            await self._scoped(run).append_conversation_items(response.conversation["id"], turn)
 
-    async def get(self, response_id: str) -> ResponseObject:
-        response = await self._store.get_response(response_id)
+    def _scoped(self, run: Run) -> Store:
+        return run.store or self._store
+
+    def _local(self, response_id: str, tenant: str) -> Run | None:
+        """The run of this response in this process, if it is one of ``tenant``'s."""
+        run = self._running.get(response_id)
+        return run if run is not None and run.tenant == tenant else None
+
+    async def get(self, response_id: str, tenant: str = "default") -> ResponseObject:
+        response = await self._store.scoped(tenant).get_response(response_id)
         if response is None:
             raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
         return response
 
-    async def delete(self, response_id: str) -> None:
-        if not await self._store.delete_response(response_id):
+    async def delete(self, response_id: str, tenant: str = "default") -> None:
+        if not await self._store.scoped(tenant).delete_response(response_id):
             raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
 
-    async def cancel(self, response_id: str) -> ResponseObject:
+    async def cancel(self, response_id: str, tenant: str = "default") -> ResponseObject:
         """Stop a response that is generating, here or in another process sharing the store.
 
         Cancelling twice is harmless; a finished response is a 409.
         """
-        run = self._running.get(response_id)
+        run = self._local(response_id, tenant)
         if run is not None:
             run.cancel_requested.set()
             await run.done.wait()
-            return await self.get(response_id)
-        response = await self.get(response_id)
+            return await self.get(response_id, tenant)
+        response = await self.get(response_id, tenant)
         if response.status == "cancelled":
             return response
         if response.status in TERMINAL_STATUSES:
@@ -363,11 +392,11 @@ class ResponseService:
         with anyio.move_on_after(self._lease):
             while response.status not in TERMINAL_STATUSES:
                 await anyio.sleep(CANCEL_POLL)
-                response = await self.get(response_id)
+                response = await self.get(response_id, tenant)
             return response
         # Nobody acted on it within a lease: no process is running it any more.
         response.status = "cancelled"
-        await self._store.save_response(response)
+        await self._store.scoped(tenant).save_response(response)
         return response
 
     async def watch_cancels(self) -> None:
@@ -387,9 +416,17 @@ class ResponseService:
                     run.cancel_requested.set()
 
     async def input_items(
-        self, response_id: str, *, limit: int, order: Order, after: str | None, before: str | None
+        self,
+        response_id: str,
+        *,
+        limit: int,
+        order: Order,
+        after: str | None,
+        before: str | None,
+        tenant: str = "default",
     ) -> ItemPage:
-        page = await self._store.list_input_items(response_id, limit=limit, order=order, after=after, before=before)
+        store = self._store.scoped(tenant)
+        page = await store.list_input_items(response_id, limit=limit, order=order, after=after, before=before)
         if page is None:
             raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
         return page

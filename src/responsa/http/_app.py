@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import hmac
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 
 import anyio
 from starlette.applications import Starlette
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from responsa.backends import Backend, BackendRegistry
 from responsa.backends.chat_completions import ChatCompletionsBackend, Strategy, UpstreamModel, discover_models
@@ -17,18 +15,19 @@ from responsa.backends.llama_cpp import LlamaCppBackend
 from responsa.backends.simulator import SimulatorBackend
 from responsa.config import Settings
 from responsa.engine import ConversationService, ResponseService
-from responsa.protocol import AuthenticationFailed
+from responsa.protocol import Usage
 from responsa.store import Retention, SqlStore
 from responsa.tools import McpConnector, UrlPolicy
 
-from ._errors import EXCEPTION_HANDLERS, error_response
+from ._errors import EXCEPTION_HANDLERS
+from ._limits import RateLimiter
+from ._metrics import Metrics
+from ._middleware import Gate
 from ._routes import routes
 
 __all__ = ["create_app"]
 
 logger = logging.getLogger(__name__)
-
-_OPEN_PATHS = frozenset({"/health"})
 
 
 async def _backends(settings: Settings) -> list[Backend]:
@@ -77,28 +76,12 @@ async def _sweep_forever(store: SqlStore) -> None:
         await anyio.sleep(interval)
 
 
-class ApiKeyMiddleware:
-    """``Authorization: Bearer <key>`` must name a configured key (when any are configured)."""
+def _usage_reporter(app: Starlette) -> Callable[[str, Usage], None]:
+    def report(tenant: str, usage: Usage) -> None:
+        app.state.limiter.spend(tenant, usage.total_tokens)
+        app.state.metrics.count_usage(usage.input_tokens, usage.output_tokens)
 
-    def __init__(self, app: ASGIApp, keys: tuple[str, ...]) -> None:
-        self.app = app
-        self.keys = [key.encode() for key in keys]
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not self.keys or scope["path"] in _OPEN_PATHS:
-            await self.app(scope, receive, send)
-            return
-        header = dict(scope["headers"]).get(b"authorization", b"")
-        token = header[7:].strip() if header[:7].lower() == b"bearer " else b""
-        if not any(hmac.compare_digest(token, key) for key in self.keys):
-            failure = AuthenticationFailed(
-                "Incorrect API key provided. Pass a configured key as 'Authorization: Bearer <key>'."
-                if token
-                else "You didn't provide an API key. Use 'Authorization: Bearer <key>'."
-            )
-            await error_response(failure)(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
+    return report
 
 
 def create_app(settings: Settings) -> Starlette:
@@ -122,7 +105,10 @@ def create_app(settings: Settings) -> Starlette:
                 mcp=connector,
                 url_policy=policy,
                 lease=settings.background_lease_secs,
+                on_usage=_usage_reporter(app),
+                max_input_items=settings.max_input_items,
             )
+            app.state.backend_health = registry.health
             app.state.conversations = ConversationService(store)
             app.state.models = registry.models()
             recovered = await app.state.service.recover()
@@ -138,5 +124,14 @@ def create_app(settings: Settings) -> Starlette:
             tasks.cancel_scope.cancel()
 
     app = Starlette(routes=routes(), exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
-    app.add_middleware(ApiKeyMiddleware, keys=settings.api_keys)
+    app.state.max_body_bytes = settings.max_body_bytes
+    app.state.limiter = RateLimiter(settings.api_keys)
+    app.state.metrics = Metrics(lambda: app.state.backend_health())
+    app.add_middleware(
+        Gate,
+        keys=settings.api_keys,
+        limiter=app.state.limiter,
+        metrics=app.state.metrics,
+        max_body_bytes=settings.max_body_bytes,
+    )
     return app

@@ -9,12 +9,18 @@ import orjson
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
-from responsa.protocol import InvalidRequest, Item
+from responsa.protocol import InvalidRequest, Item, PayloadTooLarge
 from responsa.store import ItemPage, Order
 
 from ._errors import invalid_from_validation
 
-__all__ = ["Paging", "item_list_body", "page_body", "paging", "read_model"]
+__all__ = ["Paging", "item_list_body", "page_body", "paging", "read_model", "tenant_of"]
+
+
+def tenant_of(request: Request) -> str:
+    """The tenant the request's API key acts for (set by the gate)."""
+    return str(request.state.tenant)
+
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -22,6 +28,9 @@ Model = TypeVar("Model", bound=BaseModel)
 async def read_model(request: Request, model: type[Model]) -> Model:
     """The body as ``model``; malformed JSON and invalid fields are 400s naming the field."""
     raw = await request.body()
+    limit: int = request.app.state.max_body_bytes
+    if len(raw) > limit:
+        raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
     try:
         body: Any = orjson.loads(raw)
     except orjson.JSONDecodeError:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
@@ -11,7 +13,7 @@ from responsa.protocol import CreateResponseRequest, DeletedObject, InvalidReque
 
 from ._conversation_routes import conversation_routes
 from ._errors import json_response
-from ._parsing import page_body, paging, read_model
+from ._parsing import page_body, paging, read_model, tenant_of
 from ._sse import sse_logged, sse_stream
 
 __all__ = ["PREFIXES", "routes"]
@@ -28,15 +30,15 @@ def _service(request: Request) -> ResponseService:
 async def create_response(request: Request) -> Response:
     create = await read_model(request, CreateResponseRequest)
     service = _service(request)
-    run = await service.start(create, fault=request.headers.get("x-responsa-fault"))
+    tenant = tenant_of(request)
+    run = await service.start(create, fault=request.headers.get("x-responsa-fault"), tenant=tenant)
     if create.background:
         queued = await service.launch(run)
         if create.stream:
-            followed = await service.follow(queued.id, after=-1)
-            return StreamingResponse(sse_logged(followed), media_type="text/event-stream", headers=_SSE_HEADERS)
+            return _sse(request, sse_logged(await service.follow(queued.id, after=-1, tenant=tenant)))
         return json_response(queued.model_dump(mode="json"))
     if create.stream:
-        return StreamingResponse(sse_stream(service.events(run)), media_type="text/event-stream", headers=_SSE_HEADERS)
+        return _sse(request, sse_stream(service.events(run)))
     response = await service.create(run)
     return json_response(response.model_dump(mode="json"))
 
@@ -51,27 +53,32 @@ async def get_response(request: Request) -> Response:
             raise InvalidRequest(
                 f"Invalid 'starting_after': {raw!r}. Expected an integer.", param="starting_after", code="invalid_value"
             ) from None
-        followed = await _service(request).follow(response_id, after)
-        return StreamingResponse(sse_logged(followed), media_type="text/event-stream", headers=_SSE_HEADERS)
-    response = await _service(request).get(response_id)
+        followed = await _service(request).follow(response_id, after, tenant=tenant_of(request))
+        return _sse(request, sse_logged(followed))
+    response = await _service(request).get(response_id, tenant_of(request))
     return json_response(response.model_dump(mode="json"))
 
 
 async def delete_response(request: Request) -> Response:
     response_id = request.path_params["response_id"]
-    await _service(request).delete(response_id)
+    await _service(request).delete(response_id, tenant_of(request))
     return json_response(DeletedObject(id=response_id, object="response.deleted").model_dump(mode="json"))
 
 
 async def cancel_response(request: Request) -> Response:
-    response = await _service(request).cancel(request.path_params["response_id"])
+    response = await _service(request).cancel(request.path_params["response_id"], tenant_of(request))
     return json_response(response.model_dump(mode="json"))
 
 
 async def list_input_items(request: Request) -> Response:
     page = paging(request, default_limit=20)
     found = await _service(request).input_items(
-        request.path_params["response_id"], limit=page.limit, order=page.order, after=page.after, before=page.before
+        request.path_params["response_id"],
+        limit=page.limit,
+        order=page.order,
+        after=page.after,
+        before=page.before,
+        tenant=tenant_of(request),
     )
     return json_response(page_body(found))
 
@@ -86,9 +93,27 @@ async def health(_request: Request) -> Response:
     return json_response({"status": "ok"})
 
 
+async def metrics(request: Request) -> Response:
+    return Response(request.app.state.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+def _sse(request: Request, frames: AsyncIterator[bytes]) -> StreamingResponse:
+    gauge = request.app.state.metrics.active_streams
+
+    async def counted() -> AsyncIterator[bytes]:
+        gauge.inc()
+        try:
+            async for frame in frames:
+                yield frame
+        finally:
+            gauge.dec()
+
+    return StreamingResponse(counted(), media_type="text/event-stream", headers=_SSE_HEADERS)
+
+
 def routes() -> list[BaseRoute]:
     """Every endpoint, under ``/v1``, at the root and under ``/openai/v1``."""
-    table: list[BaseRoute] = [Route("/health", health, methods=["GET"])]
+    table: list[BaseRoute] = [Route("/health", health, methods=["GET"]), Route("/metrics", metrics, methods=["GET"])]
     for prefix in PREFIXES:
         table += [
             Route(f"{prefix}/responses", create_response, methods=["POST"]),

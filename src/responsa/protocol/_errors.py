@@ -4,7 +4,8 @@
 
     ResponsaError                       500 server_error
     ├── InvalidRequest                  400 invalid_request_error
-    │   └── Conflict                    409 invalid_request_error (state does not allow it)
+    │   ├── Conflict                    409 invalid_request_error (state does not allow it)
+    │   └── PayloadTooLarge             413 invalid_request_error
     ├── AuthenticationFailed            401 authentication_error
     ├── NotFound                        404 invalid_request_error (code *_not_found)
     ├── RateLimited                     429 rate_limit_error
@@ -25,6 +26,7 @@ __all__ = [
     "InvalidRequest",
     "ModelError",
     "NotFound",
+    "PayloadTooLarge",
     "RateLimited",
     "ResponsaError",
     "ServiceUnavailable",
@@ -69,13 +71,20 @@ class InvalidRequest(ResponsaError):
 
     status_code = 400
     error_type = "invalid_request_error"
-    default_code = None
+    default_code: str | None = None
 
 
 class Conflict(InvalidRequest):
     """The request is well-formed but the stored object's state forbids it."""
 
     status_code = 409
+
+
+class PayloadTooLarge(InvalidRequest):
+    """The body is over the server's size limit."""
+
+    status_code = 413
+    default_code = "request_too_large"
 
 
 class AuthenticationFailed(ResponsaError):

@@ -62,6 +62,11 @@ class Store(Protocol):
     """Durable responses, conversations and their items. Ids come from the engine; rows belong to the store."""
 
     retention: Retention
+    tenant: str
+    """Whose objects this store sees and creates (``scoped`` makes a view for another tenant)."""
+
+    def scoped(self, tenant: str) -> Store:
+        """The same store, seeing only ``tenant``'s objects."""
 
     async def migrate(self) -> None:
         """Bring the schema up to date (idempotent)."""
@@ -95,8 +100,9 @@ class Store(Protocol):
     async def cancels_requested(self, response_ids: Sequence[str]) -> list[str]:
         """Which of these responses someone asked to cancel."""
 
-    async def orphaned_background(self, now: float) -> list[ResponseObject]:
-        """Background responses queued or in progress whose lease ran out: nobody runs them any more."""
+    async def orphaned_background(self, now: float) -> list[tuple[str, ResponseObject]]:
+        """(tenant, response) of background responses queued or in progress whose lease ran out, of
+        every tenant: nobody runs them any more."""
 
     async def delete_response(self, response_id: str) -> bool:
         """Remove a response and its items; False when it did not exist."""

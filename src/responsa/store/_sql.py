@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -20,7 +21,7 @@ from responsa.protocol import Item, ResponseObject
 from ._base import ItemPage, LoggedEvent, Order, Retention
 from ._paging import dump_item, item_page, load_item
 from ._sql_conversations import ConversationQueries, append_items
-from ._tables import conversation_items, response_events, response_items, responses
+from ._tables import conversation_items, conversations, response_events, response_items, responses
 
 __all__ = ["SqlStore", "async_url"]
 
@@ -53,6 +54,7 @@ class SqlStore(ConversationQueries):
     def __init__(self, url: str, retention: Retention | None = None) -> None:
         self.url = async_url(url)
         self.retention = retention or Retention()
+        self.tenant = "default"
         self._engine: AsyncEngine = create_async_engine(self.url)
         # SQLite has one writer at a time: queue writers here instead of spinning on SQLITE_BUSY.
         self._write_lock: anyio.Lock | None = None
@@ -60,6 +62,11 @@ class SqlStore(ConversationQueries):
             _ensure_parent_dir(self.url)
             event.listen(self._engine.sync_engine, "connect", _sqlite_pragmas)
             self._write_lock = anyio.Lock()
+
+    def scoped(self, tenant: str) -> SqlStore:
+        view = copy.copy(self)  # shares the engine and the write lock
+        view.tenant = tenant
+        return view
 
     @asynccontextmanager
     async def _writing(self) -> AsyncIterator[AsyncConnection]:
@@ -69,9 +76,11 @@ class SqlStore(ConversationQueries):
             yield await stack.enter_async_context(self._engine.begin())
 
     def _live_response(self) -> list[ColumnElement[bool]]:
-        if not self.retention.response_ttl:
-            return []
-        return [responses.c.stored_at >= time.time() - self.retention.response_ttl]
+        """This tenant's responses that have not expired."""
+        live = [responses.c.tenant == self.tenant]
+        if self.retention.response_ttl:
+            live.append(responses.c.stored_at >= time.time() - self.retention.response_ttl)
+        return live
 
     async def migrate(self) -> None:
         async with self._writing() as conn:
@@ -87,7 +96,9 @@ class SqlStore(ConversationQueries):
         conversation_id = response.conversation["id"] if response.conversation else None
         async with self._writing() as conn:
             updated = await conn.execute(
-                responses.update().where(responses.c.id == response.id).values(status=response.status, body=body)
+                responses.update()
+                .where(responses.c.id == response.id, responses.c.tenant == self.tenant)
+                .values(status=response.status, body=body)
             )
             if updated.rowcount == 0:
                 row = {
@@ -99,6 +110,7 @@ class SqlStore(ConversationQueries):
                     "stored_at": time.time(),
                     "conversation_id": conversation_id,
                     "background": response.background,
+                    "tenant": self.tenant,
                 }
                 await conn.execute(insert(responses), [row])
                 await self._evict_responses_over_cap(conn)
@@ -139,9 +151,10 @@ class SqlStore(ConversationQueries):
 
     async def events_after(self, response_id: str, after: int, limit: int = 1000) -> list[LoggedEvent]:
         column = response_events.c
+        owned = select(responses.c.id).where(responses.c.id == response_id, responses.c.tenant == self.tenant)
         query = (
             select(column.sequence_number, column.type, column.body)
-            .where(column.response_id == response_id, column.sequence_number > after)
+            .where(column.response_id == response_id, column.sequence_number > after, owned.exists())
             .order_by(column.sequence_number)
             .limit(limit)
         )
@@ -163,20 +176,26 @@ class SqlStore(ConversationQueries):
         async with self._engine.connect() as conn:
             return [r for (r,) in await conn.execute(query)]
 
-    async def orphaned_background(self, now: float) -> list[ResponseObject]:
+    async def orphaned_background(self, now: float) -> list[tuple[str, ResponseObject]]:
         column = responses.c
-        query = select(column.id).where(
+        query = select(column.id, column.tenant).where(
             column.background.is_(True),
             column.status.in_(("queued", "in_progress")),
             (column.lease_until.is_(None)) | (column.lease_until < now),
         )
         async with self._engine.connect() as conn:
-            ids = [r for (r,) in await conn.execute(query)]
-        found = [await self.get_response(response_id) for response_id in ids]
-        return [response for response in found if response is not None]
+            found = [(response_id, tenant) for response_id, tenant in await conn.execute(query)]
+        orphans = []
+        for response_id, tenant in found:
+            response = await self.scoped(tenant).get_response(response_id)
+            if response is not None:
+                orphans.append((tenant, response))
+        return orphans
 
     async def delete_response(self, response_id: str) -> bool:
         async with self._writing() as conn:
+            if not await self._response_exists(conn, response_id):
+                return False
             return await _delete_responses(conn, [response_id]) > 0
 
     async def _response_exists(self, conn: AsyncConnection, response_id: str) -> bool:
@@ -200,10 +219,17 @@ class SqlStore(ConversationQueries):
             return [load_item(body) for (body,) in rows]
 
     async def get_item(self, item_id: str) -> Item | None:
-        query = union_all(
-            select(response_items.c.body).where(response_items.c.item_id == item_id),
-            select(conversation_items.c.body).where(conversation_items.c.item_id == item_id),
-        ).limit(1)
+        in_responses = (
+            select(response_items.c.body)
+            .join(responses, responses.c.id == response_items.c.response_id)
+            .where(response_items.c.item_id == item_id, responses.c.tenant == self.tenant)
+        )
+        in_conversations = (
+            select(conversation_items.c.body)
+            .join(conversations, conversations.c.id == conversation_items.c.conversation_id)
+            .where(conversation_items.c.item_id == item_id, conversations.c.tenant == self.tenant)
+        )
+        query = union_all(in_responses, in_conversations).limit(1)
         async with self._engine.connect() as conn:
             body = (await conn.execute(query)).scalar()
         return None if body is None else load_item(body)

@@ -52,14 +52,17 @@ class ConversationQueries:
 
     _engine: AsyncEngine
     retention: Retention
+    tenant: str
 
     def _writing(self) -> AbstractAsyncContextManager[AsyncConnection]:
         raise NotImplementedError
 
     def _live_conversation(self) -> list[ColumnElement[bool]]:
-        if not self.retention.conversation_ttl:
-            return []
-        return [conversations.c.stored_at >= time.time() - self.retention.conversation_ttl]
+        """This tenant's conversations that have not expired."""
+        live = [conversations.c.tenant == self.tenant]
+        if self.retention.conversation_ttl:
+            live.append(conversations.c.stored_at >= time.time() - self.retention.conversation_ttl)
+        return live
 
     async def create_conversation(self, conversation: Conversation, items: Sequence[Item]) -> None:
         row = {
@@ -67,6 +70,7 @@ class ConversationQueries:
             "created_at": conversation.created_at,
             "stored_at": time.time(),
             "metadata": orjson.dumps(conversation.metadata).decode(),
+            "tenant": self.tenant,
         }
         async with self._writing() as conn:
             await conn.execute(insert(conversations), [row])
@@ -112,6 +116,8 @@ class ConversationQueries:
 
     async def delete_conversation(self, conversation_id: str) -> bool:
         async with self._writing() as conn:
+            if await self._fetch_conversation(conn, conversation_id) is None:
+                return False
             return await self._delete_conversations(conn, [conversation_id]) > 0
 
     async def _delete_conversations(self, conn: AsyncConnection, ids: list[str]) -> int:
@@ -152,6 +158,8 @@ class ConversationQueries:
     async def delete_conversation_item(self, conversation_id: str, item_id: str) -> bool:
         column = conversation_items.c
         async with self._writing() as conn:
+            if await self._fetch_conversation(conn, conversation_id) is None:
+                return False
             deleted = await conn.execute(
                 delete(conversation_items).where(column.conversation_id == conversation_id, column.item_id == item_id)
             )

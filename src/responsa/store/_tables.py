@@ -25,6 +25,8 @@ responses = Table(
     Column("lease_until", Float, nullable=True),
     # Set by whichever process receives POST .../cancel; the process running the response acts on it.
     Column("cancel_requested", Boolean, nullable=False, server_default=false()),
+    # The API key's tenant that created it; other tenants never see it.
+    Column("tenant", String(80), nullable=False, server_default="default"),
 )
 Index("ix_responses_stored_at", responses.c.stored_at)
 Index("ix_responses_background_status", responses.c.background, responses.c.status)
@@ -58,6 +60,7 @@ conversations = Table(
     Column("created_at", BigInteger, nullable=False),
     Column("stored_at", Float, nullable=False),
     Column("metadata", Text, nullable=False),
+    Column("tenant", String(80), nullable=False, server_default="default"),
 )
 Index("ix_conversations_stored_at", conversations.c.stored_at)
 

@@ -1,0 +1,78 @@
+"""Per-key rate limits: requests per minute and tokens per minute, as token buckets.
+
+Buckets live in this process (each replica limits on its own); a key's bucket refills continuously
+and a request is refused while its bucket is empty, with ``retry-after`` saying when it will not be.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from responsa.config import ApiKey
+from responsa.protocol import RateLimited
+
+__all__ = ["RateLimiter"]
+
+
+@dataclass
+class _Bucket:
+    capacity: float
+    level: float
+    updated: float
+
+    def refill(self, now: float) -> None:
+        rate = self.capacity / 60
+        self.level = min(self.capacity, self.level + (now - self.updated) * rate)
+        self.updated = now
+
+    def seconds_until_positive(self) -> int:
+        return max(1, math.ceil((1 - self.level) * 60 / self.capacity)) if self.level < 1 else 0
+
+
+class RateLimiter:
+    """``admit`` before a request; ``spend`` the tokens a response used once it ends."""
+
+    def __init__(self, keys: tuple[ApiKey, ...]) -> None:
+        now = time.monotonic()
+        self._requests = {
+            key.tenant: _Bucket(key.requests_per_minute, key.requests_per_minute, now)
+            for key in keys
+            if key.requests_per_minute
+        }
+        self._tokens = {
+            key.tenant: _Bucket(key.tokens_per_minute, key.tokens_per_minute, now)
+            for key in keys
+            if key.tokens_per_minute
+        }
+
+    def admit(self, tenant: str) -> None:
+        now = time.monotonic()
+        tokens = self._tokens.get(tenant)
+        if tokens is not None:
+            tokens.refill(now)
+            if tokens.level < 1:
+                wait = tokens.seconds_until_positive()
+                raise RateLimited(
+                    f"Rate limit reached: tokens per minute ({int(tokens.capacity)}). Retry in {wait}s.",
+                    code="rate_limit_exceeded",
+                    headers={"retry-after": str(wait)},
+                )
+        requests = self._requests.get(tenant)
+        if requests is not None:
+            requests.refill(now)
+            if requests.level < 1:
+                wait = requests.seconds_until_positive()
+                raise RateLimited(
+                    f"Rate limit reached: requests per minute ({int(requests.capacity)}). Retry in {wait}s.",
+                    code="rate_limit_exceeded",
+                    headers={"retry-after": str(wait)},
+                )
+            requests.level -= 1
+
+    def spend(self, tenant: str, tokens: int) -> None:
+        bucket = self._tokens.get(tenant)
+        if bucket is not None:
+            bucket.refill(time.monotonic())
+            bucket.level -= tokens

@@ -1,0 +1,91 @@
+"""The gate every HTTP request passes: request id, API key and tenant, rate limit, body size,
+one structured log line, and the request metrics."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import time
+import uuid
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from responsa.config import ApiKey
+from responsa.protocol import AuthenticationFailed, PayloadTooLarge, ResponsaError
+
+from ._errors import error_response
+from ._limits import RateLimiter
+from ._metrics import Metrics, route_of
+
+__all__ = ["DEFAULT_TENANT", "Gate"]
+
+logger = logging.getLogger("responsa.access")
+
+DEFAULT_TENANT = "default"
+_OPEN_PATHS = frozenset({"/health", "/metrics"})
+
+
+class Gate:
+    def __init__(
+        self, app: ASGIApp, keys: tuple[ApiKey, ...], limiter: RateLimiter, metrics: Metrics, max_body_bytes: int
+    ) -> None:
+        self.app = app
+        self.keys = keys
+        self.limiter = limiter
+        self.metrics = metrics
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        request_id = headers.get(b"x-request-id", b"").decode(errors="replace")[:128] or f"req_{uuid.uuid4().hex}"
+        started = time.perf_counter()
+        status = {"code": 500}
+        tenant = DEFAULT_TENANT
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+                message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
+            await send(message)
+
+        try:
+            tenant = self._admit(scope, headers)
+            scope.setdefault("state", {})["tenant"] = tenant
+            await self.app(scope, receive, send_with_id)
+        except ResponsaError as refused:
+            await error_response(refused)(scope, receive, send_with_id)
+        finally:
+            elapsed = time.perf_counter() - started
+            route = route_of(scope["path"])
+            self.metrics.requests.labels(scope["method"], route, str(status["code"])).inc()
+            self.metrics.latency.labels(route).observe(elapsed)
+            logger.info(
+                "request_id=%s tenant=%s method=%s path=%s status=%d duration_ms=%.1f",
+                request_id, tenant, scope["method"], scope["path"], status["code"], elapsed * 1000,
+            )  # fmt: skip
+
+    def _admit(self, scope: Scope, headers: dict[bytes, Any]) -> str:
+        """The tenant of the request, or the error refusing it (401, 429, 413)."""
+        if scope["path"] in _OPEN_PATHS:
+            return DEFAULT_TENANT
+        tenant = DEFAULT_TENANT
+        if self.keys:
+            header = headers.get(b"authorization", b"")
+            token = header[7:].strip() if header[:7].lower() == b"bearer " else b""
+            key = next((k for k in self.keys if hmac.compare_digest(token, k.key.encode())), None)
+            if key is None:
+                raise AuthenticationFailed(
+                    "Incorrect API key provided. Pass a configured key as 'Authorization: Bearer <key>'."
+                    if token
+                    else "You didn't provide an API key. Use 'Authorization: Bearer <key>'."
+                )
+            tenant = key.tenant
+        length = headers.get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
+            raise PayloadTooLarge(f"The request body is larger than {self.max_body_bytes} bytes.")
+        self.limiter.admit(tenant)
+        return tenant

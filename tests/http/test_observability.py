@@ -1,0 +1,57 @@
+"""Prometheus metrics, request ids echoed, and one structured log line per request."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import httpx
+import pytest
+
+from tests.conftest import LiveServer
+
+
+def metric(text: str, name: str, **labels: str) -> float:
+    wanted = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    pattern = (
+        rf"^{re.escape(name)}\{{[^}}]*{re.escape(wanted)}[^}}]*\}} ([0-9.e+]+)$"
+        if labels
+        else rf"^{re.escape(name)} ([0-9.e+]+)$"
+    )
+    found = re.findall(pattern, text, re.MULTILINE)
+    return sum(float(value) for value in found)
+
+
+def test_metrics_count_requests_tokens_and_streams(http: httpx.Client) -> None:
+    before = http.get("/metrics").text
+    reply = http.post("/v1/responses", json={"model": "sim", "input": "Reply with: counted"})
+    http.post("/v1/responses", json={"model": "sim", "input": "Reply with: streamed", "stream": True})
+    after = http.get("/metrics")
+    assert after.headers["content-type"].startswith("text/plain")
+    text = after.text
+    assert metric(text, "responsa_requests_total", route="/v1/responses", status="200") >= metric(
+        before, "responsa_requests_total", route="/v1/responses", status="200") + 2  # fmt: skip
+    assert (
+        metric(text, "responsa_tokens_total", kind="output")
+        >= metric(before, "responsa_tokens_total", kind="output") + 2
+    )
+    assert "responsa_active_streams" in text and "responsa_request_seconds_bucket" in text
+    assert reply.status_code == 200
+
+
+def test_request_ids_are_echoed_or_made(http: httpx.Client) -> None:
+    mine = http.get("/v1/models", headers={"x-request-id": "abc-123"})
+    assert mine.headers["x-request-id"] == "abc-123"
+    made = http.get("/v1/models").headers["x-request-id"]
+    assert made.startswith("req_") and len(made) > 10
+    assert http.get("/v1/responses/resp_nope").headers["x-request-id"].startswith("req_")
+
+
+def test_one_log_line_per_request(server: LiveServer, http: httpx.Client, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="responsa.access"):
+        http.get("/v1/models", headers={"x-request-id": "log-me-please"})
+    lines = [r.getMessage() for r in caplog.records if "log-me-please" in r.getMessage()]
+    assert len(lines) == 1
+    assert re.search(
+        r"request_id=log-me-please tenant=default method=GET path=/v1/models status=200 duration_ms=[0-9.]+", lines[0]
+    )
