@@ -44,6 +44,44 @@ def main() -> None:
     help="Serve the simulator's models.",
 )
 @click.option(
+    "--sim-latency/--no-sim-latency",
+    default=True,
+    show_default=True,
+    envvar="RESPONSA_SIM_LATENCY",
+    help="Apply the simulated models' latency profiles (off: as fast as possible, for tests).",
+)
+@click.option(
+    "--sim-profiles",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    envvar="RESPONSA_SIM_PROFILES",
+    help="TOML file of simulated model profiles (see docs/simulator.md).",
+)
+@click.option(
+    "--sim-fault-rate",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    envvar="RESPONSA_SIM_FAULT_RATE",
+    help="Share of simulator requests that fail at random with one of --sim-faults.",
+)
+@click.option(
+    "--sim-faults",
+    default="rate_limit,server_error,unavailable,mid_stream",
+    show_default=True,
+    envvar="RESPONSA_SIM_FAULTS",
+    callback=lambda _ctx, _param, value: tuple(part.strip() for part in value.split(",") if part.strip()),
+    help="Comma-separated faults drawn at random: rate_limit, server_error, unavailable, mid_stream, timeout.",
+)
+@click.option(
+    "--sim-timeout-secs",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    envvar="RESPONSA_SIM_TIMEOUT_SECS",
+    help="How long the simulator's 'timeout' fault hangs before failing.",
+)
+@click.option(
     "--upstream",
     "upstreams",
     multiple=True,

@@ -105,6 +105,11 @@ class Settings:
     max_input_items: int = 4096
     log_level: str = "info"
     sim_token_delay_ms: float = 0.0
+    sim_latency: bool = True
+    sim_profiles: Path | None = None
+    sim_fault_rate: float = 0.0
+    sim_faults: tuple[str, ...] = ("rate_limit", "server_error", "unavailable", "mid_stream")
+    sim_timeout_secs: float = 60.0
     responses_store_ttl_secs: float = 0
     responses_store_max_entries: int | None = None
     conversation_store_ttl_secs: float = 0

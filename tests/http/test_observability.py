@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 
 import httpx
 import pytest
@@ -26,16 +27,21 @@ def test_metrics_count_requests_tokens_and_streams(http: httpx.Client) -> None:
     before = http.get("/metrics").text
     reply = http.post("/v1/responses", json={"model": "sim", "input": "Reply with: counted"})
     http.post("/v1/responses", json={"model": "sim", "input": "Reply with: streamed", "stream": True})
-    after = http.get("/metrics")
-    assert after.headers["content-type"].startswith("text/plain")
-    text = after.text
-    assert metric(text, "responsa_requests_total", route="/v1/responses", status="200") >= metric(
-        before, "responsa_requests_total", route="/v1/responses", status="200") + 2  # fmt: skip
+    wanted = metric(before, "responsa_requests_total", route="/v1/responses", status="200") + 2
+    deadline = time.monotonic() + 5
+    # A request is counted when its last byte is sent, which can be just after the client has it.
+    while (
+        metric(text := http.get("/metrics").text, "responsa_requests_total", route="/v1/responses", status="200")
+        < wanted
+    ):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
     assert (
         metric(text, "responsa_tokens_total", kind="output")
         >= metric(before, "responsa_tokens_total", kind="output") + 2
     )
     assert "responsa_active_streams" in text and "responsa_request_seconds_bucket" in text
+    assert http.get("/metrics").headers["content-type"].startswith("text/plain")
     assert reply.status_code == 200
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "Backend",
     "Finish",
     "FinishReason",
+    "HiddenReasoning",
     "ModelEvent",
     "ModelRequest",
     "ReasoningDelta",
@@ -73,6 +74,10 @@ class ModelRequest:
     """A failure the client asked the simulator to inject (``x-responsa-fault``); others ignore it."""
     streaming: bool = True
     """Whether the client watches tokens arrive; when False a backend may produce the output at once."""
+    reasoning_effort: str | None = None
+    reasoning_summary: str | None = None
+    encrypted_reasoning: bool = False
+    """The client asked for ``reasoning.encrypted_content`` (to pass reasoning back statelessly)."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,13 @@ class ReasoningDelta:
     """More raw reasoning text (what open models put in ``reasoning_content`` or ``<think>``)."""
 
     text: str
+
+
+@dataclass(frozen=True)
+class HiddenReasoning:
+    """The model reasoned without showing it: a reasoning item, maybe with an opaque blob to pass back."""
+
+    encrypted_content: str | None = None
 
 
 @dataclass(frozen=True)
@@ -122,7 +134,7 @@ class Finish:
     usage: TokenUsage
 
 
-ModelEvent = TextDelta | ReasoningDelta | ReasoningSummaryDelta | ToolCallDelta | Finish
+ModelEvent = TextDelta | ReasoningDelta | HiddenReasoning | ReasoningSummaryDelta | ToolCallDelta | Finish
 
 
 class Backend(ABC):

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from responsa.backends import (
     Finish,
     FinishReason,
+    HiddenReasoning,
     ModelEvent,
     ReasoningDelta,
     ReasoningSummaryDelta,
@@ -131,6 +132,8 @@ class OutputBuilder:
             return self._reasoning(event.text, summary=False)
         if isinstance(event, ReasoningSummaryDelta):
             return self._reasoning(event.text, summary=True)
+        if isinstance(event, HiddenReasoning):
+            return self._hidden_reasoning(event.encrypted_content)
         return self.end_turn(event)
 
     def _switch_to(self, item: OpenKind, tool_index: int | None = None) -> list[StreamEvent]:
@@ -281,6 +284,14 @@ class OutputBuilder:
             else ReasoningTextDelta(content_index=0, delta=text, **where)
         )
         events.append(self._emit(delta))
+        return events
+
+    def _hidden_reasoning(self, encrypted_content: str | None) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        if self._open is None or not isinstance(self._open.item, Reasoning):
+            events += self._switch_to(Reasoning(id=new_id("rs"), summary=[], status="in_progress"))
+        assert self._open is not None and isinstance(self._open.item, Reasoning)
+        self._open.item.encrypted_content = encrypted_content
         return events
 
     def _close_reasoning(self, item: Reasoning, open_item: _OpenItem) -> list[StreamEvent]:

@@ -273,6 +273,7 @@ def build_model_request(
         tools = [tool for tool in tools if routes.get(tool.name) == choice.server_label]
         mode = "required"
         forced = next((tool.name for tool in tools if choice.name and tool.name.endswith(choice.name)), None)
+    reasoning = request.reasoning
     calls_left = None if request.max_tool_calls is None else max(request.max_tool_calls - calls_made, 0)
     if calls_left == 0 or last_round:
         mode, forced = "none", None
@@ -300,4 +301,7 @@ def build_model_request(
         ),
         fault=fault,
         streaming=request.stream,
+        reasoning_effort=reasoning.effort if reasoning else None,
+        reasoning_summary=(reasoning.summary or reasoning.generate_summary) if reasoning else None,
+        encrypted_reasoning="reasoning.encrypted_content" in (request.include or []),
     )

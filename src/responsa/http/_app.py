@@ -12,7 +12,7 @@ from starlette.applications import Starlette
 from responsa.backends import Backend, BackendRegistry
 from responsa.backends.chat_completions import ChatCompletionsBackend, Strategy, UpstreamModel, discover_models
 from responsa.backends.llama_cpp import LlamaCppBackend
-from responsa.backends.simulator import SimulatorBackend
+from responsa.backends.simulator import SimulatorBackend, load_profiles
 from responsa.config import Settings
 from responsa.engine import ConversationService, ResponseService
 from responsa.protocol import Usage
@@ -44,7 +44,17 @@ async def _backends(settings: Settings) -> list[Backend]:
     if settings.embedded:
         backends.append(LlamaCppBackend(settings.gguf))
     if settings.simulator:
-        backends.append(SimulatorBackend(token_delay=settings.sim_token_delay_ms / 1000))
+        profiles = load_profiles(settings.sim_profiles) if settings.sim_profiles else None
+        backends.append(
+            SimulatorBackend(
+                token_delay=settings.sim_token_delay_ms / 1000,
+                profiles=profiles,
+                latency=settings.sim_latency,
+                fault_rate=settings.sim_fault_rate,
+                faults=settings.sim_faults,
+                timeout_after=settings.sim_timeout_secs,
+            )
+        )
     return backends
 
 

@@ -8,12 +8,13 @@ calls function tools as ``tool_choice`` allows with arguments valid for their sc
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import random
 import re
 import secrets
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -24,8 +25,10 @@ from responsa.backends._base import (
     Backend,
     Finish,
     FinishReason,
+    HiddenReasoning,
     ModelEvent,
     ModelRequest,
+    ReasoningSummaryDelta,
     TextDelta,
     TokenUsage,
     ToolCallDelta,
@@ -44,14 +47,16 @@ from responsa.protocol import (
     new_id,
 )
 
+from ._profiles import EFFORT_MULTIPLIERS, ModelProfile, default_profiles
 from ._schema import Hints, instance_for
-from ._text import count_tokens, prose, split_tokens
+from ._text import count_tokens, prose, reasoning_summary, split_tokens
 from ._tools import PlannedCall, plan_tool_calls
 
 __all__ = ["FAULTS", "SIMULATOR_MODELS", "SimulatorBackend"]
 
-SIMULATOR_MODELS: tuple[str, ...] = ("sim", "sim-large")
-FAULTS = frozenset({"rate_limit", "server_error", "unavailable", "mid_stream"})
+SIMULATOR_MODELS: tuple[str, ...] = tuple(default_profiles())
+FAULTS = frozenset({"rate_limit", "server_error", "unavailable", "mid_stream", "timeout"})
+SUMMARY_SHARE = {"concise": 0.05, "auto": 0.10, "detailed": 0.15}
 _ITEM_OVERHEAD_TOKENS = 3
 _REPLY_WITH = re.compile(r"(?:reply|respond|answer)\s+with\s*[:\-]?\s*(.+)", re.IGNORECASE | re.DOTALL)
 
@@ -65,63 +70,134 @@ class _Turn:
 
 
 class SimulatorBackend(Backend):
-    """Serves :data:`SIMULATOR_MODELS`; needs no weights, network or GPU.
+    """Serves the simulated models; needs no weights, network or GPU.
 
-    ``token_delay`` (seconds) paces every token, so streaming, cancellation and disconnects can be
-    watched in real time.
+    Each model has a latency profile (time to first token, tokens per second, jitter) applied in
+    real time unless ``latency`` is off; ``token_delay`` (seconds), when set, paces every token of
+    every model instead. Reasoning models spend hidden reasoning tokens by ``reasoning.effort``.
+    ``fault_rate`` injects the ``faults`` at random, besides the per-request ``x-responsa-fault``.
     """
 
-    def __init__(self, token_delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        token_delay: float = 0.0,
+        profiles: Mapping[str, ModelProfile] | None = None,
+        latency: bool = True,
+        fault_rate: float = 0.0,
+        faults: Sequence[str] = ("rate_limit", "server_error", "unavailable", "mid_stream"),
+        timeout_after: float = 60.0,
+    ) -> None:
         self._token_delay = token_delay
+        self._profiles = dict(profiles if profiles is not None else default_profiles())
+        self._latency = latency
+        self._fault_rate = fault_rate
+        self._faults = tuple(faults)
+        self._timeout_after = timeout_after
+        self._chance = random.Random()
 
     def models(self) -> Sequence[str]:
-        return SIMULATOR_MODELS
+        return list(self._profiles)
 
     @asynccontextmanager
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[ModelEvent]]:
-        _raise_early_fault(request.fault)
-        yield self._generate(request)
+        profile = self._profiles[request.model]
+        effort = _effort(profile, request.reasoning_effort)
+        fault = request.fault
+        if fault is None and self._fault_rate and self._chance.random() < self._fault_rate:
+            fault = self._chance.choice(self._faults)
+        _raise_early_fault(fault)
+        if fault == "timeout":
+            # The model never answers; after a long wait the request fails like a timed-out upstream.
+            await anyio.sleep(self._timeout_after)
+            raise ModelError(f"The model did not answer within {self._timeout_after:g}s.", code="timeout")
+        yield self._generate(request, profile, effort, fault)
 
-    async def _generate(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    async def _generate(
+        self, request: ModelRequest, profile: ModelProfile, effort: str, fault: str | None
+    ) -> AsyncIterator[ModelEvent]:
         turn = _last_turn(request)
         rng, temperature = _rng_for(request, turn.prompt)
         input_tokens = _input_tokens(request)
         calls = plan_tool_calls(request, turn.prompt, answering_tool_output=bool(turn.tool_results))
         budget = request.max_output_tokens
-        produced = 0
-        fail_at = None
-        if calls:
-            pieces = [(i, c, tok) for i, c in enumerate(calls) for tok in split_tokens(c.arguments)]
-            reason: FinishReason = "tool_calls"
-            started: set[int] = set()
-            for index, call, token in pieces:
-                if budget is not None and produced >= budget:
-                    reason = "length"
-                    break
-                yield _call_delta(index, call, token, first=index not in started)
-                started.add(index)
-                produced += 1
-                await self._pace(produced)
-        else:
-            tokens = split_tokens(_answer_text(request, turn, rng, temperature))
-            reason = "stop"
-            if budget is not None and len(tokens) > budget:
-                tokens, reason = tokens[:budget], "length"
-            if request.fault == "mid_stream":
-                fail_at = len(tokens) // 2
-            for token in tokens:
-                if produced == fail_at:
-                    raise ModelError("The model failed while generating (injected mid_stream fault).")
-                yield TextDelta(token)
-                produced += 1
-                await self._pace(produced)
-        yield Finish(reason, TokenUsage(input_tokens=input_tokens, output_tokens=produced))
+        await self._wait(profile.ttft_ms / 1000, profile)
+        visible: list[TextDelta | ToolCallDelta] = (
+            _call_deltas(calls)
+            if calls
+            else [TextDelta(token) for token in split_tokens(_answer_text(request, turn, rng, temperature))]
+        )
+        thinking = round(EFFORT_MULTIPLIERS[effort] * len(visible)) if profile.reasoning else 0
+        if budget is not None:
+            thinking = min(thinking, budget)
+        produced = thinking
+        if thinking:
+            async for event in self._reason(request, profile, effort, thinking, rng):
+                yield event
+        reason: FinishReason = "tool_calls" if calls else "stop"
+        fail_at = len(visible) // 2 if fault == "mid_stream" else None
+        for position, delta in enumerate(visible):
+            if budget is not None and produced >= budget:
+                reason = "length"
+                break
+            if position == fail_at:
+                raise ModelError("The model failed while generating (injected mid_stream fault).")
+            yield delta
+            produced += 1
+            await self._pace(produced, profile)
+        usage = TokenUsage(input_tokens=input_tokens, output_tokens=produced, reasoning_tokens=thinking)
+        yield Finish(reason, usage)
 
-    async def _pace(self, produced: int) -> None:
+    async def _reason(
+        self, request: ModelRequest, profile: ModelProfile, effort: str, tokens: int, rng: random.Random
+    ) -> AsyncIterator[ModelEvent]:
+        """Hidden reasoning: its time passes, a summary shows when asked for (5/10/15% of its tokens)."""
+        blob = _encrypted_reasoning(request.model, effort, tokens) if request.encrypted_reasoning else None
+        yield HiddenReasoning(encrypted_content=blob)
+        words = round(tokens * SUMMARY_SHARE.get(request.reasoning_summary or "", 0.0))
+        summary = split_tokens(reasoning_summary(_last_turn(request).prompt, words, rng)) if words else []
+        per_word = (tokens - len(summary)) / max(len(summary), 1)
+        if not summary:
+            await self._wait(tokens / profile.tokens_per_second if profile.tokens_per_second else 0, profile)
+        for piece in summary:
+            yield ReasoningSummaryDelta(piece)
+            await self._wait(per_word / profile.tokens_per_second if profile.tokens_per_second else 0, profile)
+
+    async def _wait(self, seconds: float, profile: ModelProfile) -> None:
+        if self._latency and seconds > 0:
+            spread = 1 + profile.jitter * (2 * self._chance.random() - 1)
+            await anyio.sleep(seconds * spread)
+        else:
+            await anyio.lowlevel.checkpoint()
+
+    async def _pace(self, produced: int, profile: ModelProfile) -> None:
         if self._token_delay > 0:
             await anyio.sleep(self._token_delay)
+        elif self._latency and profile.tokens_per_second:
+            await self._wait(1 / profile.tokens_per_second, profile)
         elif produced % 32 == 0:
             await anyio.lowlevel.checkpoint()
+
+
+def _effort(profile: ModelProfile, asked: str | None) -> str:
+    """The effort to simulate; 400 for one the model does not take (seed 003: minimal is GPT-5 only,
+    xhigh GPT-5.2 only)."""
+    if not profile.reasoning:
+        return "none"
+    effort = asked or profile.default_effort
+    if effort not in profile.efforts:
+        raise InvalidRequest(
+            f"Reasoning effort '{effort}' is not supported by model '{profile.name}'; "
+            f"use one of {sorted(profile.efforts, key=list(EFFORT_MULTIPLIERS).index)}.",
+            param="reasoning.effort",
+            code="unsupported_value",
+        )
+    return effort
+
+
+def _encrypted_reasoning(model: str, effort: str, tokens: int) -> str:
+    """An opaque blob standing for the hidden reasoning; clients pass it back unchanged."""
+    payload = json.dumps({"model": model, "effort": effort, "reasoning_tokens": tokens, "nonce": secrets.token_hex(8)})
+    return "gAAAA" + base64.urlsafe_b64encode(payload.encode()).decode()
 
 
 def _raise_early_fault(fault: str | None) -> None:
@@ -139,10 +215,21 @@ def _raise_early_fault(fault: str | None) -> None:
         raise ServiceUnavailable("No healthy worker is available (injected fault).")
 
 
-def _call_delta(index: int, call: PlannedCall, token: str, first: bool) -> ToolCallDelta:
-    if first:
-        return ToolCallDelta(index=index, arguments=token, name=call.name, call_id=new_id("call"))
-    return ToolCallDelta(index=index, arguments=token)
+def _call_deltas(calls: list[PlannedCall]) -> list[TextDelta | ToolCallDelta]:
+    """Each call's arguments token by token; the first piece carries its name and a new call id."""
+    deltas: list[TextDelta | ToolCallDelta] = []
+    for index, call in enumerate(calls):
+        for position, token in enumerate(split_tokens(call.arguments)):
+            first = position == 0
+            deltas.append(
+                ToolCallDelta(
+                    index=index,
+                    arguments=token,
+                    name=call.name if first else None,
+                    call_id=new_id("call") if first else None,
+                )
+            )
+    return deltas
 
 
 def _last_turn(request: ModelRequest) -> _Turn:

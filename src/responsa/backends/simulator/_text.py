@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-__all__ = ["count_tokens", "entities", "keywords", "numbers", "prose", "split_tokens", "stem"]
+__all__ = ["count_tokens", "entities", "keywords", "numbers", "prose", "reasoning_summary", "split_tokens", "stem"]
 
 _TOKEN = re.compile(r"\s*(?:\w+|[^\w\s])|\s+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
@@ -123,3 +123,24 @@ def prose(prompt: str, rng: random.Random, temperature: float) -> str:
     sentences.append(rng.choice(_CLOSERS[: max(1, variety // 2)]))
     text = " ".join(sentences)
     return text.replace("{Topic}", topic[:1].upper() + topic[1:]).replace("{topic}", topic)
+
+
+_REASONING = (
+    "The user is asking about {topic}.",
+    "I should work out what matters most here.",
+    "Breaking {topic} into parts makes it easier to explain.",
+    "I will check the key facts before answering.",
+    "A short, clear structure will serve best.",
+    "I should mention the main trade-offs.",
+    "Examples would make {topic} concrete.",
+    "Finally, I will summarise the answer plainly.",
+)
+
+
+def reasoning_summary(prompt: str, words: int, rng: random.Random) -> str:
+    """About ``words`` tokens of plausible reasoning summary about the prompt."""
+    topic = " ".join(keywords(prompt)[:3]) or "the question"
+    sentences: list[str] = []
+    while count_tokens(" ".join(sentences)) < words:
+        sentences.append(rng.choice(_REASONING).replace("{topic}", topic))
+    return "".join(split_tokens(" ".join(sentences))[:words]).strip() if words else ""
