@@ -143,3 +143,47 @@ def test_random_faults_and_the_timeout_fault(tmp_path: Path) -> None:
         timed_out = httpx.post(f"{live.v1}/responses", json={"model": "sim", "input": "x"},
                                headers={"x-responsa-fault": "timeout"})  # fmt: skip
         assert timed_out.status_code == 500 and timed_out.json()["error"]["code"] == "timeout"
+
+
+@pytest.mark.parametrize(
+    ("tool", "prompt", "item_type", "middle"),
+    [
+        ("web_search", "Search the latest news about comets", "web_search_call", "searching"),
+        ("file_search", "Find it in my report file", "file_search_call", "searching"),
+        ("code_interpreter", "Calculate the sum of 2, 3 and 4", "code_interpreter_call", "interpreting"),
+        ("image_generation", "Draw a picture of a lighthouse", "image_generation_call", "generating"),
+    ],
+)
+def test_built_in_tools_give_plausible_items(
+    sdk: openai.OpenAI, fast: LiveServer, tool: str, prompt: str, item_type: str, middle: str
+) -> None:
+    reply = sdk.responses.create(model="gpt-4.1", input=prompt, tools=[{"type": tool}])  # type: ignore[list-item]
+    assert [item.type for item in reply.output] == [item_type, "message"]
+    call = reply.output[0]
+    assert call.status == "completed" and call.id
+    if item_type == "web_search_call":
+        assert "comets" in call.action.query and "comets" in reply.output_text  # type: ignore[union-attr]
+    if item_type == "code_interpreter_call":
+        assert call.outputs[0].logs == "9" and "9" in reply.output_text  # type: ignore[union-attr]
+    if item_type == "image_generation_call":
+        import base64
+
+        assert base64.b64decode(call.result).startswith(b"\x89PNG")  # type: ignore[union-attr]
+    events = parse_frames(httpx.post(f"{fast.v1}/responses", json={"model": "gpt-4.1", "input": prompt,
+                                                                     "tools": [{"type": tool}], "stream": True}).content)  # fmt: skip
+    kinds = [e["type"] for e in events if e.get("output_index") == 0]
+    assert kinds == ["response.output_item.added", f"response.{item_type}.in_progress", f"response.{item_type}.{middle}",
+                     f"response.{item_type}.completed", "response.output_item.done"]  # fmt: skip
+    assert sdk.responses.retrieve(reply.id).model_dump() == reply.model_dump()
+
+
+def test_built_in_tool_choice_forces_and_other_backends_refuse(sdk: openai.OpenAI, fast: LiveServer) -> None:
+    forced = sdk.responses.create(model="sim", input="Hello there", tools=[{"type": "web_search"}],
+                                  tool_choice={"type": "web_search"})  # type: ignore[list-item,arg-type]  # fmt: skip
+    assert forced.output[0].type == "web_search_call"
+    quiet = sdk.responses.create(model="sim", input="Hello there", tools=[{"type": "web_search"}])  # type: ignore[list-item]
+    assert [item.type for item in quiet.output] == ["message"]
+    refused = httpx.post(
+        f"{fast.v1}/responses", json={"model": "sim", "input": "x", "tools": [{"type": "computer_use"}]}
+    )
+    assert refused.status_code == 400 and refused.json()["error"]["param"] == "tools[0].type"

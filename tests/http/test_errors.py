@@ -77,7 +77,7 @@ def test_malformed_json(http: httpx.Client) -> None:
             {"model": "sim", "input": "hi", "tools": [{"type": "function", "name": "f", "parameters": {"type": 5}}]},
             "tools[0].parameters",
         ),
-        ({"model": "sim", "input": "hi", "tools": [{"type": "web_search"}]}, "tools[0].type"),
+        ({"model": "sim", "input": "hi", "tools": [{"type": "computer_use_preview"}]}, "tools[0].type"),
         ({"model": "sim", "input": "hi", "background": True, "store": False}, "store"),
         ({"model": "sim", "input": [{"type": "function_call_output", "call_id": "call_x", "output": "1"}]}, "input"),
     ],

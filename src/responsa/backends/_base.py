@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from responsa.protocol import FunctionTool, Item, TextFormat
 
@@ -21,6 +21,7 @@ __all__ = [
     "Finish",
     "FinishReason",
     "HiddenReasoning",
+    "HostedCall",
     "ModelEvent",
     "ModelRequest",
     "ReasoningDelta",
@@ -63,6 +64,8 @@ class ModelRequest:
     instructions: str | None
     items: Sequence[Item]
     tools: Sequence[FunctionTool] = ()
+    hosted_tools: Sequence[str] = ()
+    """Built-in tool types the request offers (``web_search``, ``file_search``, ...)."""
     tool_mode: ToolMode = "auto"
     forced_tool: str | None = None
     parallel_tool_calls: bool = True
@@ -102,6 +105,15 @@ class HiddenReasoning:
 
 
 @dataclass(frozen=True)
+class HostedCall:
+    """The model used a built-in tool (``web_search_call``, ``code_interpreter_call``, ...): the item's
+    ``type`` and its fields, complete with results."""
+
+    item_type: str
+    fields: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class ReasoningSummaryDelta:
     """More of a reasoning summary (what hosted reasoning models show instead of raw reasoning)."""
 
@@ -134,7 +146,7 @@ class Finish:
     usage: TokenUsage
 
 
-ModelEvent = TextDelta | ReasoningDelta | HiddenReasoning | ReasoningSummaryDelta | ToolCallDelta | Finish
+ModelEvent = TextDelta | ReasoningDelta | HiddenReasoning | ReasoningSummaryDelta | ToolCallDelta | HostedCall | Finish
 
 
 class Backend(ABC):
@@ -147,6 +159,10 @@ class Backend(ABC):
     @abstractmethod
     def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[ModelEvent]]:
         """Open a generation; the iterator ends with exactly one :class:`Finish`."""
+
+    def hosted_tools(self) -> frozenset[str]:
+        """Built-in tool types this backend can run; requests offering others are refused."""
+        return frozenset()
 
     def health(self) -> dict[str, bool]:
         """Workers this backend spreads requests over, and whether each is up; none by default."""

@@ -16,6 +16,7 @@ from responsa.backends import (
     Finish,
     FinishReason,
     HiddenReasoning,
+    HostedCall,
     ModelEvent,
     ReasoningDelta,
     ReasoningSummaryDelta,
@@ -28,6 +29,7 @@ from responsa.protocol import (
     FunctionCall,
     FunctionCallArgumentsDelta,
     FunctionCallArgumentsDone,
+    HostedToolEvent,
     IncompleteDetails,
     InputTokensDetails,
     LifecycleEvent,
@@ -55,6 +57,7 @@ from responsa.protocol import (
     ResponseObject,
     StreamEvent,
     SummaryText,
+    UnknownItem,
     Usage,
     new_id,
 )
@@ -62,6 +65,12 @@ from responsa.protocol import (
 __all__ = ["OutputBuilder"]
 
 ItemEnd = Literal["completed", "incomplete"]
+_HOSTED_PHASES = {
+    "web_search_call": "searching",
+    "file_search_call": "searching",
+    "code_interpreter_call": "interpreting",
+    "image_generation_call": "generating",
+}
 OpenKind = Message | FunctionCall | Reasoning | McpCall | McpApprovalRequest
 
 
@@ -134,6 +143,8 @@ class OutputBuilder:
             return self._reasoning(event.text, summary=True)
         if isinstance(event, HiddenReasoning):
             return self._hidden_reasoning(event.encrypted_content)
+        if isinstance(event, HostedCall):
+            return self._hosted_call(event)
         return self.end_turn(event)
 
     def _switch_to(self, item: OpenKind, tool_index: int | None = None) -> list[StreamEvent]:
@@ -284,6 +295,24 @@ class OutputBuilder:
             else ReasoningTextDelta(content_index=0, delta=text, **where)
         )
         events.append(self._emit(delta))
+        return events
+
+    def _hosted_call(self, call: HostedCall) -> list[StreamEvent]:
+        """A built-in tool ran (inside the model's turn): the item with its progress events, at once."""
+        events = self._close_open("completed")
+        prefix = call.item_type.removesuffix("_call")
+        item = UnknownItem.model_validate({"type": call.item_type, "id": new_id(prefix[:2] or "ht"), **call.fields})
+        index = len(self.response.output)
+        self.response.output.append(item)
+        where = {"item_id": item.id or "", "output_index": index}
+        started = item.model_copy(update={"status": "in_progress"})
+        events.append(self._emit(OutputItemEvent(type="response.output_item.added", output_index=index, item=started)))
+        for phase in ("in_progress", _HOSTED_PHASES[call.item_type], "completed"):
+            kind = f"response.{call.item_type}.{phase}"
+            events.append(self._emit(HostedToolEvent.model_validate({"type": kind, **where})))
+        events.append(
+            self._emit(OutputItemEvent(type="response.output_item.done", output_index=index, item=item.model_copy()))
+        )
         return events
 
     def _hidden_reasoning(self, encrypted_content: str | None) -> list[StreamEvent]:

@@ -39,6 +39,7 @@ from responsa.store import Store
 from ._mcp import McpPlan, model_items
 
 __all__ = [
+    "HOSTED_TOOLS",
     "KNOWN_INCLUDES",
     "build_model_request",
     "check_request",
@@ -59,6 +60,9 @@ KNOWN_INCLUDES = frozenset(
         "web_search_call.results",
     }
 )
+HOSTED_TOOLS = frozenset({"web_search", "web_search_preview", "file_search", "code_interpreter", "image_generation"})
+"""Built-in tools; accepted when the model's backend runs them (the simulator does)."""
+
 _ID_PREFIX = {"message": "msg", "function_call": "fc", "function_call_output": "fco", "reasoning": "rs"}
 
 
@@ -105,7 +109,7 @@ def _check_conversation(request: CreateResponseRequest) -> None:
 def _check_tools(request: CreateResponseRequest) -> None:
     names: set[str] = set()
     for index, tool in enumerate(request.tools):
-        if isinstance(tool, McpTool):
+        if isinstance(tool, McpTool) or tool.type in HOSTED_TOOLS:
             continue
         if not isinstance(tool, FunctionTool):
             raise InvalidRequest(
@@ -157,7 +161,11 @@ def _check_tool_choice(request: CreateResponseRequest) -> None:
                     f"Allowed tool {ref.name or ref.type!r} not found in 'tools' parameter.",
                     param=f"tool_choice.tools[{index}]",
                 )
-    if isinstance(choice, HostedToolChoice) and not (choice.type == "mcp" and choice.server_label in labels):
+    hosted = {tool.type for tool in request.tools if tool.type in HOSTED_TOOLS}
+    mcp_choice = (
+        choice.type == "mcp" and choice.server_label in labels if isinstance(choice, HostedToolChoice) else False
+    )
+    if isinstance(choice, HostedToolChoice) and not mcp_choice and choice.type not in hosted:
         raise InvalidRequest(
             f"Tool choice {choice.type!r} needs a matching tool in 'tools' (supported: function and mcp).",
             param="tool_choice",
@@ -256,6 +264,7 @@ def build_model_request(
     loop's last round, the model may only answer in text.
     """
     tools = [tool for tool in request.tools if isinstance(tool, FunctionTool)]
+    hosted = [tool.type for tool in request.tools if tool.type in HOSTED_TOOLS]
     routes = mcp.routes if mcp else {}
     if mcp:
         tools += mcp.tools
@@ -269,6 +278,8 @@ def build_model_request(
     elif isinstance(choice, AllowedTools):
         tools = [tool for tool in tools if _allowed(tool.name, routes, choice)]
         mode = choice.mode
+    elif isinstance(choice, HostedToolChoice) and choice.type in HOSTED_TOOLS:  # {"type": "web_search"}
+        tools, hosted, mode = [], [choice.type], "required"
     elif isinstance(choice, HostedToolChoice):  # {"type": "mcp", "server_label", "name"?}
         tools = [tool for tool in tools if routes.get(tool.name) == choice.server_label]
         mode = "required"
@@ -282,6 +293,7 @@ def build_model_request(
         instructions=request.instructions,
         items=model_items(context),
         tools=tools,
+        hosted_tools=hosted if mode != "none" else [],
         tool_mode=mode,
         forced_tool=forced,
         parallel_tool_calls=request.parallel_tool_calls,

@@ -43,7 +43,7 @@ from responsa.tools import McpConnector, UrlPolicy
 from ._accumulate import OutputBuilder
 from ._event_log import EventLog, replay
 from ._mcp import McpPlan, approved_calls, check_approvals, check_mcp_tools, plan_mcp
-from ._prepare import build_model_request, check_request, load_history, normalize_input
+from ._prepare import HOSTED_TOOLS, build_model_request, check_request, load_history, normalize_input
 
 __all__ = ["MAX_ROUNDS", "ResponseService", "Run"]
 
@@ -126,6 +126,13 @@ class ResponseService:
             )
         servers = check_mcp_tools(request, self._url_policy)
         backend = self._backends.resolve(request.model)
+        for index, tool in enumerate(request.tools):
+            if tool.type in HOSTED_TOOLS and tool.type not in backend.hosted_tools():
+                raise InvalidRequest(
+                    f"Tool type '{tool.type}' is not available with model '{request.model}'.",
+                    param=f"tools[{index}].type",
+                    code="unsupported_value",
+                )
         store = self._store.scoped(tenant)
         history = await load_history(store, request)
         input_items = await normalize_input(store, request, history)

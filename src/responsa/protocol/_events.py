@@ -15,6 +15,7 @@ __all__ = [
     "ErrorEvent",
     "FunctionCallArgumentsDelta",
     "FunctionCallArgumentsDone",
+    "HostedToolEvent",
     "LifecycleEvent",
     "McpCallArgumentsDelta",
     "McpCallArgumentsDone",
@@ -172,6 +173,27 @@ class McpCallArgumentsDone(_Event):
     arguments: str
 
 
+class HostedToolEvent(_Event):
+    """Progress of a built-in tool call item (web search, file search, code interpreter, image generation)."""
+
+    type: Literal[
+        "response.web_search_call.in_progress",
+        "response.web_search_call.searching",
+        "response.web_search_call.completed",
+        "response.file_search_call.in_progress",
+        "response.file_search_call.searching",
+        "response.file_search_call.completed",
+        "response.code_interpreter_call.in_progress",
+        "response.code_interpreter_call.interpreting",
+        "response.code_interpreter_call.completed",
+        "response.image_generation_call.in_progress",
+        "response.image_generation_call.generating",
+        "response.image_generation_call.completed",
+    ]
+    item_id: str
+    output_index: int
+
+
 class ErrorEvent(_Event):
     """A stream-level error not tied to a response state (e.g. the request was invalid)."""
 
@@ -197,5 +219,6 @@ StreamEvent = (
     | McpItemEvent
     | McpCallArgumentsDelta
     | McpCallArgumentsDone
+    | HostedToolEvent
     | ErrorEvent
 )

@@ -47,6 +47,7 @@ from responsa.protocol import (
     new_id,
 )
 
+from ._hosted import HOSTED_TYPES, describe, hosted_call
 from ._profiles import EFFORT_MULTIPLIERS, ModelProfile, default_profiles
 from ._schema import Hints, instance_for
 from ._text import count_tokens, prose, reasoning_summary, split_tokens
@@ -98,6 +99,9 @@ class SimulatorBackend(Backend):
     def models(self) -> Sequence[str]:
         return list(self._profiles)
 
+    def hosted_tools(self) -> frozenset[str]:
+        return HOSTED_TYPES
+
     @asynccontextmanager
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[ModelEvent]]:
         profile = self._profiles[request.model]
@@ -121,10 +125,10 @@ class SimulatorBackend(Backend):
         calls = plan_tool_calls(request, turn.prompt, answering_tool_output=bool(turn.tool_results))
         budget = request.max_output_tokens
         await self._wait(profile.ttft_ms / 1000, profile)
+        hosted = None if calls or turn.tool_results else hosted_call(request, turn.prompt)
+        answer = (describe(hosted) if hosted else "") + _answer_text(request, turn, rng, temperature)
         visible: list[TextDelta | ToolCallDelta] = (
-            _call_deltas(calls)
-            if calls
-            else [TextDelta(token) for token in split_tokens(_answer_text(request, turn, rng, temperature))]
+            _call_deltas(calls) if calls else [TextDelta(token) for token in split_tokens(answer)]
         )
         thinking = round(EFFORT_MULTIPLIERS[effort] * len(visible)) if profile.reasoning else 0
         if budget is not None:
@@ -133,6 +137,8 @@ class SimulatorBackend(Backend):
         if thinking:
             async for event in self._reason(request, profile, effort, thinking, rng):
                 yield event
+        if hosted is not None:
+            yield hosted
         reason: FinishReason = "tool_calls" if calls else "stop"
         fail_at = len(visible) // 2 if fault == "mid_stream" else None
         for position, delta in enumerate(visible):
