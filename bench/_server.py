@@ -20,10 +20,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def responsa_server(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
+def responsa_server(*args: str, env: dict[str, str] | None = None, pin: int | None = None) -> Iterator[str]:
     """``with responsa_server("--db", url) as base_url:`` yields ``http://127.0.0.1:PORT``."""
     port = free_port()
     command = [sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), "--log-level", "warning", *args]
+    if pin is not None:
+        command = ["taskset", "-c", str(pin), *command]
     process = subprocess.Popen(command, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
