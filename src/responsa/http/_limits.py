@@ -48,27 +48,12 @@ class RateLimiter:
         }
 
     def admit(self, tenant: str) -> None:
+        """Let a request through, or 429 while the tenant's token or request bucket is empty."""
         now = time.monotonic()
-        tokens = self._tokens.get(tenant)
-        if tokens is not None:
-            tokens.refill(now)
-            if tokens.level < 1:
-                wait = tokens.seconds_until_positive()
-                raise RateLimited(
-                    f"Rate limit reached: tokens per minute ({int(tokens.capacity)}). Retry in {wait}s.",
-                    code="rate_limit_exceeded",
-                    headers={"retry-after": str(wait)},
-                )
+        _check(self._tokens.get(tenant), "tokens", now)
         requests = self._requests.get(tenant)
+        _check(requests, "requests", now)
         if requests is not None:
-            requests.refill(now)
-            if requests.level < 1:
-                wait = requests.seconds_until_positive()
-                raise RateLimited(
-                    f"Rate limit reached: requests per minute ({int(requests.capacity)}). Retry in {wait}s.",
-                    code="rate_limit_exceeded",
-                    headers={"retry-after": str(wait)},
-                )
             requests.level -= 1
 
     def spend(self, tenant: str, tokens: int) -> None:
@@ -76,3 +61,16 @@ class RateLimiter:
         if bucket is not None:
             bucket.refill(time.monotonic())
             bucket.level -= tokens
+
+
+def _check(bucket: _Bucket | None, what: str, now: float) -> None:
+    if bucket is None:
+        return
+    bucket.refill(now)
+    if bucket.level < 1:
+        wait = bucket.seconds_until_positive()
+        raise RateLimited(
+            f"Rate limit reached: {what} per minute ({int(bucket.capacity)}). Retry in {wait}s.",
+            code="rate_limit_exceeded",
+            headers={"retry-after": str(wait)},
+        )
