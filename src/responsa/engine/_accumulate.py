@@ -33,6 +33,7 @@ from responsa.protocol import (
     IncompleteDetails,
     InputTokensDetails,
     LifecycleEvent,
+    LifecycleType,
     McpApprovalRequest,
     McpCall,
     McpCallArgumentsDelta,
@@ -96,6 +97,8 @@ class OutputBuilder:
         needs_approval: Callable[[str, str], bool] | None = None,
     ) -> None:
         self.response = response
+        self.snapshots = True
+        """Whether lifecycle events carry copies of the response (False when no one reads the events)."""
         self._sequence = 0
         self._open: _OpenItem | None = None
         self.finished = False
@@ -119,9 +122,10 @@ class OutputBuilder:
         self._sequence += 1
         return event
 
-    def _lifecycle(self, kind: str) -> StreamEvent:
-        snapshot = self.response.model_copy(deep=True)
-        return self._emit(LifecycleEvent.model_validate({"type": kind, "response": snapshot}))
+    def _lifecycle(self, kind: LifecycleType) -> StreamEvent:
+        if not self.snapshots:  # nobody will read it: skip copying the whole response
+            return self._emit(LifecycleEvent.model_construct(type=kind, response=self.response))
+        return self._emit(LifecycleEvent(type=kind, response=self.response.model_copy(deep=True)))
 
     def start(self) -> list[StreamEvent]:
         """``response.created``, ``response.queued`` for a queued (background) one, ``response.in_progress``."""
@@ -418,7 +422,7 @@ class OutputBuilder:
             self.response.status = "completed"
         self.response.completed_at = int(time.time())
         self.finished = True
-        return [self._lifecycle(f"response.{self.response.status}")]
+        return [self._lifecycle("response.incomplete" if self._reason == "length" else "response.completed")]
 
     def finish(self, finish: Finish) -> list[StreamEvent]:
         """End the only turn and the response."""

@@ -144,6 +144,7 @@ class ResponseService:
             plan, listings = await plan_mcp(self._mcp, servers, history, taken)
         check_approvals(plan, history, input_items)
         builder = OutputBuilder(response, plan.routes if plan else None, plan.needs_approval if plan else None)
+        builder.snapshots = request.stream or request.background
         opening = builder.start()
         for listing in listings:
             opening += builder.record_list_tools(listing)

@@ -17,6 +17,7 @@ __all__ = [
     "FunctionCallArgumentsDone",
     "HostedToolEvent",
     "LifecycleEvent",
+    "LifecycleType",
     "McpCallArgumentsDelta",
     "McpCallArgumentsDone",
     "McpItemEvent",
@@ -37,17 +38,20 @@ class _Event(WireModel):
     """Position in the stream, from 0 and contiguous; set when the event is emitted."""
 
 
+LifecycleType = Literal[
+    "response.created",
+    "response.queued",
+    "response.in_progress",
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+]
+
+
 class LifecycleEvent(_Event):
     """A response state transition, with the whole response as it stands."""
 
-    type: Literal[
-        "response.created",
-        "response.queued",
-        "response.in_progress",
-        "response.completed",
-        "response.incomplete",
-        "response.failed",
-    ]
+    type: LifecycleType
     response: ResponseObject
 
 
