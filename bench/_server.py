@@ -14,13 +14,16 @@ import httpx
 
 
 def free_port() -> int:
+    """A free TCP port on loopback."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
 @contextmanager
-def responsa_server(*args: str, env: dict[str, str] | None = None, pin: int | None = None) -> Iterator[str]:
+def responsa_server(
+    *args: str, env: dict[str, str] | None = None, pin: int | None = None, pids: list[int] | None = None
+) -> Iterator[str]:
     """``with responsa_server("--db", url) as base_url:`` yields ``http://127.0.0.1:PORT``."""
     port = free_port()
     command = [sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), "--log-level", "warning", *args]
@@ -28,6 +31,8 @@ def responsa_server(*args: str, env: dict[str, str] | None = None, pin: int | No
         command = ["taskset", "-c", str(pin), *command]
     process = subprocess.Popen(command, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
+    if pids is not None:
+        pids.append(process.pid)
     try:
         deadline = time.monotonic() + 30
         while True:
