@@ -52,8 +52,10 @@ class ChatCompletionsBackend(Backend):
         client: httpx.AsyncClient | None = None,
         health_interval: float = 5.0,
     ) -> None:
-        self._models = {model.name: model for model in models}
-        self._pools = {model.name: WorkerPool.of(list(model.urls), model.strategy) for model in models}
+        self._models: dict[str, UpstreamModel] = {}
+        for model in models:  # the first definition of a name wins (the model file's, before discovery)
+            self._models.setdefault(model.name, model)
+        self._pools = {name: WorkerPool.of(list(model.urls), model.strategy) for name, model in self._models.items()}
         limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200, keepalive_expiry=60)
         timeout = httpx.Timeout(connect=5, read=600, write=30, pool=30)
         self._client = client or httpx.AsyncClient(limits=limits, timeout=timeout)
