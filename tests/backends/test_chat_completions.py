@@ -299,3 +299,18 @@ def test_unreachable_worker_is_503(tmp_path: Path) -> None:
     with serve(settings) as live:
         reply = httpx.post(f"{live.v1}/responses", json={"model": "gone", "input": "x"})
         assert reply.status_code == 503 and reply.json()["error"]["type"] == "service_unavailable"
+
+
+def test_the_model_file_wins_a_name_clash_with_discovery(tmp_path: Path) -> None:
+    with ExitStack() as stack:
+        configured, discovered = MockUpstream(), MockUpstream()
+        configured_url = f"{stack.enter_context(serve_app(configured.app)).url}/v1"
+        discovered_url = f"{stack.enter_context(serve_app(discovered.app)).url}/v1"
+        settings = Settings(
+            db_url=f"sqlite:///{tmp_path / 'clash.db'}", embedded=False,
+            models=(UpstreamConfig(name="up-model", urls=(configured_url,)),), upstreams=(discovered_url,),
+        )  # fmt: skip
+        live = stack.enter_context(serve(settings))
+        for _ in range(3):
+            assert httpx.post(f"{live.v1}/responses", json={"model": "up-model", "input": "x"}).status_code == 200
+        assert (len(configured.requests), len(discovered.requests)) == (3, 0)
