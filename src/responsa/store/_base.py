@@ -77,7 +77,7 @@ class Store(Protocol):
         input_items: Sequence[Item] | None = None,
         append_to_conversation: Sequence[Item] = (),
     ) -> None:
-        """Insert or replace a response and its output; ``input_items`` are written on first save.
+        """Insert a response (first save: ``input_items`` given, even empty) or update it; output replaced.
 
         ``append_to_conversation`` items are appended to ``response.conversation`` in the same
         transaction, contiguously, so two responses on one conversation never interleave.

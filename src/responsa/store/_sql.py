@@ -95,12 +95,7 @@ class SqlStore(ConversationQueries):
         body = orjson.dumps(response.model_dump(mode="json", exclude={"output", "output_text"})).decode()
         conversation_id = response.conversation["id"] if response.conversation else None
         async with self._writing() as conn:
-            updated = await conn.execute(
-                responses.update()
-                .where(responses.c.id == response.id, responses.c.tenant == self.tenant)
-                .values(status=response.status, body=body)
-            )
-            if updated.rowcount == 0:
+            if input_items is not None:  # the first save: the row is new (fewer statements on the hot path)
                 row = {
                     "id": response.id,
                     "created_at": response.created_at,
@@ -114,11 +109,17 @@ class SqlStore(ConversationQueries):
                 }
                 await conn.execute(insert(responses), [row])
                 await self._evict_responses_over_cap(conn)
-            owned = [response_items.c.response_id == response.id]
-            await conn.execute(delete(response_items).where(*owned, response_items.c.role == "output"))
-            rows = _item_rows(response.id, "output", response.output)
-            if input_items:
-                rows += _item_rows(response.id, "input", input_items)
+                rows = _item_rows(response.id, "input", input_items)
+            else:
+                await conn.execute(
+                    responses.update()
+                    .where(responses.c.id == response.id, responses.c.tenant == self.tenant)
+                    .values(status=response.status, body=body)
+                )
+                owned = [response_items.c.response_id == response.id, response_items.c.role == "output"]
+                await conn.execute(delete(response_items).where(*owned))
+                rows = []
+            rows += _item_rows(response.id, "output", response.output)
             if rows:
                 await conn.execute(insert(response_items), rows)
             if append_to_conversation and conversation_id is not None:
