@@ -199,3 +199,17 @@ def test_a_killed_server_leaves_failed_responses_not_lost_ones(tmp_path: Path) -
     finally:
         process.terminate()
         process.wait(15)
+
+
+def test_a_background_turn_joins_its_conversation(paced: LiveServer) -> None:
+    with openai.OpenAI(base_url=paced.v1, api_key="x", max_retries=0) as sdk:
+        conversation = sdk.conversations.create()
+        queued = sdk.responses.create(
+            model="sim", input="Reply with: done in the background", conversation=conversation.id, background=True
+        )
+        wait_status(sdk, queued.id, {"completed"})
+        items = sdk.conversations.items.list(conversation.id, order="asc").data
+        assert [(item.role, item.content[0].text) for item in items] == [  # type: ignore[union-attr]
+            ("user", "Reply with: done in the background"),
+            ("assistant", "done in the background"),
+        ]
