@@ -63,6 +63,8 @@ class Run:
     request: CreateResponseRequest
     response: ResponseObject
     input_items: list[Item]
+    store: Store
+    """The store as the request's tenant sees it."""
     context: list[Item]
     """History and input: what the model reads before this response's own output."""
     backend: Backend
@@ -80,12 +82,13 @@ class Run:
     """Set once the attempt to write the in-progress row of a streamed response is over."""
     inputs_saved: bool = False
     tool_calls_made: int = 0
-    store: Store | None = None
-    """The store as the request's tenant sees it."""
-    tenant: str = "default"
     log: EventLog | None = None
     """Background runs only: every event, for followers here and (via the store) anywhere."""
     shutting_down: bool = False
+
+    @property
+    def tenant(self) -> str:
+        return self.store.tenant
 
 
 class ResponseService:
@@ -155,9 +158,9 @@ class ResponseService:
         model_request = build_model_request(request, [*context, *response.output], fault, plan)
         stack = AsyncExitStack()
         model_events = await stack.enter_async_context(backend.stream(model_request))
-        run = Run(request, response, input_items, context, backend, builder, opening, model_events, stack, fault, plan)
-        run.store, run.tenant = store, tenant
-        return run
+        return Run(
+            request, response, input_items, store, context, backend, builder, opening, model_events, stack, fault, plan
+        )
 
     async def events(self, run: Run) -> AsyncIterator[StreamEvent]:
         """Drive a started run to its end, yielding every stream event; the store follows along.
@@ -170,7 +173,7 @@ class ResponseService:
         self._running[run.response.id] = run
         try:
             if run.request.background:
-                await self._scoped(run).save_response(run.response)  # queued -> in_progress
+                await run.store.save_response(run.response)  # queued -> in_progress
             elif run.response.store and run.request.stream:
                 await self._record_start(run)
             for event in run.opening:
@@ -234,7 +237,7 @@ class ResponseService:
         created = run.opening[0]
         assert isinstance(created, LifecycleEvent)
         queued = created.response
-        store = self._scoped(run)
+        store = run.store
         await store.save_response(queued, run.input_items)
         await store.renew_lease(queued.id, time.time() + self._lease)
         run.inputs_saved = True
@@ -333,7 +336,7 @@ class ResponseService:
 
         async def record(recorded: anyio.Event) -> None:
             try:
-                await self._scoped(run).save_response(run.response, run.input_items)
+                await run.store.save_response(run.response, run.input_items)
                 run.inputs_saved = True
             finally:
                 recorded.set()
@@ -355,12 +358,9 @@ class ResponseService:
             turn = [*run.input_items, *response.output]
         if response.store:
             inputs = None if run.inputs_saved else run.input_items
-            await self._scoped(run).save_response(response, inputs, append_to_conversation=turn)
+            await run.store.save_response(response, inputs, append_to_conversation=turn)
         elif turn and response.conversation:
-            await self._scoped(run).append_conversation_items(response.conversation["id"], turn)
-
-    def _scoped(self, run: Run) -> Store:
-        return run.store or self._store
+            await run.store.append_conversation_items(response.conversation["id"], turn)
 
     def _local(self, response_id: str, tenant: str) -> Run | None:
         """The run of this response in this process, if it is one of ``tenant``'s."""

@@ -53,9 +53,8 @@ from ._schema import Hints, instance_for
 from ._text import count_tokens, prose, reasoning_summary, split_tokens
 from ._tools import PlannedCall, plan_tool_calls
 
-__all__ = ["FAULTS", "SIMULATOR_MODELS", "SimulatorBackend"]
+__all__ = ["FAULTS", "SimulatorBackend"]
 
-SIMULATOR_MODELS: tuple[str, ...] = tuple(default_profiles())
 FAULTS = frozenset({"rate_limit", "server_error", "unavailable", "mid_stream", "timeout"})
 SUMMARY_SHARE = {"concise": 0.05, "auto": 0.10, "detailed": 0.15}
 _ITEM_OVERHEAD_TOKENS = 3
