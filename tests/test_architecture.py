@@ -57,7 +57,6 @@ def test_public_api_is_pinned() -> None:
         "Retention",
         "SqlStore",
         "Store",
-        "async_url",
     }
     assert {"Backend", "BackendRegistry", "ModelRequest", "ModelEvent", "Finish"} <= set(responsa.backends.__all__)
     for module in (responsa.protocol, responsa.engine, responsa.store, responsa.backends):

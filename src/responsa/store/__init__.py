@@ -1,6 +1,6 @@
 """Durable storage of responses and items."""
 
 from ._base import ItemPage, LoggedEvent, Order, Retention, Store
-from ._sql import SqlStore, async_url
+from ._sql import SqlStore
 
-__all__ = ["ItemPage", "LoggedEvent", "Order", "Retention", "SqlStore", "Store", "async_url"]
+__all__ = ["ItemPage", "LoggedEvent", "Order", "Retention", "SqlStore", "Store"]

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pydantic import TypeAdapter
-from sqlalchemy import ColumnElement, Table, select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import ColumnElement, Connection, Table, select
 
 from responsa.protocol import Item
 
@@ -25,8 +24,8 @@ def load_item(body: str) -> Item:
     return _ITEM.validate_json(body)
 
 
-async def item_page(
-    conn: AsyncConnection,
+def item_page(
+    conn: Connection,
     table: Table,
     scope: Sequence[ColumnElement[bool]],
     *,
@@ -44,5 +43,5 @@ async def item_page(
         at = select(position).where(*scope, item_id == cursor).limit(1).scalar_subquery()
         query = query.where(position > at if later == (order == "asc") else position < at)
     ordering = position.asc() if order == "asc" else position.desc()
-    rows = (await conn.execute(query.order_by(ordering).limit(limit + 1))).all()
+    rows = (conn.execute(query.order_by(ordering).limit(limit + 1))).all()
     return ItemPage([load_item(body) for (body,) in rows[:limit]], has_more=len(rows) > limit)

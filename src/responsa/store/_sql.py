@@ -1,29 +1,27 @@
-"""The SQL store (SQLAlchemy 2 async): SQLite by default, the same code for PostgreSQL later."""
+"""The SQL store (SQLAlchemy Core): SQLite by default, PostgreSQL for replicas; the same queries for both."""
 
 from __future__ import annotations
 
 import copy
 import time
-from collections.abc import AsyncIterator, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio
 import orjson
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import ColumnElement, Connection, delete, event, insert, select, text, union_all
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy import ColumnElement, Connection, delete, insert, select, text, union_all
 
 from responsa.protocol import Item, ResponseObject
 
 from ._base import ItemPage, LoggedEvent, Order, Retention
+from ._database import Database, open_database
 from ._paging import dump_item, item_page, load_item
 from ._sql_conversations import ConversationQueries, append_items
 from ._tables import conversation_items, conversations, response_events, response_items, responses
 
-__all__ = ["SqlStore", "async_url"]
+__all__ = ["SqlStore"]
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
 _CONTEXT_QUERY = text(
@@ -40,40 +38,18 @@ _CONTEXT_QUERY = text(
 )
 
 
-def async_url(url: str) -> str:
-    """Pick the async driver for a plain ``sqlite://`` or ``postgresql://`` URL."""
-    for plain, driver in (("sqlite://", "sqlite+aiosqlite://"), ("postgresql://", "postgresql+asyncpg://")):
-        if url.startswith(plain):
-            return driver + url[len(plain) :]
-    return url
-
-
 class SqlStore(ConversationQueries):
     """Responses as rows; items in their own tables so chains and listings never parse whole bodies."""
 
     def __init__(self, url: str, retention: Retention | None = None) -> None:
-        self.url = async_url(url)
         self.retention = retention or Retention()
         self.tenant = "default"
-        self._engine: AsyncEngine = create_async_engine(self.url)
-        # SQLite has one writer at a time: queue writers here instead of spinning on SQLITE_BUSY.
-        self._write_lock: anyio.Lock | None = None
-        if self._engine.dialect.name == "sqlite":
-            _ensure_parent_dir(self.url)
-            event.listen(self._engine.sync_engine, "connect", _sqlite_pragmas)
-            self._write_lock = anyio.Lock()
+        self._db: Database = open_database(url)
 
     def scoped(self, tenant: str) -> SqlStore:
-        view = copy.copy(self)  # shares the engine and the write lock
+        view = copy.copy(self)  # shares the database
         view.tenant = tenant
         return view
-
-    @asynccontextmanager
-    async def _writing(self) -> AsyncIterator[AsyncConnection]:
-        async with AsyncExitStack() as stack:
-            if self._write_lock is not None:
-                await stack.enter_async_context(self._write_lock)
-            yield await stack.enter_async_context(self._engine.begin())
 
     def _live_response(self) -> list[ColumnElement[bool]]:
         """This tenant's responses that have not expired."""
@@ -83,8 +59,7 @@ class SqlStore(ConversationQueries):
         return live
 
     async def migrate(self) -> None:
-        async with self._writing() as conn:
-            await conn.run_sync(_upgrade_to_head)
+        await self._db.write(_upgrade_to_head)
 
     async def save_response(
         self,
@@ -94,7 +69,8 @@ class SqlStore(ConversationQueries):
     ) -> None:
         body = orjson.dumps(response.model_dump(mode="json", exclude={"output", "output_text"})).decode()
         conversation_id = response.conversation["id"] if response.conversation else None
-        async with self._writing() as conn:
+
+        def work(conn: Connection) -> None:
             if input_items is not None:  # the first save: the row is new (fewer statements on the hot path)
                 row = {
                     "id": response.id,
@@ -107,38 +83,44 @@ class SqlStore(ConversationQueries):
                     "background": response.background,
                     "tenant": self.tenant,
                 }
-                await conn.execute(insert(responses), [row])
-                await self._evict_responses_over_cap(conn)
+                conn.execute(insert(responses), [row])
+                self._evict_responses_over_cap(conn)
                 rows = _item_rows(response.id, "input", input_items)
             else:
-                await conn.execute(
+                conn.execute(
                     responses.update()
                     .where(responses.c.id == response.id, responses.c.tenant == self.tenant)
                     .values(status=response.status, body=body)
                 )
                 owned = [response_items.c.response_id == response.id, response_items.c.role == "output"]
-                await conn.execute(delete(response_items).where(*owned))
+                conn.execute(delete(response_items).where(*owned))
                 rows = []
             rows += _item_rows(response.id, "output", response.output)
             if rows:
-                await conn.execute(insert(response_items), rows)
+                conn.execute(insert(response_items), rows)
             if append_to_conversation and conversation_id is not None:
-                await append_items(conn, conversation_id, append_to_conversation)
+                append_items(conn, conversation_id, append_to_conversation)
+
+        await self._db.write(work)
 
     async def get_response(self, response_id: str) -> ResponseObject | None:
-        async with self._engine.connect() as conn:
-            query = select(responses.c.body).where(responses.c.id == response_id, *self._live_response())
-            body = (await conn.execute(query)).scalar()
+        query = select(responses.c.body).where(responses.c.id == response_id, *self._live_response())
+        outputs = (
+            select(response_items.c.body)
+            .where(response_items.c.response_id == response_id, response_items.c.role == "output")
+            .order_by(response_items.c.position)
+        )
+
+        def work(conn: Connection) -> dict[str, Any] | None:
+            body = conn.execute(query).scalar()
             if body is None:
                 return None
-            outputs = await conn.execute(
-                select(response_items.c.body)
-                .where(response_items.c.response_id == response_id, response_items.c.role == "output")
-                .order_by(response_items.c.position)
-            )
             data: dict[str, Any] = orjson.loads(body)
-            data["output"] = [orjson.loads(item) for (item,) in outputs]
-        return ResponseObject.model_validate(data)
+            data["output"] = [orjson.loads(item) for (item,) in conn.execute(outputs)]
+            return data
+
+        data = await self._db.read(work)
+        return None if data is None else ResponseObject.model_validate(data)
 
     async def append_events(self, response_id: str, events: Sequence[LoggedEvent]) -> None:
         if not events:
@@ -147,8 +129,7 @@ class SqlStore(ConversationQueries):
             {"response_id": response_id, "sequence_number": e.sequence_number, "type": e.type, "body": e.data}
             for e in events
         ]
-        async with self._writing() as conn:
-            await conn.execute(insert(response_events), rows)
+        await self._db.write(lambda conn: conn.execute(insert(response_events), rows))
 
     async def events_after(self, response_id: str, after: int, limit: int = 1000) -> list[LoggedEvent]:
         column = response_events.c
@@ -159,23 +140,21 @@ class SqlStore(ConversationQueries):
             .order_by(column.sequence_number)
             .limit(limit)
         )
-        async with self._engine.connect() as conn:
-            return [LoggedEvent(seq, kind, body) for seq, kind, body in await conn.execute(query)]
+        return await self._db.read(lambda conn: [LoggedEvent(*row) for row in conn.execute(query)])
 
     async def renew_lease(self, response_id: str, until: float) -> None:
-        async with self._writing() as conn:
-            await conn.execute(responses.update().where(responses.c.id == response_id).values(lease_until=until))
+        renew = responses.update().where(responses.c.id == response_id).values(lease_until=until)
+        await self._db.write(lambda conn: conn.execute(renew))
 
     async def request_cancel(self, response_id: str) -> None:
-        async with self._writing() as conn:
-            await conn.execute(responses.update().where(responses.c.id == response_id).values(cancel_requested=True))
+        ask = responses.update().where(responses.c.id == response_id).values(cancel_requested=True)
+        await self._db.write(lambda conn: conn.execute(ask))
 
     async def cancels_requested(self, response_ids: Sequence[str]) -> list[str]:
         if not response_ids:
             return []
         query = select(responses.c.id).where(responses.c.id.in_(list(response_ids)), responses.c.cancel_requested)
-        async with self._engine.connect() as conn:
-            return [r for (r,) in await conn.execute(query)]
+        return await self._db.read(lambda conn: list(conn.execute(query).scalars()))
 
     async def orphaned_background(self, now: float) -> list[tuple[str, ResponseObject]]:
         column = responses.c
@@ -184,8 +163,7 @@ class SqlStore(ConversationQueries):
             column.status.in_(("queued", "in_progress")),
             (column.lease_until.is_(None)) | (column.lease_until < now),
         )
-        async with self._engine.connect() as conn:
-            found = [(response_id, tenant) for response_id, tenant in await conn.execute(query)]
+        found = await self._db.read(lambda conn: [(response_id, tenant) for response_id, tenant in conn.execute(query)])
         orphans = []
         for response_id, tenant in found:
             response = await self.scoped(tenant).get_response(response_id)
@@ -194,30 +172,37 @@ class SqlStore(ConversationQueries):
         return orphans
 
     async def delete_response(self, response_id: str) -> bool:
-        async with self._writing() as conn:
-            if not await self._response_exists(conn, response_id):
+        def work(conn: Connection) -> bool:
+            if not self._response_exists(conn, response_id):
                 return False
-            return await _delete_responses(conn, [response_id]) > 0
+            return _delete_responses(conn, [response_id]) > 0
 
-    async def _response_exists(self, conn: AsyncConnection, response_id: str) -> bool:
+        return await self._db.write(work)
+
+    def _response_exists(self, conn: Connection, response_id: str) -> bool:
         query = select(responses.c.id).where(responses.c.id == response_id, *self._live_response())
-        return (await conn.execute(query)).first() is not None
+        return conn.execute(query).first() is not None
 
     async def list_input_items(
         self, response_id: str, *, limit: int, order: Order, after: str | None, before: str | None
     ) -> ItemPage | None:
-        async with self._engine.connect() as conn:
-            if not await self._response_exists(conn, response_id):
+        scope = [response_items.c.response_id == response_id, response_items.c.role == "input"]
+
+        def work(conn: Connection) -> ItemPage | None:
+            if not self._response_exists(conn, response_id):
                 return None
-            scope = [response_items.c.response_id == response_id, response_items.c.role == "input"]
-            return await item_page(conn, response_items, scope, limit=limit, order=order, after=after, before=before)
+            return item_page(conn, response_items, scope, limit=limit, order=order, after=after, before=before)
+
+        return await self._db.read(work)
 
     async def load_context(self, response_id: str) -> list[Item] | None:
-        async with self._engine.connect() as conn:
-            if not await self._response_exists(conn, response_id):
+        def work(conn: Connection) -> list[str] | None:
+            if not self._response_exists(conn, response_id):
                 return None
-            rows = await conn.execute(_CONTEXT_QUERY, {"id": response_id})
-            return [load_item(body) for (body,) in rows]
+            return list(conn.execute(_CONTEXT_QUERY, {"id": response_id}).scalars())
+
+        bodies = await self._db.read(work)
+        return None if bodies is None else [load_item(body) for body in bodies]
 
     async def get_item(self, item_id: str) -> Item | None:
         in_responses = (
@@ -231,41 +216,39 @@ class SqlStore(ConversationQueries):
             .where(conversation_items.c.item_id == item_id, conversations.c.tenant == self.tenant)
         )
         query = union_all(in_responses, in_conversations).limit(1)
-        async with self._engine.connect() as conn:
-            body = (await conn.execute(query)).scalar()
+        body = await self._db.read(lambda conn: conn.execute(query).scalar())
         return None if body is None else load_item(body)
 
-    async def _evict_responses_over_cap(self, conn: AsyncConnection) -> int:
+    def _evict_responses_over_cap(self, conn: Connection) -> int:
         cap = self.retention.response_max_entries
         if not cap:
             return 0
         evicted = select(responses.c.id).order_by(responses.c.stored_at.desc()).offset(cap)
-        return await _delete_responses(conn, [r for (r,) in await conn.execute(evicted)])
+        return _delete_responses(conn, list(conn.execute(evicted).scalars()))
 
     async def sweep(self) -> int:
-        removed = 0
-        async with self._writing() as conn:
+        def work(conn: Connection) -> int:
+            removed = 0
             if self.retention.response_ttl:
                 expired = select(responses.c.id).where(
                     responses.c.stored_at < time.time() - self.retention.response_ttl
                 )
-                removed += await _delete_responses(conn, [r for (r,) in await conn.execute(expired)])
-            removed += await self._sweep_conversations(conn)
-        return removed
+                removed += _delete_responses(conn, list(conn.execute(expired).scalars()))
+            return removed + self._sweep_conversations(conn)
+
+        return await self._db.write(work)
 
     async def aclose(self) -> None:
-        await self._engine.dispose()
+        await self._db.aclose()
 
 
-async def _delete_responses(conn: AsyncConnection, ids: list[str]) -> int:
+def _delete_responses(conn: Connection, ids: list[str]) -> int:
     if not ids:
         return 0
-    await conn.execute(delete(response_items).where(response_items.c.response_id.in_(ids)))
-    await conn.execute(delete(response_events).where(response_events.c.response_id.in_(ids)))
-    deleted = await conn.execute(delete(responses).where(responses.c.id.in_(ids)))
+    conn.execute(delete(response_items).where(response_items.c.response_id.in_(ids)))
+    conn.execute(delete(response_events).where(response_events.c.response_id.in_(ids)))
+    deleted = conn.execute(delete(responses).where(responses.c.id.in_(ids)))
     return int(deleted.rowcount)
-
-
 def _item_rows(response_id: str, role: str, items: Sequence[Item]) -> list[dict[str, Any]]:
     return [
         {"response_id": response_id, "role": role, "position": i, "item_id": item.id, "body": dump_item(item)}
@@ -278,17 +261,3 @@ def _upgrade_to_head(connection: Connection) -> None:
     config.set_main_option("script_location", str(_MIGRATIONS))
     config.attributes["connection"] = connection
     command.upgrade(config, "head")
-
-
-def _ensure_parent_dir(url: str) -> None:
-    path = url.split("///", 1)[-1].split("?", 1)[0]
-    if path and path != ":memory:":
-        Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-
-
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=10000")
-    cursor.close()

@@ -4,42 +4,37 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import orjson
-from sqlalchemy import ColumnElement, delete, func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy import ColumnElement, Connection, delete, func, insert, select, update
 
 from responsa.protocol import Conversation, InvalidRequest, Item, check_metadata
 
 from ._base import ItemPage, Order, Retention
+from ._database import Database
 from ._paging import dump_item, item_page, load_item
 from ._tables import conversation_items, conversations
 
 __all__ = ["ConversationQueries", "append_items"]
 
 
-async def append_items(conn: AsyncConnection, conversation_id: str, items: Sequence[Item]) -> bool:
+def append_items(conn: Connection, conversation_id: str, items: Sequence[Item]) -> bool:
     """Append after the current last item, inside the caller's transaction (which holds the row lock)."""
-    locked = await conn.execute(
-        select(conversations.c.id).where(conversations.c.id == conversation_id).with_for_update()
-    )
+    locked = conn.execute(select(conversations.c.id).where(conversations.c.id == conversation_id).with_for_update())
     if locked.first() is None:
         return False
     if not items:
         return True
     column = conversation_items.c
-    start = (
-        await conn.execute(
-            select(func.coalesce(func.max(column.position), -1) + 1).where(column.conversation_id == conversation_id)
-        )
+    start = conn.execute(
+        select(func.coalesce(func.max(column.position), -1) + 1).where(column.conversation_id == conversation_id)
     ).scalar_one()
     rows = [
         {"conversation_id": conversation_id, "position": start + i, "item_id": item.id, "body": dump_item(item)}
         for i, item in enumerate(items)
     ]
-    await conn.execute(insert(conversation_items), rows)
+    conn.execute(insert(conversation_items), rows)
     return True
 
 
@@ -48,14 +43,11 @@ def _to_conversation(row: Any) -> Conversation:
 
 
 class ConversationQueries:
-    """Needs ``_engine``, ``_writing()`` and ``retention`` from the store it is mixed into."""
+    """Needs ``_db`` and ``retention`` from the store it is mixed into."""
 
-    _engine: AsyncEngine
+    _db: Database
     retention: Retention
     tenant: str
-
-    def _writing(self) -> AbstractAsyncContextManager[AsyncConnection]:
-        raise NotImplementedError
 
     def _live_conversation(self) -> list[ColumnElement[bool]]:
         """This tenant's conversations that have not expired."""
@@ -72,29 +64,31 @@ class ConversationQueries:
             "metadata": orjson.dumps(conversation.metadata).decode(),
             "tenant": self.tenant,
         }
-        async with self._writing() as conn:
-            await conn.execute(insert(conversations), [row])
-            await append_items(conn, conversation.id, items)
+
+        def work(conn: Connection) -> None:
+            conn.execute(insert(conversations), [row])
+            append_items(conn, conversation.id, items)
             cap = self.retention.conversation_max_entries
             if cap:
                 evicted = select(conversations.c.id).order_by(conversations.c.stored_at.desc()).offset(cap)
-                await self._delete_conversations(conn, [r for (r,) in await conn.execute(evicted)])
+                self._delete_conversations(conn, list(conn.execute(evicted).scalars()))
+
+        await self._db.write(work)
 
     async def get_conversation(self, conversation_id: str) -> Conversation | None:
-        async with self._engine.connect() as conn:
-            return await self._fetch_conversation(conn, conversation_id)
+        return await self._db.read(lambda conn: self._fetch_conversation(conn, conversation_id))
 
-    async def _fetch_conversation(self, conn: AsyncConnection, conversation_id: str) -> Conversation | None:
+    def _fetch_conversation(self, conn: Connection, conversation_id: str) -> Conversation | None:
         query = select(conversations).where(conversations.c.id == conversation_id, *self._live_conversation())
-        row = (await conn.execute(query)).first()
+        row = conn.execute(query).first()
         return None if row is None else _to_conversation(row)
 
     async def update_conversation_metadata(
         self, conversation_id: str, patch: Mapping[str, str | None] | None
     ) -> Conversation | None:
-        async with self._writing() as conn:
+        def work(conn: Connection) -> Conversation | None:
             query = select(conversations).where(conversations.c.id == conversation_id, *self._live_conversation())
-            row = (await conn.execute(query.with_for_update())).first()
+            row = conn.execute(query.with_for_update()).first()
             if row is None:
                 return None
             merged: dict[str, str] = {} if patch is None else orjson.loads(row.metadata)
@@ -107,77 +101,88 @@ class ConversationQueries:
                 check_metadata(merged)
             except ValueError as exc:
                 raise InvalidRequest(f"Invalid 'metadata': {exc}.", param="metadata", code="invalid_value") from exc
-            await conn.execute(
+            conn.execute(
                 update(conversations)
                 .where(conversations.c.id == conversation_id)
                 .values(metadata=orjson.dumps(merged).decode())
             )
-        return Conversation(id=row.id, created_at=row.created_at, metadata=merged)
+            return Conversation(id=row.id, created_at=row.created_at, metadata=merged)
+
+        return await self._db.write(work)
 
     async def delete_conversation(self, conversation_id: str) -> bool:
-        async with self._writing() as conn:
-            if await self._fetch_conversation(conn, conversation_id) is None:
+        def work(conn: Connection) -> bool:
+            if self._fetch_conversation(conn, conversation_id) is None:
                 return False
-            return await self._delete_conversations(conn, [conversation_id]) > 0
+            return self._delete_conversations(conn, [conversation_id]) > 0
 
-    async def _delete_conversations(self, conn: AsyncConnection, ids: list[str]) -> int:
+        return await self._db.write(work)
+
+    def _delete_conversations(self, conn: Connection, ids: list[str]) -> int:
         if not ids:
             return 0
-        await conn.execute(delete(conversation_items).where(conversation_items.c.conversation_id.in_(ids)))
-        deleted = await conn.execute(delete(conversations).where(conversations.c.id.in_(ids)))
+        conn.execute(delete(conversation_items).where(conversation_items.c.conversation_id.in_(ids)))
+        deleted = conn.execute(delete(conversations).where(conversations.c.id.in_(ids)))
         return int(deleted.rowcount)
 
     async def append_conversation_items(self, conversation_id: str, items: Sequence[Item]) -> bool:
-        if await self.get_conversation(conversation_id) is None:
-            return False
-        async with self._writing() as conn:
-            return await append_items(conn, conversation_id, items)
+        def work(conn: Connection) -> bool:
+            if self._fetch_conversation(conn, conversation_id) is None:
+                return False
+            return append_items(conn, conversation_id, items)
+
+        return await self._db.write(work)
 
     async def list_conversation_items(
         self, conversation_id: str, *, limit: int, order: Order, after: str | None, before: str | None
     ) -> ItemPage | None:
-        async with self._engine.connect() as conn:
-            if await self._fetch_conversation(conn, conversation_id) is None:
+        scope = [conversation_items.c.conversation_id == conversation_id]
+
+        def work(conn: Connection) -> ItemPage | None:
+            if self._fetch_conversation(conn, conversation_id) is None:
                 return None
-            scope = [conversation_items.c.conversation_id == conversation_id]
-            return await item_page(
-                conn, conversation_items, scope, limit=limit, order=order, after=after, before=before
-            )
+            return item_page(conn, conversation_items, scope, limit=limit, order=order, after=after, before=before)
+
+        return await self._db.read(work)
 
     async def get_conversation_item(self, conversation_id: str, item_id: str) -> Item | None:
-        async with self._engine.connect() as conn:
-            if await self._fetch_conversation(conn, conversation_id) is None:
-                return None
-            body = (await conn.execute(self._item_body(conversation_id, item_id))).scalar()
-        return None if body is None else load_item(body)
-
-    def _item_body(self, conversation_id: str, item_id: str) -> Any:
         column = conversation_items.c
-        return select(column.body).where(column.conversation_id == conversation_id, column.item_id == item_id).limit(1)
+        query = select(column.body).where(column.conversation_id == conversation_id, column.item_id == item_id)
+
+        def work(conn: Connection) -> str | None:
+            if self._fetch_conversation(conn, conversation_id) is None:
+                return None
+            return conn.execute(query.limit(1)).scalar()
+
+        body = await self._db.read(work)
+        return None if body is None else load_item(body)
 
     async def delete_conversation_item(self, conversation_id: str, item_id: str) -> bool:
         column = conversation_items.c
-        async with self._writing() as conn:
-            if await self._fetch_conversation(conn, conversation_id) is None:
+        remove = delete(conversation_items).where(column.conversation_id == conversation_id, column.item_id == item_id)
+
+        def work(conn: Connection) -> bool:
+            if self._fetch_conversation(conn, conversation_id) is None:
                 return False
-            deleted = await conn.execute(
-                delete(conversation_items).where(column.conversation_id == conversation_id, column.item_id == item_id)
-            )
-        return bool(deleted.rowcount)
+            return bool(conn.execute(remove).rowcount)
+
+        return await self._db.write(work)
 
     async def load_conversation(self, conversation_id: str) -> list[Item] | None:
         column = conversation_items.c
-        async with self._engine.connect() as conn:
-            if await self._fetch_conversation(conn, conversation_id) is None:
-                return None
-            rows = await conn.execute(
-                select(column.body).where(column.conversation_id == conversation_id).order_by(column.position)
-            )
-            return [load_item(body) for (body,) in rows]
+        query = select(column.body).where(column.conversation_id == conversation_id).order_by(column.position)
 
-    async def _sweep_conversations(self, conn: AsyncConnection) -> int:
+        def work(conn: Connection) -> list[str] | None:
+            if self._fetch_conversation(conn, conversation_id) is None:
+                return None
+            return list(conn.execute(query).scalars())
+
+        bodies = await self._db.read(work)
+        return None if bodies is None else [load_item(body) for body in bodies]
+
+    def _sweep_conversations(self, conn: Connection) -> int:
         ttl = self.retention.conversation_ttl
         if not ttl:
             return 0
         expired = select(conversations.c.id).where(conversations.c.stored_at < time.time() - ttl)
-        return await self._delete_conversations(conn, [r for (r,) in await conn.execute(expired)])
+        return self._delete_conversations(conn, list(conn.execute(expired).scalars()))
