@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from responsa.engine import ResponseService
@@ -14,7 +14,7 @@ from responsa.protocol import CreateResponseRequest, DeletedObject, InvalidReque
 from ._conversation_routes import conversation_routes
 from ._errors import json_response
 from ._parsing import page_body, paging, read_model, tenant_of
-from ._sse import sse_logged, sse_stream
+from ._sse import SseResponse, sse_logged, sse_stream
 
 __all__ = ["PREFIXES", "routes"]
 
@@ -97,7 +97,7 @@ async def metrics(request: Request) -> Response:
     return Response(request.app.state.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
-def _sse(request: Request, frames: AsyncIterator[bytes]) -> StreamingResponse:
+def _sse(request: Request, frames: AsyncIterator[bytes]) -> SseResponse:
     gauge = request.app.state.metrics.active_streams
 
     async def counted() -> AsyncIterator[bytes]:
@@ -108,7 +108,7 @@ def _sse(request: Request, frames: AsyncIterator[bytes]) -> StreamingResponse:
         finally:
             gauge.dec()
 
-    return StreamingResponse(counted(), media_type="text/event-stream", headers=_SSE_HEADERS)
+    return SseResponse(counted(), headers=_SSE_HEADERS)
 
 
 def routes() -> list[BaseRoute]:

@@ -65,22 +65,24 @@ class SqliteDatabase:
         path = url.split("///", 1)[-1].split("?", 1)[0]
         self._stop = threading.Event()
         self._checkpointer: threading.Thread | None = None
-        if path in ("", ":memory:"):  # one connection, or each engine would see its own empty database
-            self._reader = self._writer = _sqlite_engine(url, begin="BEGIN", poolclass=StaticPool)
+        if path in ("", ":memory:"):  # one connection, or each would see its own empty database
+            self._engines = [_sqlite_engine(url, begin="BEGIN", poolclass=StaticPool)]
+            self._reading = self._writing = self._engines[0].connect()
             return
         Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        self._reader = _sqlite_engine(url, begin="BEGIN")
-        self._writer = _sqlite_engine(url, begin="BEGIN IMMEDIATE")
+        self._engines = [_sqlite_engine(url, begin="BEGIN"), _sqlite_engine(url, begin="BEGIN IMMEDIATE")]
+        # Held for the store's lifetime: a pool checkout per query would cost as much as the query.
+        self._reading, self._writing = (engine.connect() for engine in self._engines)
         self._checkpointer = threading.Thread(target=self._checkpoint_forever, args=(path,), daemon=True)
         self._checkpointer.start()
 
     async def read(self, work: Callable[[Connection], T]) -> T:
-        with self._reader.begin() as conn:
-            return work(conn)
+        with self._reading.begin():
+            return work(self._reading)
 
     async def write(self, work: Callable[[Connection], T]) -> T:
-        with self._writer.begin() as conn:
-            return work(conn)
+        with self._writing.begin():
+            return work(self._writing)
 
     def _checkpoint_forever(self, path: str) -> None:
         connection = sqlite3.connect(Path(path).expanduser(), isolation_level=None, check_same_thread=False)
@@ -97,8 +99,10 @@ class SqliteDatabase:
         self._stop.set()
         if self._checkpointer is not None:
             self._checkpointer.join()
-        self._reader.dispose()
-        self._writer.dispose()
+        self._reading.close()
+        self._writing.close()
+        for engine in self._engines:
+            engine.dispose()
 
 
 class AsyncDriverDatabase:

@@ -11,10 +11,11 @@ from typing import Any
 import orjson
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import ColumnElement, Connection, delete, insert, select, text, union_all
+from sqlalchemy import Connection, delete, select, union_all
 
 from responsa.protocol import Item, ResponseObject
 
+from . import _statements as sql
 from ._base import ItemPage, LoggedEvent, Order, Retention
 from ._database import Database, open_database
 from ._paging import dump_item, item_page, load_item
@@ -24,18 +25,6 @@ from ._tables import conversation_items, conversations, response_events, respons
 __all__ = ["SqlStore"]
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
-_CONTEXT_QUERY = text(
-    """
-    WITH RECURSIVE chain(id, prev, depth) AS (
-        SELECT id, previous_response_id, 0 FROM responses WHERE id = :id
-        UNION ALL
-        SELECT r.id, r.previous_response_id, chain.depth + 1
-        FROM responses r JOIN chain ON r.id = chain.prev
-    )
-    SELECT i.body FROM chain JOIN response_items i ON i.response_id = chain.id
-    ORDER BY chain.depth DESC, i.role ASC, i.position ASC
-    """
-)
 
 
 class SqlStore(ConversationQueries):
@@ -51,12 +40,8 @@ class SqlStore(ConversationQueries):
         view.tenant = tenant
         return view
 
-    def _live_response(self) -> list[ColumnElement[bool]]:
-        """This tenant's responses that have not expired."""
-        live = [responses.c.tenant == self.tenant]
-        if self.retention.response_ttl:
-            live.append(responses.c.stored_at >= time.time() - self.retention.response_ttl)
-        return live
+    def _live_response(self, response_id: str) -> dict[str, Any]:
+        return {"response_id": response_id, **self._live(self.retention.response_ttl)}
 
     async def migrate(self) -> None:
         await self._db.write(_upgrade_to_head)
@@ -83,40 +68,30 @@ class SqlStore(ConversationQueries):
                     "background": response.background,
                     "tenant": self.tenant,
                 }
-                conn.execute(insert(responses), [row])
+                conn.execute(sql.INSERT_RESPONSE, [row])
                 self._evict_responses_over_cap(conn)
                 rows = _item_rows(response.id, "input", input_items)
             else:
-                conn.execute(
-                    responses.update()
-                    .where(responses.c.id == response.id, responses.c.tenant == self.tenant)
-                    .values(status=response.status, body=body)
-                )
-                owned = [response_items.c.response_id == response.id, response_items.c.role == "output"]
-                conn.execute(delete(response_items).where(*owned))
+                update = {"response_id": response.id, "owner": self.tenant, "new_status": response.status}
+                conn.execute(sql.UPDATE_RESPONSE, {**update, "new_body": body})
+                conn.execute(sql.DELETE_OUTPUTS, {"response_id": response.id})
                 rows = []
             rows += _item_rows(response.id, "output", response.output)
             if rows:
-                conn.execute(insert(response_items), rows)
+                conn.execute(sql.INSERT_ITEMS, rows)
             if append_to_conversation and conversation_id is not None:
                 append_items(conn, conversation_id, append_to_conversation)
 
         await self._db.write(work)
 
     async def get_response(self, response_id: str) -> ResponseObject | None:
-        query = select(responses.c.body).where(responses.c.id == response_id, *self._live_response())
-        outputs = (
-            select(response_items.c.body)
-            .where(response_items.c.response_id == response_id, response_items.c.role == "output")
-            .order_by(response_items.c.position)
-        )
-
         def work(conn: Connection) -> dict[str, Any] | None:
-            body = conn.execute(query).scalar()
+            body = conn.execute(sql.RESPONSE_BODY, self._live_response(response_id)).scalar()
             if body is None:
                 return None
             data: dict[str, Any] = orjson.loads(body)
-            data["output"] = [orjson.loads(item) for (item,) in conn.execute(outputs)]
+            outputs = conn.execute(sql.OUTPUTS, {"response_id": response_id}).scalars()
+            data["output"] = [orjson.loads(item) for item in outputs]
             return data
 
         data = await self._db.read(work)
@@ -129,32 +104,23 @@ class SqlStore(ConversationQueries):
             {"response_id": response_id, "sequence_number": e.sequence_number, "type": e.type, "body": e.data}
             for e in events
         ]
-        await self._db.write(lambda conn: conn.execute(insert(response_events), rows))
+        await self._db.write(lambda conn: conn.execute(sql.APPEND_EVENTS, rows))
 
     async def events_after(self, response_id: str, after: int, limit: int = 1000) -> list[LoggedEvent]:
-        column = response_events.c
-        owned = select(responses.c.id).where(responses.c.id == response_id, responses.c.tenant == self.tenant)
-        query = (
-            select(column.sequence_number, column.type, column.body)
-            .where(column.response_id == response_id, column.sequence_number > after, owned.exists())
-            .order_by(column.sequence_number)
-            .limit(limit)
-        )
-        return await self._db.read(lambda conn: [LoggedEvent(*row) for row in conn.execute(query)])
+        where = {"response_id": response_id, "after": after, "tenant": self.tenant, "limit": limit}
+        return await self._db.read(lambda conn: [LoggedEvent(*row) for row in conn.execute(sql.EVENTS_AFTER, where)])
 
     async def renew_lease(self, response_id: str, until: float) -> None:
-        renew = responses.update().where(responses.c.id == response_id).values(lease_until=until)
-        await self._db.write(lambda conn: conn.execute(renew))
+        await self._db.write(lambda conn: conn.execute(sql.RENEW_LEASE, {"response_id": response_id, "until": until}))
 
     async def request_cancel(self, response_id: str) -> None:
-        ask = responses.update().where(responses.c.id == response_id).values(cancel_requested=True)
-        await self._db.write(lambda conn: conn.execute(ask))
+        await self._db.write(lambda conn: conn.execute(sql.ASK_CANCEL, {"response_id": response_id}))
 
     async def cancels_requested(self, response_ids: Sequence[str]) -> list[str]:
         if not response_ids:
             return []
-        query = select(responses.c.id).where(responses.c.id.in_(list(response_ids)), responses.c.cancel_requested)
-        return await self._db.read(lambda conn: list(conn.execute(query).scalars()))
+        ids = {"ids": list(response_ids)}
+        return await self._db.read(lambda conn: list(conn.execute(sql.CANCELS_ASKED, ids).scalars()))
 
     async def orphaned_background(self, now: float) -> list[tuple[str, ResponseObject]]:
         column = responses.c
@@ -180,8 +146,7 @@ class SqlStore(ConversationQueries):
         return await self._db.write(work)
 
     def _response_exists(self, conn: Connection, response_id: str) -> bool:
-        query = select(responses.c.id).where(responses.c.id == response_id, *self._live_response())
-        return conn.execute(query).first() is not None
+        return conn.execute(sql.RESPONSE_EXISTS, self._live_response(response_id)).first() is not None
 
     async def list_input_items(
         self, response_id: str, *, limit: int, order: Order, after: str | None, before: str | None
@@ -199,7 +164,7 @@ class SqlStore(ConversationQueries):
         def work(conn: Connection) -> list[str] | None:
             if not self._response_exists(conn, response_id):
                 return None
-            return list(conn.execute(_CONTEXT_QUERY, {"id": response_id}).scalars())
+            return list(conn.execute(sql.CONTEXT, {"response_id": response_id}).scalars())
 
         bodies = await self._db.read(work)
         return None if bodies is None else [load_item(body) for body in bodies]

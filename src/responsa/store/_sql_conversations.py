@@ -7,10 +7,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
-from sqlalchemy import ColumnElement, Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, delete, select
 
 from responsa.protocol import Conversation, InvalidRequest, Item, check_metadata
 
+from . import _statements as sql
 from ._base import ItemPage, Order, Retention
 from ._database import Database
 from ._paging import dump_item, item_page, load_item
@@ -21,20 +22,17 @@ __all__ = ["ConversationQueries", "append_items"]
 
 def append_items(conn: Connection, conversation_id: str, items: Sequence[Item]) -> bool:
     """Append after the current last item, inside the caller's transaction (which holds the row lock)."""
-    locked = conn.execute(select(conversations.c.id).where(conversations.c.id == conversation_id).with_for_update())
-    if locked.first() is None:
+    where = {"conversation_id": conversation_id}
+    if conn.execute(sql.LOCK_CONVERSATION, where).first() is None:
         return False
     if not items:
         return True
-    column = conversation_items.c
-    start = conn.execute(
-        select(func.coalesce(func.max(column.position), -1) + 1).where(column.conversation_id == conversation_id)
-    ).scalar_one()
+    start = conn.execute(sql.NEXT_POSITION, where).scalar_one()
     rows = [
         {"conversation_id": conversation_id, "position": start + i, "item_id": item.id, "body": dump_item(item)}
         for i, item in enumerate(items)
     ]
-    conn.execute(insert(conversation_items), rows)
+    conn.execute(sql.INSERT_CONVERSATION_ITEMS, rows)
     return True
 
 
@@ -49,12 +47,13 @@ class ConversationQueries:
     retention: Retention
     tenant: str
 
-    def _live_conversation(self) -> list[ColumnElement[bool]]:
-        """This tenant's conversations that have not expired."""
-        live = [conversations.c.tenant == self.tenant]
-        if self.retention.conversation_ttl:
-            live.append(conversations.c.stored_at >= time.time() - self.retention.conversation_ttl)
-        return live
+    def _live(self, ttl: float) -> dict[str, Any]:
+        """Parameters that limit a lookup to this tenant's objects that have not expired."""
+        return {"tenant": self.tenant, "oldest": time.time() - ttl if ttl else -1.0}
+
+    def _live_conversation(self, conversation_id: str) -> dict[str, Any]:
+        """Parameters that find the conversation only if it is this tenant's and has not expired."""
+        return {"conversation_id": conversation_id, **self._live(self.retention.conversation_ttl)}
 
     async def create_conversation(self, conversation: Conversation, items: Sequence[Item]) -> None:
         row = {
@@ -66,7 +65,7 @@ class ConversationQueries:
         }
 
         def work(conn: Connection) -> None:
-            conn.execute(insert(conversations), [row])
+            conn.execute(sql.INSERT_CONVERSATION, [row])
             append_items(conn, conversation.id, items)
             cap = self.retention.conversation_max_entries
             if cap:
@@ -79,16 +78,14 @@ class ConversationQueries:
         return await self._db.read(lambda conn: self._fetch_conversation(conn, conversation_id))
 
     def _fetch_conversation(self, conn: Connection, conversation_id: str) -> Conversation | None:
-        query = select(conversations).where(conversations.c.id == conversation_id, *self._live_conversation())
-        row = conn.execute(query).first()
+        row = conn.execute(sql.CONVERSATION, self._live_conversation(conversation_id)).first()
         return None if row is None else _to_conversation(row)
 
     async def update_conversation_metadata(
         self, conversation_id: str, patch: Mapping[str, str | None] | None
     ) -> Conversation | None:
         def work(conn: Connection) -> Conversation | None:
-            query = select(conversations).where(conversations.c.id == conversation_id, *self._live_conversation())
-            row = conn.execute(query.with_for_update()).first()
+            row = conn.execute(sql.CONVERSATION_FOR_UPDATE, self._live_conversation(conversation_id)).first()
             if row is None:
                 return None
             merged: dict[str, str] = {} if patch is None else orjson.loads(row.metadata)
@@ -101,11 +98,7 @@ class ConversationQueries:
                 check_metadata(merged)
             except ValueError as exc:
                 raise InvalidRequest(f"Invalid 'metadata': {exc}.", param="metadata", code="invalid_value") from exc
-            conn.execute(
-                update(conversations)
-                .where(conversations.c.id == conversation_id)
-                .values(metadata=orjson.dumps(merged).decode())
-            )
+            conn.execute(sql.SET_METADATA, {"conversation_id": conversation_id, "new": orjson.dumps(merged).decode()})
             return Conversation(id=row.id, created_at=row.created_at, metadata=merged)
 
         return await self._db.write(work)
@@ -146,36 +139,31 @@ class ConversationQueries:
         return await self._db.read(work)
 
     async def get_conversation_item(self, conversation_id: str, item_id: str) -> Item | None:
-        column = conversation_items.c
-        query = select(column.body).where(column.conversation_id == conversation_id, column.item_id == item_id)
+        where = {"conversation_id": conversation_id, "item_id": item_id}
 
         def work(conn: Connection) -> str | None:
             if self._fetch_conversation(conn, conversation_id) is None:
                 return None
-            return conn.execute(query.limit(1)).scalar()
+            return conn.execute(sql.CONVERSATION_ITEM, where).scalar()
 
         body = await self._db.read(work)
         return None if body is None else load_item(body)
 
     async def delete_conversation_item(self, conversation_id: str, item_id: str) -> bool:
-        column = conversation_items.c
-        remove = delete(conversation_items).where(column.conversation_id == conversation_id, column.item_id == item_id)
+        where = {"conversation_id": conversation_id, "item_id": item_id}
 
         def work(conn: Connection) -> bool:
             if self._fetch_conversation(conn, conversation_id) is None:
                 return False
-            return bool(conn.execute(remove).rowcount)
+            return bool(conn.execute(sql.DELETE_CONVERSATION_ITEM, where).rowcount)
 
         return await self._db.write(work)
 
     async def load_conversation(self, conversation_id: str) -> list[Item] | None:
-        column = conversation_items.c
-        query = select(column.body).where(column.conversation_id == conversation_id).order_by(column.position)
-
         def work(conn: Connection) -> list[str] | None:
             if self._fetch_conversation(conn, conversation_id) is None:
                 return None
-            return list(conn.execute(query).scalars())
+            return list(conn.execute(sql.CONVERSATION_ITEMS, {"conversation_id": conversation_id}).scalars())
 
         bodies = await self._db.read(work)
         return None if bodies is None else [load_item(body) for body in bodies]

@@ -1,5 +1,9 @@
 """OpenAI-compatible Chat Completions upstreams as a backend: pooled connections, several workers per
-model, health checks, retries before the first byte, upstream errors mapped to ours."""
+model, health checks, retries before the first byte, upstream errors mapped to ours.
+
+The HTTP client is aiohttp: under load httpx spent a fifth of the gateway's CPU choosing a pooled
+connection (it polls every idle socket on each request); aiohttp's pool does not.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 import anyio
-import httpx
 import orjson
 
 from responsa.backends._base import Backend, ModelEvent, ModelRequest
@@ -49,17 +53,22 @@ class ChatCompletionsBackend(Backend):
     def __init__(
         self,
         models: Sequence[UpstreamModel],
-        client: httpx.AsyncClient | None = None,
         health_interval: float = 5.0,
     ) -> None:
         self._models: dict[str, UpstreamModel] = {}
         for model in models:  # the first definition of a name wins (the model file's, before discovery)
             self._models.setdefault(model.name, model)
         self._pools = {name: WorkerPool.of(list(model.urls), model.strategy) for name, model in self._models.items()}
-        limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200, keepalive_expiry=60)
-        timeout = httpx.Timeout(connect=5, read=600, write=30, pool=30)
-        self._client = client or httpx.AsyncClient(limits=limits, timeout=timeout)
+        self._client: aiohttp.ClientSession | None = None
         self._health_interval = health_interval
+
+    def _session(self) -> aiohttp.ClientSession:
+        """The pooled client, made on first use (it belongs to the running event loop)."""
+        if self._client is None:
+            connector = aiohttp.TCPConnector(limit=1000, keepalive_timeout=60)
+            timeout = aiohttp.ClientTimeout(connect=5, sock_read=600)
+            self._client = aiohttp.ClientSession(connector=connector, timeout=timeout, auto_decompress=False)
+        return self._client
 
     def models(self) -> Sequence[str]:
         return list(self._models)
@@ -86,30 +95,29 @@ class ChatCompletionsBackend(Backend):
             except BaseException:
                 worker.in_flight -= 1
                 raise
-            logger.info("upstream %s model=%s status=%d", worker.url, model.name, response.status_code)
+            logger.info("upstream %s model=%s status=%d", worker.url, model.name, response.status)
             decoder = ChunkDecoder(request.max_tool_calls, prompt_chars)
             try:
                 yield _events(response, decoder) if request.streaming else _whole(response, decoder)
             finally:
                 worker.in_flight -= 1
-                await response.aclose()
+                response.release()  # back to the pool if read to the end, else closed
             return
         raise last_error
 
-    async def _open(self, worker: Worker, body: bytes, headers: dict[str, str]) -> httpx.Response:
+    async def _open(self, worker: Worker, body: bytes, headers: dict[str, str]) -> aiohttp.ClientResponse:
         """Send the request and read the status; raise :class:`_Retry` where another worker may do better."""
-        request = self._client.build_request("POST", f"{worker.url}/chat/completions", content=body, headers=headers)
         try:
-            response = await self._client.send(request, stream=True)
-        except httpx.TransportError as exc:
+            response = await self._session().post(f"{worker.url}/chat/completions", data=body, headers=headers)
+        except (aiohttp.ClientError, TimeoutError) as exc:
             worker.mark_down()
-            logger.warning("upstream %s unreachable: %s", worker.url, exc)
+            logger.warning("upstream %s unreachable: %r", worker.url, exc)
             raise _Retry(ServiceUnavailable(f"Upstream {worker.url} is unreachable.")) from exc
-        if response.status_code == 200:
+        if response.status == 200:
             return response
         detail = await _error_detail(response)
-        await response.aclose()
-        status = response.status_code
+        response.release()
+        status = response.status
         if status == 429:
             retry_after = response.headers.get("retry-after")
             raise _Retry(RateLimited(detail, headers={"retry-after": retry_after} if retry_after else None))
@@ -131,10 +139,11 @@ class ChatCompletionsBackend(Backend):
             await anyio.sleep(self._health_interval)
 
     async def _probe(self, worker: Worker) -> None:
+        timeout = aiohttp.ClientTimeout(total=self._health_interval)
         try:
-            reply = await self._client.get(f"{worker.url}/models", timeout=self._health_interval)
-            healthy = reply.status_code == 200
-        except httpx.HTTPError:
+            async with self._session().get(f"{worker.url}/models", timeout=timeout) as reply:
+                healthy = reply.status == 200
+        except (aiohttp.ClientError, TimeoutError):
             healthy = False
         if healthy and not worker.healthy:
             logger.info("upstream %s is healthy again", worker.url)
@@ -148,18 +157,19 @@ class ChatCompletionsBackend(Backend):
         return {worker.url: worker.healthy for pool in self._pools.values() for worker in pool.workers}
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        if self._client is not None:
+            await self._client.close()
 
 
-async def _events(response: httpx.Response, decoder: ChunkDecoder) -> AsyncIterator[ModelEvent]:
+async def _events(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> AsyncIterator[ModelEvent]:
     done = False
     try:
         # Read to the end even after [DONE], so the connection goes back to the pool.
-        async for line in response.aiter_lines():
-            if done or not line.startswith("data:"):
+        async for line in response.content:
+            if done or not line.startswith(b"data:"):
                 continue
             data = line[5:].strip()
-            if data == "[DONE]":
+            if data == b"[DONE]":
                 done = True
                 continue
             chunk: dict[str, Any] = orjson.loads(data)
@@ -167,27 +177,30 @@ async def _events(response: httpx.Response, decoder: ChunkDecoder) -> AsyncItera
                 raise ModelError(f"The upstream failed mid-stream: {_message(chunk)}")
             for event in decoder.feed(chunk):
                 yield event
-    except (httpx.HTTPError, orjson.JSONDecodeError) as exc:
+    except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as exc:
         raise ModelError(f"The upstream stream broke: {exc}") from exc
     for event in decoder.finish():
         yield event
 
 
-async def _whole(response: httpx.Response, decoder: ChunkDecoder) -> AsyncIterator[ModelEvent]:
+async def _whole(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> AsyncIterator[ModelEvent]:
     try:
-        completion = orjson.loads(await response.aread())
-    except (httpx.HTTPError, orjson.JSONDecodeError) as exc:
+        completion = orjson.loads(await response.read())
+    except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as exc:
         raise ModelError(f"The upstream reply broke: {exc}") from exc
     for event in [*decoder.feed(completion_as_chunk(completion)), *decoder.finish()]:
         yield event
 
 
-async def _error_detail(response: httpx.Response) -> str:
-    raw = await response.aread()
+async def _error_detail(response: aiohttp.ClientResponse) -> str:
+    try:
+        raw = await response.read()
+    except (aiohttp.ClientError, TimeoutError):
+        raw = b""
     try:
         return _message(orjson.loads(raw))
     except orjson.JSONDecodeError:
-        return raw.decode(errors="replace")[:500] or response.reason_phrase
+        return raw.decode(errors="replace")[:500] or response.reason or ""
 
 
 def _message(body: Any) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import httpx
+import aiohttp
 
 from ._backend import UpstreamModel
 
@@ -15,14 +15,13 @@ async def discover_models(urls: Sequence[str], api_key: str | None = None) -> li
     """One :class:`UpstreamModel` per model name; a name offered by several URLs gets them all as workers."""
     workers: dict[str, list[str]] = {}
     headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
-    async with httpx.AsyncClient(timeout=10, headers=headers) as client:
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10), headers=headers) as client:
         for url in urls:
             base = url.rstrip("/")
             try:
-                reply = await client.get(f"{base}/models")
-                reply.raise_for_status()
-                names = [entry["id"] for entry in reply.json()["data"]]
-            except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:
+                async with client.get(f"{base}/models", raise_for_status=True) as reply:
+                    names = [entry["id"] for entry in (await reply.json(content_type=None))["data"]]
+            except (aiohttp.ClientError, TimeoutError, KeyError, TypeError, ValueError) as exc:
                 raise RuntimeError(f"could not list the models of upstream {base}: {exc}") from exc
             for name in names:
                 workers.setdefault(name, []).append(base)

@@ -1,0 +1,103 @@
+"""The store's statements, built once with named parameters.
+
+Building a SQLAlchemy statement costs several times what running it on SQLite does (about 300 µs
+against 60 µs for a two-condition select on the benchmark machine), so the store never builds
+one per call. Parameters: ``tenant`` and ``oldest`` (the earliest ``stored_at`` still alive, -1 when
+nothing expires) scope every lookup to what the caller may see.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import bindparam, delete, func, insert, select, text, update
+
+from ._tables import conversation_items, conversations, response_events, response_items, responses
+
+__all__ = [
+    "APPEND_EVENTS",
+    "ASK_CANCEL",
+    "CANCELS_ASKED",
+    "CONTEXT",
+    "CONVERSATION",
+    "CONVERSATION_FOR_UPDATE",
+    "CONVERSATION_ITEM",
+    "CONVERSATION_ITEMS",
+    "DELETE_CONVERSATION_ITEM",
+    "DELETE_OUTPUTS",
+    "EVENTS_AFTER",
+    "INSERT_CONVERSATION",
+    "INSERT_CONVERSATION_ITEMS",
+    "INSERT_ITEMS",
+    "INSERT_RESPONSE",
+    "LOCK_CONVERSATION",
+    "NEXT_POSITION",
+    "OUTPUTS",
+    "RENEW_LEASE",
+    "RESPONSE_BODY",
+    "RESPONSE_EXISTS",
+    "SET_METADATA",
+    "UPDATE_RESPONSE",
+]
+
+_r, _i, _e = responses.c, response_items.c, response_events.c
+_c, _ci = conversations.c, conversation_items.c
+_live_response = (_r.tenant == bindparam("tenant"), _r.stored_at >= bindparam("oldest"))
+_live_conversation = (_c.tenant == bindparam("tenant"), _c.stored_at >= bindparam("oldest"))
+
+INSERT_RESPONSE = insert(responses)
+UPDATE_RESPONSE = (
+    update(responses)
+    .where(_r.id == bindparam("response_id"), _r.tenant == bindparam("owner"))
+    .values(status=bindparam("new_status"), body=bindparam("new_body"))
+)
+RESPONSE_EXISTS = select(_r.id).where(_r.id == bindparam("response_id"), *_live_response)
+RESPONSE_BODY = select(_r.body).where(_r.id == bindparam("response_id"), *_live_response)
+RENEW_LEASE = update(responses).where(_r.id == bindparam("response_id")).values(lease_until=bindparam("until"))
+ASK_CANCEL = update(responses).where(_r.id == bindparam("response_id")).values(cancel_requested=True)
+CANCELS_ASKED = select(_r.id).where(_r.id.in_(bindparam("ids", expanding=True)), _r.cancel_requested)
+
+INSERT_ITEMS = insert(response_items)
+DELETE_OUTPUTS = delete(response_items).where(_i.response_id == bindparam("response_id"), _i.role == "output")
+OUTPUTS = (
+    select(_i.body).where(_i.response_id == bindparam("response_id"), _i.role == "output").order_by(_i.position)
+)
+CONTEXT = text(
+    """
+    WITH RECURSIVE chain(id, prev, depth) AS (
+        SELECT id, previous_response_id, 0 FROM responses WHERE id = :response_id
+        UNION ALL
+        SELECT r.id, r.previous_response_id, chain.depth + 1
+        FROM responses r JOIN chain ON r.id = chain.prev
+    )
+    SELECT i.body FROM chain JOIN response_items i ON i.response_id = chain.id
+    ORDER BY chain.depth DESC, i.role ASC, i.position ASC
+    """
+)
+
+APPEND_EVENTS = insert(response_events)
+EVENTS_AFTER = (
+    select(_e.sequence_number, _e.type, _e.body)
+    .where(
+        _e.response_id == bindparam("response_id"),
+        _e.sequence_number > bindparam("after"),
+        select(_r.id).where(_r.id == bindparam("response_id"), _r.tenant == bindparam("tenant")).exists(),
+    )
+    .order_by(_e.sequence_number)
+    .limit(bindparam("limit"))
+)
+
+INSERT_CONVERSATION = insert(conversations)
+CONVERSATION = select(conversations).where(_c.id == bindparam("conversation_id"), *_live_conversation)
+CONVERSATION_FOR_UPDATE = CONVERSATION.with_for_update()
+LOCK_CONVERSATION = select(_c.id).where(_c.id == bindparam("conversation_id")).with_for_update()
+SET_METADATA = update(conversations).where(_c.id == bindparam("conversation_id")).values(metadata=bindparam("new"))
+INSERT_CONVERSATION_ITEMS = insert(conversation_items)
+NEXT_POSITION = select(func.coalesce(func.max(_ci.position), -1) + 1).where(
+    _ci.conversation_id == bindparam("conversation_id")
+)
+CONVERSATION_ITEMS = select(_ci.body).where(_ci.conversation_id == bindparam("conversation_id")).order_by(_ci.position)
+CONVERSATION_ITEM = (
+    select(_ci.body).where(_ci.conversation_id == bindparam("conversation_id"), _ci.item_id == bindparam("item_id"))
+).limit(1)
+DELETE_CONVERSATION_ITEM = delete(conversation_items).where(
+    _ci.conversation_id == bindparam("conversation_id"), _ci.item_id == bindparam("item_id")
+)
