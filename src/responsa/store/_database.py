@@ -1,16 +1,18 @@
 """Where the SQL store's queries run: one small interface, two ways to run them.
 
-Every query of the store is plain synchronous SQLAlchemy Core against a ``Connection``; a
-:class:`Database` decides where that code runs.
+The store's queries are synchronous functions of an :class:`Sql` (``execute(statement, params)``
+with SQLAlchemy Core statements); a :class:`Database` decides how they run.
 
-- SQLite runs it inline, on the event loop's thread. A query on a local file takes tens of
-  microseconds; handing it to a thread (as aiosqlite does, several times per transaction) costs
-  more than the query, and on a busy single core a thread waits for the GIL. Inline work is also
-  atomic with respect to every other coroutine, so one process never races itself for the write
-  lock. Write transactions begin IMMEDIATE, so processes sharing the file queue on the lock
-  instead of failing to upgrade a read. The WAL is checkpointed by a background thread rather
-  than by whichever commit crosses the threshold, so no request waits for the disk's fsync.
-- PostgreSQL runs it through asyncpg: ``run_sync`` drives the same synchronous code, each
+- SQLite runs them inline, on the event loop's thread, on two connections held open (one reads,
+  one writes). A query on a local file takes microseconds; handing it to a thread (as aiosqlite
+  does, several times per transaction) costs more, and on a busy single core a thread waits for
+  the GIL. Inline work is also atomic with respect to every other coroutine, so a process never
+  races itself for the write lock. Statements are compiled by SQLAlchemy once and run on the
+  sqlite3 cursor: SQLAlchemy's per-execution work cost several times the query itself. Write
+  transactions begin IMMEDIATE, so processes sharing the file queue on the lock instead of
+  failing to upgrade a read. The WAL is checkpointed by a background thread rather than by
+  whichever commit crosses the threshold, so no request waits for the disk's fsync.
+- PostgreSQL runs them through asyncpg: ``run_sync`` drives the same synchronous code, each
   statement awaiting the network.
 """
 
@@ -19,15 +21,17 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar, cast
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, create_engine, event
+from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
-from sqlalchemy.pool import Pool, StaticPool
+from sqlalchemy.sql import ClauseElement, Executable
+from sqlalchemy.sql.compiler import SQLCompiler
 
-__all__ = ["Database", "open_database"]
+__all__ = ["Database", "Rows", "Sql", "open_database"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,16 +40,48 @@ T = TypeVar("T")
 CHECKPOINT_EVERY = 1.0
 """Seconds between WAL checkpoints of the SQLite file (off the event loop)."""
 
+Params = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
+"""One set of named parameters, or a list of them (one row each, for inserts)."""
+
+
+class Rows(Protocol):
+    """The result of a statement (a subset of SQLAlchemy's ``CursorResult``)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+    def first(self) -> Any: ...
+
+    def all(self) -> Sequence[Any]: ...
+
+    def scalar(self) -> Any: ...
+
+    def scalar_one(self) -> Any: ...
+
+    def scalars(self) -> Any: ...
+
+
+class Sql(Protocol):
+    """What the store's queries run against, inside a transaction."""
+
+    def execute(self, statement: Executable, parameters: Params = None, /) -> Rows: ...
+
+
+Migration = Callable[[Connection], None]
+
 
 class Database(Protocol):
     """Runs the store's synchronous query functions: reads in a plain transaction, writes atomically."""
 
-    dialect: str
+    async def read(self, work: Callable[[Sql], T]) -> T: ...
 
-    async def read(self, work: Callable[[Connection], T]) -> T: ...
-
-    async def write(self, work: Callable[[Connection], T]) -> T:
+    async def write(self, work: Callable[[Sql], T]) -> T:
         """``work`` in one transaction: committed if it returns, rolled back if it raises."""
+
+    async def migrate(self, upgrade: Migration) -> None:
+        """Run ``upgrade`` (Alembic's) on a SQLAlchemy connection in one transaction."""
 
     async def aclose(self) -> None: ...
 
@@ -58,34 +94,40 @@ def open_database(url: str) -> Database:
 
 
 class SqliteDatabase:
-    dialect = "sqlite"
-
     def __init__(self, url: str) -> None:
-        url = "sqlite://" + url.split("://", 1)[1]
-        path = url.split("///", 1)[-1].split("?", 1)[0]
+        path = url.split("://", 1)[1].removeprefix("/").split("?", 1)[0]
         self._stop = threading.Event()
         self._checkpointer: threading.Thread | None = None
-        if path in ("", ":memory:"):  # one connection, or each would see its own empty database
-            self._engines = [_sqlite_engine(url, begin="BEGIN", poolclass=StaticPool)]
-            self._reading = self._writing = self._engines[0].connect()
-            return
-        Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        self._engines = [_sqlite_engine(url, begin="BEGIN"), _sqlite_engine(url, begin="BEGIN IMMEDIATE")]
-        # Held for the store's lifetime: a pool checkout per query would cost as much as the query.
-        self._reading, self._writing = (engine.connect() for engine in self._engines)
-        self._checkpointer = threading.Thread(target=self._checkpoint_forever, args=(path,), daemon=True)
-        self._checkpointer.start()
+        if path in ("", ":memory:"):  # shared, or each connection would see its own empty database
+            self._target = f"file:responsa-{id(self)}?mode=memory&cache=shared"
+        else:
+            file = Path(path).expanduser()
+            file.parent.mkdir(parents=True, exist_ok=True)
+            self._target = str(file)
+            self._checkpointer = threading.Thread(target=self._checkpoint_forever, daemon=True)
+        self._reading, self._writing = _SqliteSql(_connect(self._target)), _SqliteSql(_connect(self._target))
+        if self._checkpointer is not None:
+            self._checkpointer.start()
 
-    async def read(self, work: Callable[[Connection], T]) -> T:
-        with self._reading.begin():
-            return work(self._reading)
+    async def read(self, work: Callable[[Sql], T]) -> T:
+        return self._reading.transaction("BEGIN", work)
 
-    async def write(self, work: Callable[[Connection], T]) -> T:
-        with self._writing.begin():
-            return work(self._writing)
+    async def write(self, work: Callable[[Sql], T]) -> T:
+        return self._writing.transaction("BEGIN IMMEDIATE", work)
 
-    def _checkpoint_forever(self, path: str) -> None:
-        connection = sqlite3.connect(Path(path).expanduser(), isolation_level=None, check_same_thread=False)
+    async def migrate(self, upgrade: Migration) -> None:
+        engine = create_engine("sqlite://", creator=lambda: _connect(self._target))  # Alembic wants SQLAlchemy
+
+        @event.listens_for(engine, "begin")
+        def begin(conn: Connection) -> None:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+        with engine.connect() as conn, conn.begin():
+            upgrade(conn)
+        engine.dispose()
+
+    def _checkpoint_forever(self) -> None:
+        connection = _connect(self._target)
         try:
             while not self._stop.wait(CHECKPOINT_EVERY):
                 try:
@@ -99,10 +141,91 @@ class SqliteDatabase:
         self._stop.set()
         if self._checkpointer is not None:
             self._checkpointer.join()
-        self._reading.close()
-        self._writing.close()
-        for engine in self._engines:
-            engine.dispose()
+        self._reading.connection.close()
+        self._writing.connection.close()
+
+
+class _SqliteSql:
+    """Core statements compiled once for SQLite, run on a sqlite3 connection."""
+
+    _dialect = sqlite_dialect.dialect(paramstyle="named")
+    _compiled: ClassVar[dict[tuple[int, tuple[str, ...]], tuple[Executable, SQLCompiler, dict[str, Any]]]] = {}
+    _CACHE_SIZE = 512
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+
+    def transaction(self, begin: str, work: Callable[[Sql], T]) -> T:
+        self.connection.execute(begin)
+        try:
+            result = work(self)
+        except BaseException:
+            self.connection.execute("ROLLBACK")
+            raise
+        self.connection.execute("COMMIT")
+        return result
+
+    def execute(self, statement: Executable, parameters: Params = None, /) -> Rows:
+        rows = [parameters] if isinstance(parameters, Mapping) else list(parameters or [{}])
+        sql, defaults = self._compile(statement, rows[0])
+        values = [{**defaults, **row} for row in rows] if defaults else rows
+        if len(values) == 1:
+            return _SqliteRows(self.connection.execute(sql, values[0]))
+        return _SqliteRows(self.connection.executemany(sql, values))
+
+    def _compile(self, statement: Executable, first: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        """SQL text and default parameters, compiled once per statement (and, for inserts, per set
+        of columns): the store's statements are module constants. ``IN`` lists expand per call."""
+        key = (id(statement), tuple(first))
+        cached = self._compiled.get(key)
+        if cached is None or cached[0] is not statement:
+            compiled = cast(ClauseElement, statement).compile(dialect=self._dialect, column_keys=list(first))
+            assert isinstance(compiled, SQLCompiler)
+            if len(self._compiled) >= self._CACHE_SIZE:
+                self._compiled.clear()
+            # The statement is kept with its compiled form, so its id cannot be reused meanwhile.
+            cached = self._compiled[key] = (statement, compiled, compiled.params)
+        _, compiled, defaults = cached
+        if compiled.post_compile_params:
+            expanded = compiled.construct_expanded_state({**defaults, **first})
+            return expanded.statement, dict(expanded.parameters)
+        return compiled.string, defaults
+
+
+class _SqliteRows:
+    def __init__(self, cursor: sqlite3.Cursor) -> None:
+        self._cursor = cursor
+        self.rowcount = cursor.rowcount
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._cursor)
+
+    def first(self) -> Any:
+        return self._cursor.fetchone()
+
+    def all(self) -> Sequence[Any]:
+        return self._cursor.fetchall()
+
+    def scalar(self) -> Any:
+        row = self._cursor.fetchone()
+        return None if row is None else row[0]
+
+    def scalar_one(self) -> Any:
+        row = self._cursor.fetchone()
+        if row is None:
+            raise LookupError("the statement returned no row")
+        return row[0]
+
+    def scalars(self) -> list[Any]:
+        return [row[0] for row in self._cursor]
+
+
+def _connect(target: str) -> sqlite3.Connection:
+    """Autocommit mode (transactions are begun explicitly), WAL, checkpoints left to the checkpointer."""
+    connection = sqlite3.connect(target, isolation_level=None, check_same_thread=False, uri=target.startswith("file:"))
+    for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "busy_timeout=10000", "wal_autocheckpoint=0"):
+        connection.execute(f"PRAGMA {pragma}")
+    return connection
 
 
 class AsyncDriverDatabase:
@@ -110,38 +233,28 @@ class AsyncDriverDatabase:
         if url.startswith("postgresql://"):
             url = "postgresql+asyncpg://" + url[len("postgresql://") :]
         self._engine: AsyncEngine = create_async_engine(url)
-        self.dialect = self._engine.dialect.name
 
-    async def read(self, work: Callable[[Connection], T]) -> T:
+    async def read(self, work: Callable[[Sql], T]) -> T:
         async with self._engine.connect() as conn:
-            return await conn.run_sync(work)
+            return await conn.run_sync(lambda sync: work(_AlchemySql(sync)))
 
-    async def write(self, work: Callable[[Connection], T]) -> T:
+    async def write(self, work: Callable[[Sql], T]) -> T:
         async with self._engine.begin() as conn:
-            return await conn.run_sync(work)
+            return await conn.run_sync(lambda sync: work(_AlchemySql(sync)))
+
+    async def migrate(self, upgrade: Migration) -> None:
+        async with self._engine.begin() as conn:
+            await conn.run_sync(upgrade)
 
     async def aclose(self) -> None:
         await self._engine.dispose()
 
 
-def _sqlite_engine(url: str, begin: str, poolclass: type[Pool] | None = None) -> Engine:
-    """An engine whose transactions start with ``begin`` (pysqlite's own transaction handling is off,
-    as SQLAlchemy's documentation recommends for SQLite)."""
-    options: dict[str, Any] = {"poolclass": poolclass} if poolclass else {}
-    engine = create_engine(url, connect_args={"check_same_thread": False}, **options)
+class _AlchemySql:
+    """:class:`Sql` on a SQLAlchemy connection (whose results already have the methods of :class:`Rows`)."""
 
-    @event.listens_for(engine, "connect")
-    def configure(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute("PRAGMA busy_timeout=10000")
-        cursor.execute("PRAGMA wal_autocheckpoint=0")
-        cursor.close()
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
 
-    @event.listens_for(engine, "begin")
-    def start(conn: Connection) -> None:
-        conn.exec_driver_sql(begin)
-
-    return engine
+    def execute(self, statement: Executable, parameters: Params = None, /) -> Rows:
+        return self._conn.execute(statement, parameters)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pydantic import TypeAdapter
-from sqlalchemy import ColumnElement, Connection, Table, select
+from sqlalchemy import ColumnElement, Table, select
 
 from responsa.protocol import Item
 
 from ._base import ItemPage, Order
+from ._database import Sql
 
 __all__ = ["dump_item", "item_page", "load_item"]
 
@@ -25,7 +26,7 @@ def load_item(body: str) -> Item:
 
 
 def item_page(
-    conn: Connection,
+    conn: Sql,
     table: Table,
     scope: Sequence[ColumnElement[bool]],
     *,

@@ -17,7 +17,7 @@ from responsa.protocol import Item, ResponseObject
 
 from . import _statements as sql
 from ._base import ItemPage, LoggedEvent, Order, Retention
-from ._database import Database, open_database
+from ._database import Database, Sql, open_database
 from ._paging import dump_item, item_page, load_item
 from ._sql_conversations import ConversationQueries, append_items
 from ._tables import conversation_items, conversations, response_events, response_items, responses
@@ -44,7 +44,7 @@ class SqlStore(ConversationQueries):
         return {"response_id": response_id, **self._live(self.retention.response_ttl)}
 
     async def migrate(self) -> None:
-        await self._db.write(_upgrade_to_head)
+        await self._db.migrate(_upgrade_to_head)
 
     async def save_response(
         self,
@@ -55,7 +55,7 @@ class SqlStore(ConversationQueries):
         body = orjson.dumps(response.model_dump(mode="json", exclude={"output", "output_text"})).decode()
         conversation_id = response.conversation["id"] if response.conversation else None
 
-        def work(conn: Connection) -> None:
+        def work(conn: Sql) -> None:
             if input_items is not None:  # the first save: the row is new (fewer statements on the hot path)
                 row = {
                     "id": response.id,
@@ -85,7 +85,7 @@ class SqlStore(ConversationQueries):
         await self._db.write(work)
 
     async def get_response(self, response_id: str) -> ResponseObject | None:
-        def work(conn: Connection) -> dict[str, Any] | None:
+        def work(conn: Sql) -> dict[str, Any] | None:
             body = conn.execute(sql.RESPONSE_BODY, self._live_response(response_id)).scalar()
             if body is None:
                 return None
@@ -138,14 +138,14 @@ class SqlStore(ConversationQueries):
         return orphans
 
     async def delete_response(self, response_id: str) -> bool:
-        def work(conn: Connection) -> bool:
+        def work(conn: Sql) -> bool:
             if not self._response_exists(conn, response_id):
                 return False
             return _delete_responses(conn, [response_id]) > 0
 
         return await self._db.write(work)
 
-    def _response_exists(self, conn: Connection, response_id: str) -> bool:
+    def _response_exists(self, conn: Sql, response_id: str) -> bool:
         return conn.execute(sql.RESPONSE_EXISTS, self._live_response(response_id)).first() is not None
 
     async def list_input_items(
@@ -153,7 +153,7 @@ class SqlStore(ConversationQueries):
     ) -> ItemPage | None:
         scope = [response_items.c.response_id == response_id, response_items.c.role == "input"]
 
-        def work(conn: Connection) -> ItemPage | None:
+        def work(conn: Sql) -> ItemPage | None:
             if not self._response_exists(conn, response_id):
                 return None
             return item_page(conn, response_items, scope, limit=limit, order=order, after=after, before=before)
@@ -161,7 +161,7 @@ class SqlStore(ConversationQueries):
         return await self._db.read(work)
 
     async def load_context(self, response_id: str) -> list[Item] | None:
-        def work(conn: Connection) -> list[str] | None:
+        def work(conn: Sql) -> list[str] | None:
             if not self._response_exists(conn, response_id):
                 return None
             return list(conn.execute(sql.CONTEXT, {"response_id": response_id}).scalars())
@@ -184,7 +184,7 @@ class SqlStore(ConversationQueries):
         body = await self._db.read(lambda conn: conn.execute(query).scalar())
         return None if body is None else load_item(body)
 
-    def _evict_responses_over_cap(self, conn: Connection) -> int:
+    def _evict_responses_over_cap(self, conn: Sql) -> int:
         cap = self.retention.response_max_entries
         if not cap:
             return 0
@@ -192,7 +192,7 @@ class SqlStore(ConversationQueries):
         return _delete_responses(conn, list(conn.execute(evicted).scalars()))
 
     async def sweep(self) -> int:
-        def work(conn: Connection) -> int:
+        def work(conn: Sql) -> int:
             removed = 0
             if self.retention.response_ttl:
                 expired = select(responses.c.id).where(
@@ -207,7 +207,7 @@ class SqlStore(ConversationQueries):
         await self._db.aclose()
 
 
-def _delete_responses(conn: Connection, ids: list[str]) -> int:
+def _delete_responses(conn: Sql, ids: list[str]) -> int:
     if not ids:
         return 0
     conn.execute(delete(response_items).where(response_items.c.response_id.in_(ids)))

@@ -7,20 +7,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, delete, select
+from sqlalchemy import delete, select
 
 from responsa.protocol import Conversation, InvalidRequest, Item, check_metadata
 
 from . import _statements as sql
 from ._base import ItemPage, Order, Retention
-from ._database import Database
+from ._database import Database, Sql
 from ._paging import dump_item, item_page, load_item
 from ._tables import conversation_items, conversations
 
 __all__ = ["ConversationQueries", "append_items"]
 
 
-def append_items(conn: Connection, conversation_id: str, items: Sequence[Item]) -> bool:
+def append_items(conn: Sql, conversation_id: str, items: Sequence[Item]) -> bool:
     """Append after the current last item, inside the caller's transaction (which holds the row lock)."""
     where = {"conversation_id": conversation_id}
     if conn.execute(sql.LOCK_CONVERSATION, where).first() is None:
@@ -36,8 +36,9 @@ def append_items(conn: Connection, conversation_id: str, items: Sequence[Item]) 
     return True
 
 
-def _to_conversation(row: Any) -> Conversation:
-    return Conversation(id=row.id, created_at=row.created_at, metadata=orjson.loads(row.metadata))
+def _to_conversation(row: Sequence[Any]) -> Conversation:
+    conversation_id, created_at, metadata = row
+    return Conversation(id=conversation_id, created_at=created_at, metadata=orjson.loads(metadata))
 
 
 class ConversationQueries:
@@ -64,7 +65,7 @@ class ConversationQueries:
             "tenant": self.tenant,
         }
 
-        def work(conn: Connection) -> None:
+        def work(conn: Sql) -> None:
             conn.execute(sql.INSERT_CONVERSATION, [row])
             append_items(conn, conversation.id, items)
             cap = self.retention.conversation_max_entries
@@ -77,18 +78,19 @@ class ConversationQueries:
     async def get_conversation(self, conversation_id: str) -> Conversation | None:
         return await self._db.read(lambda conn: self._fetch_conversation(conn, conversation_id))
 
-    def _fetch_conversation(self, conn: Connection, conversation_id: str) -> Conversation | None:
+    def _fetch_conversation(self, conn: Sql, conversation_id: str) -> Conversation | None:
         row = conn.execute(sql.CONVERSATION, self._live_conversation(conversation_id)).first()
         return None if row is None else _to_conversation(row)
 
     async def update_conversation_metadata(
         self, conversation_id: str, patch: Mapping[str, str | None] | None
     ) -> Conversation | None:
-        def work(conn: Connection) -> Conversation | None:
+        def work(conn: Sql) -> Conversation | None:
             row = conn.execute(sql.CONVERSATION_FOR_UPDATE, self._live_conversation(conversation_id)).first()
             if row is None:
                 return None
-            merged: dict[str, str] = {} if patch is None else orjson.loads(row.metadata)
+            current = _to_conversation(row)
+            merged: dict[str, str] = {} if patch is None else dict(current.metadata or {})
             for key, value in (patch or {}).items():
                 if value is None:
                     merged.pop(key, None)
@@ -99,19 +101,19 @@ class ConversationQueries:
             except ValueError as exc:
                 raise InvalidRequest(f"Invalid 'metadata': {exc}.", param="metadata", code="invalid_value") from exc
             conn.execute(sql.SET_METADATA, {"conversation_id": conversation_id, "new": orjson.dumps(merged).decode()})
-            return Conversation(id=row.id, created_at=row.created_at, metadata=merged)
+            return current.model_copy(update={"metadata": merged})
 
         return await self._db.write(work)
 
     async def delete_conversation(self, conversation_id: str) -> bool:
-        def work(conn: Connection) -> bool:
+        def work(conn: Sql) -> bool:
             if self._fetch_conversation(conn, conversation_id) is None:
                 return False
             return self._delete_conversations(conn, [conversation_id]) > 0
 
         return await self._db.write(work)
 
-    def _delete_conversations(self, conn: Connection, ids: list[str]) -> int:
+    def _delete_conversations(self, conn: Sql, ids: list[str]) -> int:
         if not ids:
             return 0
         conn.execute(delete(conversation_items).where(conversation_items.c.conversation_id.in_(ids)))
@@ -119,7 +121,7 @@ class ConversationQueries:
         return int(deleted.rowcount)
 
     async def append_conversation_items(self, conversation_id: str, items: Sequence[Item]) -> bool:
-        def work(conn: Connection) -> bool:
+        def work(conn: Sql) -> bool:
             if self._fetch_conversation(conn, conversation_id) is None:
                 return False
             return append_items(conn, conversation_id, items)
@@ -131,7 +133,7 @@ class ConversationQueries:
     ) -> ItemPage | None:
         scope = [conversation_items.c.conversation_id == conversation_id]
 
-        def work(conn: Connection) -> ItemPage | None:
+        def work(conn: Sql) -> ItemPage | None:
             if self._fetch_conversation(conn, conversation_id) is None:
                 return None
             return item_page(conn, conversation_items, scope, limit=limit, order=order, after=after, before=before)
@@ -141,10 +143,11 @@ class ConversationQueries:
     async def get_conversation_item(self, conversation_id: str, item_id: str) -> Item | None:
         where = {"conversation_id": conversation_id, "item_id": item_id}
 
-        def work(conn: Connection) -> str | None:
+        def work(conn: Sql) -> str | None:
             if self._fetch_conversation(conn, conversation_id) is None:
                 return None
-            return conn.execute(sql.CONVERSATION_ITEM, where).scalar()
+            body: str | None = conn.execute(sql.CONVERSATION_ITEM, where).scalar()
+            return body
 
         body = await self._db.read(work)
         return None if body is None else load_item(body)
@@ -152,7 +155,7 @@ class ConversationQueries:
     async def delete_conversation_item(self, conversation_id: str, item_id: str) -> bool:
         where = {"conversation_id": conversation_id, "item_id": item_id}
 
-        def work(conn: Connection) -> bool:
+        def work(conn: Sql) -> bool:
             if self._fetch_conversation(conn, conversation_id) is None:
                 return False
             return bool(conn.execute(sql.DELETE_CONVERSATION_ITEM, where).rowcount)
@@ -160,7 +163,7 @@ class ConversationQueries:
         return await self._db.write(work)
 
     async def load_conversation(self, conversation_id: str) -> list[Item] | None:
-        def work(conn: Connection) -> list[str] | None:
+        def work(conn: Sql) -> list[str] | None:
             if self._fetch_conversation(conn, conversation_id) is None:
                 return None
             return list(conn.execute(sql.CONVERSATION_ITEMS, {"conversation_id": conversation_id}).scalars())
@@ -168,7 +171,7 @@ class ConversationQueries:
         bodies = await self._db.read(work)
         return None if bodies is None else [load_item(body) for body in bodies]
 
-    def _sweep_conversations(self, conn: Connection) -> int:
+    def _sweep_conversations(self, conn: Sql) -> int:
         ttl = self.retention.conversation_ttl
         if not ttl:
             return 0

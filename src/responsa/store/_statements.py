@@ -86,7 +86,9 @@ EVENTS_AFTER = (
 )
 
 INSERT_CONVERSATION = insert(conversations)
-CONVERSATION = select(conversations).where(_c.id == bindparam("conversation_id"), *_live_conversation)
+CONVERSATION = select(_c.id, _c.created_at, _c.metadata).where(
+    _c.id == bindparam("conversation_id"), *_live_conversation
+)
 CONVERSATION_FOR_UPDATE = CONVERSATION.with_for_update()
 LOCK_CONVERSATION = select(_c.id).where(_c.id == bindparam("conversation_id")).with_for_update()
 SET_METADATA = update(conversations).where(_c.id == bindparam("conversation_id")).values(metadata=bindparam("new"))
