@@ -36,3 +36,36 @@ def test_responses_survive_a_restart(db_path: Path) -> None:
             assert third.usage.input_tokens > second.usage.input_tokens + second.usage.output_tokens
             with pytest.raises(openai.NotFoundError):
                 sdk.responses.retrieve(deleted.id)
+
+
+def test_schema_version_is_the_newest_migration() -> None:
+    """The store skips Alembic when the database says SCHEMA_VERSION: it must be the real head."""
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from responsa.store._sql import _MIGRATIONS
+    from responsa.store._tables import SCHEMA_VERSION
+
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    assert ScriptDirectory.from_config(config).get_current_head() == SCHEMA_VERSION
+
+
+def test_a_store_at_the_current_schema_starts_without_alembic(db_path: Path) -> None:
+    """The second start of a server on one file finds the schema current and leaves Alembic unloaded."""
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{db_path}"
+    script = (
+        "import asyncio, sys\n"
+        "from responsa.store import SqlStore\n"
+        "async def main():\n"
+        f"    store = SqlStore({url!r})\n"
+        "    await store.migrate()\n"
+        "    await store.aclose()\n"
+        "asyncio.run(main())\n"
+        "print('alembic' in sys.modules)\n"
+    )
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True) for _ in range(2)]
+    assert [run.stdout.strip() for run in runs] == ["True", "False"]

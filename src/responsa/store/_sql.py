@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import copy
+import sqlite3
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
-from alembic import command
-from alembic.config import Config
-from sqlalchemy import Connection, delete, select, union_all
+from sqlalchemy import Connection, delete, select, text, union_all
+from sqlalchemy.exc import DBAPIError
 
 from responsa.protocol import Item, ResponseObject
 
@@ -20,7 +20,7 @@ from ._base import ItemPage, LoggedEvent, Order, Retention
 from ._database import Database, Sql, open_database
 from ._paging import dump_item, item_page, load_item
 from ._sql_conversations import ConversationQueries, append_items
-from ._tables import conversation_items, conversations, response_events, response_items, responses
+from ._tables import SCHEMA_VERSION, conversation_items, conversations, response_events, response_items, responses
 
 __all__ = ["SqlStore"]
 
@@ -44,7 +44,9 @@ class SqlStore(ConversationQueries):
         return {"response_id": response_id, **self._live(self.retention.response_ttl)}
 
     async def migrate(self) -> None:
-        await self._db.migrate(_upgrade_to_head)
+        """Upgrade the schema; Alembic (about 11 MB of memory once imported) only loads when needed."""
+        if await self._db.read(_schema_version) != SCHEMA_VERSION:
+            await self._db.migrate(_upgrade_to_head)
 
     async def save_response(
         self,
@@ -214,6 +216,8 @@ def _delete_responses(conn: Sql, ids: list[str]) -> int:
     conn.execute(delete(response_events).where(response_events.c.response_id.in_(ids)))
     deleted = conn.execute(delete(responses).where(responses.c.id.in_(ids)))
     return int(deleted.rowcount)
+
+
 def _item_rows(response_id: str, role: str, items: Sequence[Item]) -> list[dict[str, Any]]:
     return [
         {"response_id": response_id, "role": role, "position": i, "item_id": item.id, "body": dump_item(item)}
@@ -221,7 +225,18 @@ def _item_rows(response_id: str, role: str, items: Sequence[Item]) -> list[dict[
     ]
 
 
+def _schema_version(conn: Sql) -> str | None:
+    try:
+        version: str | None = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    except (sqlite3.Error, DBAPIError):  # no such table yet
+        return None
+    return version
+
+
 def _upgrade_to_head(connection: Connection) -> None:
+    from alembic import command
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))
     config.attributes["connection"] = connection

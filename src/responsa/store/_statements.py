@@ -57,9 +57,7 @@ CANCELS_ASKED = select(_r.id).where(_r.id.in_(bindparam("ids", expanding=True)),
 
 INSERT_ITEMS = insert(response_items)
 DELETE_OUTPUTS = delete(response_items).where(_i.response_id == bindparam("response_id"), _i.role == "output")
-OUTPUTS = (
-    select(_i.body).where(_i.response_id == bindparam("response_id"), _i.role == "output").order_by(_i.position)
-)
+OUTPUTS = select(_i.body).where(_i.response_id == bindparam("response_id"), _i.role == "output").order_by(_i.position)
 CONTEXT = text(
     """
     WITH RECURSIVE chain(id, prev, depth) AS (

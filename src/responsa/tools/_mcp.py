@@ -3,6 +3,9 @@
 Every operation opens its own session (streamable HTTP, or SSE for URLs ending in ``/sse``) inside a
 deadline, so a broken or slow server costs one error item, never a hung response. Failures are
 returned as OpenAI-shaped ``error`` objects rather than raised.
+
+The SDK is imported on first use: it weighs about 30 MB of memory, which a server whose clients
+never send MCP tools should not carry.
 """
 
 from __future__ import annotations
@@ -12,15 +15,14 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-from mcp import Client
-from mcp.client.sse import sse_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from responsa.protocol import McpTool, McpToolInfo
+
+if TYPE_CHECKING:
+    from mcp import Client
 
 __all__ = ["CallOutcome", "McpConnector"]
 
@@ -87,6 +89,11 @@ class McpConnector:
 @asynccontextmanager
 async def _client(server: McpTool) -> AsyncIterator[Client]:
     """A connected, initialised session; everything it opened is closed on exit."""
+    from mcp import Client
+    from mcp.client.sse import sse_client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
     url = server.server_url or ""
     headers = dict(server.headers or {})
     if url.rstrip("/").endswith("/sse"):
