@@ -124,7 +124,7 @@ class OutputBuilder:
 
     def _lifecycle(self, kind: LifecycleType) -> StreamEvent:
         if not self.snapshots:  # nobody will read it: skip copying the whole response
-            return self._emit(LifecycleEvent.model_construct(type=kind, response=self.response))
+            return self._emit(LifecycleEvent(type=kind, response=self.response))
         return self._emit(LifecycleEvent(type=kind, response=self.response.model_copy(deep=True)))
 
     def start(self) -> list[StreamEvent]:

@@ -98,17 +98,7 @@ async def metrics(request: Request) -> Response:
 
 
 def _sse(request: Request, frames: AsyncIterator[bytes]) -> SseResponse:
-    gauge = request.app.state.metrics.active_streams
-
-    async def counted() -> AsyncIterator[bytes]:
-        gauge.inc()
-        try:
-            async for frame in frames:
-                yield frame
-        finally:
-            gauge.dec()
-
-    return SseResponse(counted(), headers=_SSE_HEADERS)
+    return SseResponse(frames, request.app.state.metrics.active_streams, headers=_SSE_HEADERS)
 
 
 def routes() -> list[BaseRoute]:

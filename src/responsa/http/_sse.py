@@ -7,9 +7,10 @@ was the largest single cost of a stream.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
 import anyio
+from prometheus_client import Gauge
 from starlette.responses import StreamingResponse
 from starlette.types import Send
 
@@ -44,11 +45,23 @@ async def sse_logged(events: AsyncIterator[LoggedEvent]) -> AsyncIterator[bytes]
 
 
 class SseResponse(StreamingResponse):
-    """A ``text/event-stream`` response that sends every frame ready at the moment in one body chunk."""
+    """A ``text/event-stream`` response that sends every frame ready at the moment in one body chunk;
+    ``active`` counts the streams open."""
 
     media_type = "text/event-stream"
 
+    def __init__(self, frames: AsyncIterator[bytes], active: Gauge, headers: Mapping[str, str]) -> None:
+        super().__init__(frames, headers=headers)
+        self._active = active
+
     async def stream_response(self, send: Send) -> None:
+        self._active.inc()
+        try:
+            await self._send_coalesced(send)
+        finally:
+            self._active.dec()
+
+    async def _send_coalesced(self, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
         sender, receiver = anyio.create_memory_object_stream[bytes](_BUFFERED_FRAMES)
 

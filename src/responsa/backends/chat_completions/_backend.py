@@ -164,19 +164,23 @@ class ChatCompletionsBackend(Backend):
 async def _events(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> AsyncIterator[ModelEvent]:
     done = False
     try:
-        # Read to the end even after [DONE], so the connection goes back to the pool.
-        async for line in response.content:
-            if done or not line.startswith(b"data:"):
-                continue
-            data = line[5:].strip()
-            if data == b"[DONE]":
-                done = True
-                continue
-            chunk: dict[str, Any] = orjson.loads(data)
-            if "error" in chunk:
-                raise ModelError(f"The upstream failed mid-stream: {_message(chunk)}")
-            for event in decoder.feed(chunk):
-                yield event
+        # Read to the end even after [DONE], so the connection goes back to the pool. Whole network
+        # reads rather than lines: one await per read, however many tokens it holds.
+        rest = b""
+        async for received in response.content.iter_any():
+            *lines, rest = (rest + received).split(b"\n")
+            for line in lines:
+                if done or not line.startswith(b"data:"):
+                    continue
+                data = line[5:].strip()
+                if data == b"[DONE]":
+                    done = True
+                    continue
+                chunk: dict[str, Any] = orjson.loads(data)
+                if "error" in chunk:
+                    raise ModelError(f"The upstream failed mid-stream: {_message(chunk)}")
+                for event in decoder.feed(chunk):
+                    yield event
     except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as exc:
         raise ModelError(f"The upstream stream broke: {exc}") from exc
     for event in decoder.finish():

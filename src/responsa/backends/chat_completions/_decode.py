@@ -35,6 +35,8 @@ class ThinkSplitter:
         self._pending = ""
 
     def feed(self, text: str) -> list[ModelEvent]:
+        if not self._thinking and not self._pending and "<" not in text:  # the common case, cheaply
+            return [TextDelta(text)]
         events: list[ModelEvent] = []
         buffer = self._pending + text
         self._pending = ""
