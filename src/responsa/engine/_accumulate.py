@@ -125,7 +125,9 @@ class OutputBuilder:
     def _lifecycle(self, kind: LifecycleType) -> StreamEvent:
         if not self.snapshots:  # nobody will read it: skip copying the whole response
             return self._emit(LifecycleEvent(type=kind, response=self.response))
-        return self._emit(LifecycleEvent(type=kind, response=self.response.model_copy(deep=True)))
+        # Only output items change in place later (fields are reassigned): copy them, share the rest.
+        output = [item.model_copy(deep=True) for item in self.response.output]
+        return self._emit(LifecycleEvent(type=kind, response=self.response.model_copy(update={"output": output})))
 
     def start(self) -> list[StreamEvent]:
         """``response.created``, ``response.queued`` for a queued (background) one, ``response.in_progress``."""
