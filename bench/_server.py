@@ -1,7 +1,8 @@
-"""Start a responsa server in a subprocess on loopback for a benchmark (shared by the bench scripts)."""
+"""Start a responsa server (and the shared rig's mock upstream) on loopback for a benchmark."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -9,6 +10,8 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -47,3 +50,49 @@ def responsa_server(
     finally:
         process.terminate()
         process.wait(15)
+
+
+RIG = Path(__file__).resolve().parents[2] / "shared" / "bench"
+"""The shared load rig (../shared/bench): mock_upstream.py and load.py."""
+
+
+@contextmanager
+def rig_mock(python: str, *args: str, rig: Path = RIG, pin: int = 0) -> Iterator[str]:
+    """The rig's mock Chat Completions upstream on a free port, pinned to core ``pin``; yields its ``/v1`` URL."""
+    port = free_port()
+    command = ["taskset", "-c", str(pin), python, str(rig / "mock_upstream.py"), "--port", str(port), *args]
+    mock = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"{url}/models").raise_for_status()
+                break
+            except httpx.TransportError:
+                if mock.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the rig's mock upstream did not start") from None
+                time.sleep(0.05)
+        yield url
+    finally:
+        mock.terminate()
+        mock.wait(10)
+
+
+def rig_load(python: str, url: str, *flags: str, rig: Path = RIG) -> dict[str, Any]:
+    """One run of the rig's load.py (pinned to core 0) against ``url``: its JSON summary."""
+    command = ["taskset", "-c", "0", python, str(rig / "load.py"), "--url", url, *flags]
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    summary: dict[str, Any] = json.loads(next(line for line in output.splitlines() if line.startswith("{")))
+    return summary
+
+
+def time_wait_to(url: str) -> int:
+    """Sockets in TIME_WAIT towards ``url``'s port: each is a connection opened and closed, not reused."""
+    port = int(url.split(":")[2].split("/")[0])
+    count = 0
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        remote_port = int(fields[2].split(":")[1], 16)
+        count += fields[3] == "06" and remote_port == port
+    return count

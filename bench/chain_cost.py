@@ -1,0 +1,64 @@
+"""What a long ``previous_response_id`` chain costs: latency of turn 1 against turn N of one chain.
+
+responsa (SQLite store on, pinned to core 1) in front of the rig's mock upstream (64 tokens); each
+chain's turns run one after another over one connection, each continuing the previous one, so
+turn N replays N-1 earlier turns to the model. Prints the median latency per turn range over
+--chains chains, and turn N's cost as a multiple of turn 1's.
+
+    python bench/chain_cost.py --rig-python /tmp/rig/bin/python [--turns 100] [--chains 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from _server import RIG, responsa_server, rig_mock
+
+
+def chain(client: httpx.Client, turns: int) -> list[float]:
+    """Seconds per turn of one chain."""
+    latencies, previous = [], None
+    for turn in range(turns):
+        body = {"model": "mock-model", "input": f"Turn {turn}: tell me more.", "max_output_tokens": 64}
+        if previous:
+            body["previous_response_id"] = previous
+        started = time.perf_counter()
+        reply = client.post("/v1/responses", json=body)
+        latencies.append(time.perf_counter() - started)
+        reply.raise_for_status()
+        previous = reply.json()["id"]
+    return latencies
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rig", type=Path, default=RIG)
+    parser.add_argument("--rig-python", default=sys.executable, help="a Python with aiohttp, uvloop, httptools, orjson")
+    parser.add_argument("--turns", type=int, default=100)
+    parser.add_argument("--chains", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, rig_mock(args.rig_python, "--tokens", "64", rig=args.rig) as upstream:
+        db = f"sqlite:///{Path(tmp) / 'chain.db'}"
+        with responsa_server("--db", db, "--no-embedded", "--no-simulator", "--upstream", upstream, pin=1) as url:
+            with httpx.Client(base_url=url, timeout=60) as client:
+                chain(client, 5)  # warm-up
+                runs = [chain(client, args.turns) for _ in range(args.chains)]
+    per_turn = [statistics.median(run[turn] for run in runs) * 1000 for turn in range(args.turns)]
+    print(f"{'turns':<12} | {'median ms':>9}")
+    print("-" * 25)
+    step = max(args.turns // 10, 1)
+    for start in range(0, args.turns, step):
+        turns = f"{start + 1:>4}-{min(start + step, args.turns):<7}"
+        print(f"{turns} | {statistics.median(per_turn[start : start + step]):>9.2f}")
+    ratio = per_turn[-1] / per_turn[0]
+    print(f"\nturn {args.turns} / turn 1: {ratio:.2f}x  (each the median of {args.chains} chains; 64 tokens)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Time to first token added by responsa: the rig's mock (100 ms to first token, 20 ms per token)
+streamed straight and through responsa, at concurrency 1, interleaved.
+
+Runs the rig's load.py against the mock's Chat Completions API and against responsa's Responses API
+(SQLite store on, responsa pinned to core 1) in turns, --repeat times, and prints the median TTFT
+of each and the difference.
+
+    python bench/ttft_overhead.py --rig-python /tmp/rig/bin/python [--seconds 10] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from _server import RIG, responsa_server, rig_load, rig_mock
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rig", type=Path, default=RIG)
+    parser.add_argument("--rig-python", default=sys.executable, help="a Python with aiohttp, uvloop, httptools, orjson")
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    timing = ["--ttft-ms", "100", "--delay-ms", "20", "--tokens", "16"]
+    flags = ["--stream", "-c", "1", "-d", str(args.seconds), "--max-output-tokens", "16"]
+    with tempfile.TemporaryDirectory() as tmp, rig_mock(args.rig_python, *timing, rig=args.rig) as upstream:
+        db = f"sqlite:///{Path(tmp) / 'ttft.db'}"
+        with responsa_server("--db", db, "--no-embedded", "--no-simulator", "--upstream", upstream, pin=1) as url:
+            direct, through = [], []
+            for _ in range(args.repeat):
+                base = upstream.removesuffix("/v1")
+                direct.append(rig_load(args.rig_python, base, "--api", "chat", *flags, rig=args.rig)["ttft_p50_ms"])
+                through.append(rig_load(args.rig_python, url, "--store", "true", *flags, rig=args.rig)["ttft_p50_ms"])
+    mock, gateway = statistics.median(direct), statistics.median(through)
+    print(f"{'path':<22} | {'TTFT p50 ms (median of runs)':>28} | runs")
+    print("-" * 66)
+    print(f"{'mock alone':<22} | {mock:>28.2f} | {', '.join(f'{t:.1f}' for t in direct)}")
+    print(f"{'through responsa':<22} | {gateway:>28.2f} | {', '.join(f'{t:.1f}' for t in through)}")
+    print(f"\nadded by responsa: {gateway - mock:+.2f} ms at p50 (c=1, mock 100 ms to first token, 20 ms per token)")
+
+
+if __name__ == "__main__":
+    main()
