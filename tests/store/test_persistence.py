@@ -67,5 +67,7 @@ def test_a_store_at_the_current_schema_starts_without_alembic(db_path: Path) -> 
         "asyncio.run(main())\n"
         "print('alembic' in sys.modules)\n"
     )
-    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True) for _ in range(2)]
+    runs = [
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True) for _ in range(2)
+    ]
     assert [run.stdout.strip() for run in runs] == ["True", "False"]
