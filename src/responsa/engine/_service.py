@@ -468,10 +468,7 @@ def _new_response(request: CreateResponseRequest, stored: bool) -> ResponseObjec
         temperature=1.0 if request.temperature is None else request.temperature,
         text=request.text or TextConfig(),
         tool_choice=request.tool_choice,
-        # MCP credentials are never echoed back (nor stored: the stored body is this object).
-        tools=[
-            tool.model_copy(update={"headers": None}) if isinstance(tool, McpTool) else tool for tool in request.tools
-        ],
+        tools=_without_credentials(request.tools),
         top_logprobs=request.top_logprobs or 0,
         top_p=1.0 if request.top_p is None else request.top_p,
         truncation=request.truncation,

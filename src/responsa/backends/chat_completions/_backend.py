@@ -67,7 +67,7 @@ class ChatCompletionsBackend(Backend):
         if self._client is None:
             connector = aiohttp.TCPConnector(limit=1000, keepalive_timeout=60)
             timeout = aiohttp.ClientTimeout(connect=5, sock_read=600)
-            self._client = aiohttp.ClientSession(connector=connector, timeout=timeout, auto_decompress=False)
+            self._client = aiohttp.ClientSession(connector=connector, timeout=timeout)
         return self._client
 
     def models(self) -> Sequence[str]:
