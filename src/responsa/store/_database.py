@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar, cast
 
+import anyio
+import anyio.lowlevel
 from sqlalchemy import Connection, create_engine, event
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
@@ -106,6 +108,7 @@ class SqliteDatabase:
             self._target = str(file)
             self._checkpointer = threading.Thread(target=self._checkpoint_forever, daemon=True)
         self._reading, self._writing = _SqliteSql(_connect(self._target)), _SqliteSql(_connect(self._target))
+        self._batch: _Batch | None = None
         if self._checkpointer is not None:
             self._checkpointer.start()
 
@@ -113,7 +116,22 @@ class SqliteDatabase:
         return self._reading.transaction("BEGIN", work)
 
     async def write(self, work: Callable[[Sql], T]) -> T:
-        return self._writing.transaction("BEGIN IMMEDIATE", work)
+        """Group commit: writes asked for in the same turn of the event loop share one transaction
+        (each in its own savepoint, so one failing leaves the others be). The first writer waits
+        one turn for others to join, then runs them all; the write is never half done by a cancel."""
+        job = _Job(work)
+        batch = self._batch
+        with anyio.CancelScope(shield=True):
+            if batch is None:
+                batch = self._batch = _Batch()
+                batch.jobs.append(job)
+                await anyio.lowlevel.checkpoint()
+                self._batch = None
+                batch.run(self._writing.connection, self._writing)
+            else:
+                batch.jobs.append(job)
+                await batch.done.wait()
+        return cast(T, job.outcome())
 
     async def migrate(self, upgrade: Migration) -> None:
         engine = create_engine("sqlite://", creator=lambda: _connect(self._target))  # Alembic wants SQLAlchemy
@@ -143,6 +161,62 @@ class SqliteDatabase:
             self._checkpointer.join()
         self._reading.connection.close()
         self._writing.connection.close()
+
+
+class _Job:
+    def __init__(self, work: Callable[[Sql], Any]) -> None:
+        self.work = work
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def outcome(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+class _Batch:
+    """Writes committed together."""
+
+    def __init__(self) -> None:
+        self.jobs: list[_Job] = []
+        self.done = anyio.Event()
+
+    def run(self, connection: sqlite3.Connection, sql: Sql) -> None:
+        alone = len(self.jobs) == 1
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                for job in self.jobs:
+                    self._run_one(job, connection, sql, alone)
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            if alone and self.jobs[0].error is not None:
+                connection.execute("ROLLBACK")
+            else:
+                connection.execute("COMMIT")
+        except BaseException as failure:  # nothing was committed: every job failed with it
+            for job in self.jobs:
+                job.error = job.error or failure
+        finally:
+            self.done.set()
+
+    @staticmethod
+    def _run_one(job: _Job, connection: sqlite3.Connection, sql: Sql, alone: bool) -> None:
+        if alone:
+            try:
+                job.result = job.work(sql)
+            except Exception as error:
+                job.error = error
+            return
+        connection.execute("SAVEPOINT job")
+        try:
+            job.result = job.work(sql)
+        except Exception as error:
+            job.error = error
+            connection.execute("ROLLBACK TO job")
+        connection.execute("RELEASE job")
 
 
 class _SqliteSql:

@@ -1,0 +1,76 @@
+"""SQLite writes asked for at the same moment share one commit, and one failing leaves the others be.
+
+The HTTP API cannot make a write fail on purpose, so these drive the store directly (its public
+class, the one the server uses).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from responsa.protocol import Conversation, InvalidRequest, Message
+from responsa.store import SqlStore
+
+
+def _conversation(conversation_id: str) -> Conversation:
+    return Conversation(id=conversation_id, created_at=int(time.time()), metadata={})
+
+
+def _message(text: str) -> Message:
+    return Message.model_validate({"type": "message", "role": "user", "content": text})
+
+
+def test_concurrent_writes_succeed_or_fail_one_by_one(db_path: Path) -> None:
+    outcomes: dict[str, BaseException | None] = {}
+
+    async def attempt(name: str, write: object) -> None:
+        try:
+            await write  # type: ignore[misc]
+            outcomes[name] = None
+        except BaseException as error:
+            outcomes[name] = error
+
+    async def main() -> None:
+        store = SqlStore(f"sqlite:///{db_path}")
+        await store.migrate()
+        await store.create_conversation(_conversation("conv_existing"), [])
+        async with anyio.create_task_group() as group:
+            group.start_soon(attempt, "first", store.create_conversation(_conversation("conv_a"), [_message("a")]))
+            group.start_soon(attempt, "duplicate", store.create_conversation(_conversation("conv_existing"), []))
+            group.start_soon(
+                attempt, "bad metadata", store.update_conversation_metadata("conv_existing", {"k" * 100: "v"})
+            )
+            group.start_soon(attempt, "append", store.append_conversation_items("conv_existing", [_message("b")]))
+            group.start_soon(attempt, "last", store.create_conversation(_conversation("conv_b"), [_message("c")]))
+        assert outcomes["first"] is None and outcomes["append"] is None and outcomes["last"] is None
+        assert outcomes["duplicate"] is not None
+        assert isinstance(outcomes["bad metadata"], InvalidRequest)
+        for conversation_id, texts in (("conv_a", ["a"]), ("conv_existing", ["b"]), ("conv_b", ["c"])):
+            items = await store.load_conversation(conversation_id)
+            assert items is not None
+            assert [item.content for item in items] == texts  # type: ignore[union-attr]
+        existing = await store.get_conversation("conv_existing")
+        assert existing is not None and existing.metadata == {}
+        await store.aclose()
+
+    anyio.run(main)
+
+
+def test_a_lone_failing_write_changes_nothing(db_path: Path) -> None:
+    async def main() -> None:
+        store = SqlStore(f"sqlite:///{db_path}")
+        await store.migrate()
+        await store.create_conversation(_conversation("conv_one"), [_message("kept")])
+        with pytest.raises(InvalidRequest):
+            await store.update_conversation_metadata("conv_one", {"k" * 100: "v"})
+        conversation = await store.get_conversation("conv_one")
+        assert conversation is not None and conversation.metadata == {}
+        items = await store.load_conversation("conv_one")
+        assert items is not None and len(items) == 1
+        await store.aclose()
+
+    anyio.run(main)
