@@ -10,11 +10,19 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 
 import anyio
+import orjson
 from prometheus_client import Gauge
 from starlette.responses import StreamingResponse
 from starlette.types import Send
 
-from responsa.protocol import StreamEvent
+from responsa.protocol import (
+    FunctionCallArgumentsDelta,
+    McpCallArgumentsDelta,
+    OutputTextDelta,
+    ReasoningSummaryTextDelta,
+    ReasoningTextDelta,
+    StreamEvent,
+)
 from responsa.store import LoggedEvent
 
 __all__ = ["DONE", "SseResponse", "encode_event", "sse_logged", "sse_stream"]
@@ -24,10 +32,19 @@ _BUFFERED_FRAMES = 1024
 
 DONE = b"data: [DONE]\n\n"
 
+_FLAT_EVENTS = frozenset(
+    {OutputTextDelta, FunctionCallArgumentsDelta, McpCallArgumentsDelta, ReasoningTextDelta, ReasoningSummaryTextDelta}
+)
+"""Events of plain JSON fields only, sent once per token: encoded from their fields directly."""
+
 
 def encode_event(event: StreamEvent) -> bytes:
     """One SSE frame (no ``id:`` line, as Open Responses asks)."""
-    return b"event: " + event.type.encode() + b"\ndata: " + event.model_dump_json().encode() + b"\n\n"
+    if type(event) in _FLAT_EVENTS and not event.__pydantic_extra__:
+        data = orjson.dumps(event.__dict__)  # the same JSON as pydantic's, in a third of the time
+    else:
+        data = event.model_dump_json().encode()
+    return b"event: " + event.type.encode() + b"\ndata: " + data + b"\n\n"
 
 
 async def sse_stream(events: AsyncIterator[StreamEvent]) -> AsyncIterator[bytes]:

@@ -1,0 +1,25 @@
+"""Per-token events are encoded from their fields directly; the bytes must be pydantic's exactly."""
+
+from __future__ import annotations
+
+import pytest
+
+from responsa.http._sse import encode_event
+from responsa.protocol import FunctionCallArgumentsDelta, OutputTextDelta, ReasoningTextDelta, StreamEvent
+
+TEXTS = [" hello", 'a "quote" and \\ backslash', "new\nline\ttab\x00\x1f", "ünïcode € 𝄞 \u2028\u2029 <&>", ""]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_fast_frames_equal_pydantic_frames(text: str) -> None:
+    events: list[StreamEvent] = [
+        OutputTextDelta(item_id="msg_1", output_index=2, content_index=0, delta=text, sequence_number=7),
+        FunctionCallArgumentsDelta(item_id="fc_1", output_index=0, delta=text, sequence_number=8),
+        ReasoningTextDelta(item_id="rs_1", output_index=1, content_index=0, delta=text, sequence_number=9),
+        OutputTextDelta.model_validate(  # vendor extras take the general path and still round-trip
+            {"item_id": "m", "output_index": 0, "content_index": 0, "delta": text, "x_vendor": {"k": 1}}
+        ),
+    ]
+    for event in events:
+        expected = f"event: {event.type}\ndata: {event.model_dump_json()}\n\n".encode()
+        assert encode_event(event) == expected
