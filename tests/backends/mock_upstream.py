@@ -72,6 +72,8 @@ class MockUpstream:
         self.script: deque[Stream | Fail] = deque()
         self.requests: list[dict[str, Any]] = []
         self.client_ports: list[int] = []
+        self.cookies: list[str | None] = []
+        """The ``cookie`` header of each chat request (every reply sets one, as some proxies do)."""
         self.healthy = True
         self.app = Starlette(
             routes=[
@@ -90,14 +92,16 @@ class MockUpstream:
         self.requests.append(body)
         if request.client is not None:
             self.client_ports.append(request.client.port)
+        self.cookies.append(request.headers.get("cookie"))
         reply = self.script.popleft() if self.script else Stream(text_chunks("hello", " from", " upstream"))
         if isinstance(reply, Fail):
             return JSONResponse({"error": {"message": reply.message}}, status_code=reply.status, headers=reply.headers)
+        sets_cookie = {"set-cookie": f"upstream_session=client{len(self.requests)}; Path=/"}
         if not body.get("stream"):
             if reply.then_break:
                 return StreamingResponse(self._broken_json(), media_type="application/json")
-            return JSONResponse(as_completion(reply.chunks))
-        return StreamingResponse(self._frames(reply), media_type="text/event-stream")
+            return JSONResponse(as_completion(reply.chunks), headers=sets_cookie)
+        return StreamingResponse(self._frames(reply), media_type="text/event-stream", headers=sets_cookie)
 
     async def _broken_json(self) -> AsyncIterator[bytes]:
         yield b'{"choices": [{"mess'

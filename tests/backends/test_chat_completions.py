@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +34,12 @@ class Rig:
         return self.upstreams[0]
 
 
-def start_rig(tmp_path: Path, workers: int = 1, strategy: str = "least_busy", **settings: Any) -> Iterator[Rig]:
+def start_rig(
+    tmp_path: Path, workers: int = 1, strategy: str = "least_busy", host: str = "127.0.0.1", **settings: Any
+) -> Iterator[Rig]:
     with ExitStack() as stack:
         upstreams = [MockUpstream() for _ in range(workers)]
-        urls = [f"{stack.enter_context(serve_app(up.app)).url}/v1" for up in upstreams]
+        urls = [f"{stack.enter_context(serve_app(up.app)).url}/v1".replace("127.0.0.1", host) for up in upstreams]
         model = UpstreamConfig(name="up-model", urls=tuple(urls), upstream_model="served-name", strategy=strategy)
         config = Settings(db_url=f"sqlite:///{tmp_path / 'up.db'}", models=(model,), embedded=False, **settings)
         rig = Rig(upstreams, stack.enter_context(serve(config)), urls)
@@ -251,6 +253,17 @@ def test_connections_are_pooled_and_reused(rig: Rig) -> None:
         rig.sdk.responses.create(model="up-model", input="x")
     assert len(rig.first.client_ports) == 20
     assert len(set(rig.first.client_ports)) <= 2
+
+
+def test_cookies_an_upstream_sets_are_not_sent_back(tmp_path: Path) -> None:
+    """One client's upstream session cookie must never ride along with another client's request
+    (by host name: cookie jars ignore cookies of IP addresses)."""
+    with contextmanager(start_rig)(tmp_path, host="localhost") as rig:
+        for _ in range(3):
+            rig.sdk.responses.create(model="up-model", input="Hi")
+        with rig.sdk.responses.stream(model="up-model", input="Hi") as stream:
+            stream.get_final_response()
+        assert rig.first.cookies == [None, None, None, None]
 
 
 def test_models_are_listed(rig: Rig) -> None:

@@ -67,7 +67,9 @@ class ChatCompletionsBackend(Backend):
         if self._client is None:
             connector = aiohttp.TCPConnector(limit=1000, keepalive_timeout=60)
             timeout = aiohttp.ClientTimeout(connect=5, sock_read=600)
-            self._client = aiohttp.ClientSession(connector=connector, timeout=timeout)
+            # No cookie jar: a cookie an upstream sets must not follow one client's request into another's.
+            jar = aiohttp.DummyCookieJar()
+            self._client = aiohttp.ClientSession(connector=connector, timeout=timeout, cookie_jar=jar)
         return self._client
 
     def models(self) -> Sequence[str]:
