@@ -10,7 +10,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel
 
 from responsa.backends import (
     Finish,
@@ -87,6 +89,9 @@ class _OpenItem:
     tool_index: int | None = None
 
 
+ItemT = TypeVar("ItemT", bound=BaseModel)
+
+
 class OutputBuilder:
     """Builds ``response.output`` from model events and yields the matching stream events."""
 
@@ -121,6 +126,10 @@ class OutputBuilder:
         event.sequence_number = self._sequence
         self._sequence += 1
         return event
+
+    def _snapshot(self, item: ItemT) -> ItemT:
+        """The item as it is now, for an event (the item itself changes later); itself when no one reads events."""
+        return item.model_copy(deep=True) if self.snapshots else item
 
     def _lifecycle(self, kind: LifecycleType) -> StreamEvent:
         if not self.snapshots:  # nobody will read it: skip copying the whole response
@@ -160,7 +169,7 @@ class OutputBuilder:
         self._open = _OpenItem(index, item, tool_index=tool_index)
         events.append(
             self._emit(
-                OutputItemEvent(type="response.output_item.added", output_index=index, item=item.model_copy(deep=True))
+                OutputItemEvent(type="response.output_item.added", output_index=index, item=self._snapshot(item))
             )
         )
         return events
@@ -239,7 +248,7 @@ class OutputBuilder:
 
     def _done(self, item: McpCall | McpListTools, index: int) -> StreamEvent:
         return self._emit(
-            OutputItemEvent(type="response.output_item.done", output_index=index, item=item.model_copy(deep=True))
+            OutputItemEvent(type="response.output_item.done", output_index=index, item=self._snapshot(item))
         )
 
     def record_list_tools(self, item: McpListTools) -> list[StreamEvent]:
@@ -400,9 +409,7 @@ class OutputBuilder:
         if not isinstance(item, McpApprovalRequest):
             item.status = status
         events.append(
-            self._emit(
-                OutputItemEvent(type="response.output_item.done", output_index=index, item=item.model_copy(deep=True))
-            )
+            self._emit(OutputItemEvent(type="response.output_item.done", output_index=index, item=self._snapshot(item)))
         )
         return events
 
