@@ -3,8 +3,9 @@ load generator, as LiteLLM and Llama Stack were (see ../shared/bench/README.md).
 
 Layout on 2 cores: mock and load on core 0, responsa alone on core 1. For each mode (JSON, stream)
 and concurrency it runs the rig's load.py --repeat times and prints the median req/s, p50 latency,
-peak RSS of the gateway and the sockets to the upstream left in TIME_WAIT (0 when connections are
-reused). Store on (SQLite), 64 tokens.
+the gateway's CPU time per request (steadier than req/s on a shared machine), its peak RSS and the
+sockets to the upstream left in TIME_WAIT (0 when connections are reused). Store on (SQLite), 64
+tokens.
 
     python bench/gateway_rig.py --rig ../shared/bench --rig-python /tmp/rig/bin/python \\
         [--seconds 15] [--repeat 3] [--concurrency 1 16 64]
@@ -37,8 +38,9 @@ def main() -> None:
             "--db", db, "--no-embedded", "--no-simulator", "--upstream", upstream, pin=1, pids=pids
         ) as url:
             pid = pids[0]
-            print(f"{'mode':<7} | {'c':>3} | {'req/s':>8} | {'p50 ms':>8} | {'RSS MB':>7} | errors | TIME_WAIT")
-            print("-" * 68)
+            header = f"{'mode':<7} | {'c':>3} | {'req/s':>8} | {'p50 ms':>8} | {'CPU ms/req':>10} | {'RSS MB':>7}"
+            print(f"{header} | errors | TIME_WAIT")
+            print("-" * 81)
             for stream in (False, True):
                 for concurrency in args.concurrency:
                     flags = ["-c", str(concurrency), "-d", str(args.seconds), "--pid", str(pid), "--store", "true"]
@@ -47,10 +49,12 @@ def main() -> None:
                     rps = statistics.median(run["rps"] for run in runs)
                     p50 = statistics.median(run["lat_p50_ms"] for run in runs)
                     rss = max(run.get("server_rss_peak_mb") or 0 for run in runs)
+                    cpu = statistics.median(run.get("server_cpu_ms_per_req") or 0 for run in runs)
                     errors = sum(run["errors"] for run in runs)
                     mode = "stream" if stream else "json"
                     waiting = time_wait_to(upstream)
-                    row = f"{mode:<7} | {concurrency:>3} | {rps:>8.1f} | {p50:>8.2f} | {rss:>7.0f} | {errors:>6}"
+                    row = f"{mode:<7} | {concurrency:>3} | {rps:>8.1f} | {p50:>8.2f} | {cpu:>10.2f} | {rss:>7.0f}"
+                    row += f" | {errors:>6}"
                     print(f"{row} | {waiting}")
     print(f"\nmedians of {args.repeat} x {args.seconds:g}s, 64 tokens, store on; {os.cpu_count()} cores")
 
