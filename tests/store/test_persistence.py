@@ -39,35 +39,41 @@ def test_responses_survive_a_restart(db_path: Path) -> None:
 
 
 def test_schema_version_is_the_newest_migration() -> None:
-    """The store skips Alembic when the database says SCHEMA_VERSION: it must be the real head."""
+    """The store skips migrating when the database says SCHEMA_VERSION: it must be the real head."""
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
-    from responsa.store._sql import _MIGRATIONS
+    from responsa.store._migrate import MIGRATIONS
     from responsa.store._tables import SCHEMA_VERSION
 
     config = Config()
-    config.set_main_option("script_location", str(_MIGRATIONS))
+    config.set_main_option("script_location", str(MIGRATIONS))
     assert ScriptDirectory.from_config(config).get_current_head() == SCHEMA_VERSION
 
 
-def test_a_store_at_the_current_schema_starts_without_alembic(db_path: Path) -> None:
-    """The second start of a server on one file finds the schema current and leaves Alembic unloaded."""
+@pytest.mark.parametrize("url", ["sqlite:///{path}", "sqlite://"])
+def test_the_server_process_never_loads_alembic(db_path: Path, url: str) -> None:
+    """A new file is migrated by a child process; an in-memory database (which no child can open)
+    in the server's own. Either way the schema is there afterwards."""
     import subprocess
     import sys
 
-    url = f"sqlite:///{db_path}"
+    url = url.format(path=db_path)
     script = (
-        "import asyncio, sys\n"
+        "import asyncio, sys, uuid\n"
         "from responsa.store import SqlStore\n"
+        "from responsa.protocol import Conversation\n"
         "async def main():\n"
         f"    store = SqlStore({url!r})\n"
         "    await store.migrate()\n"
+        "    conversation = Conversation(id=f'conv_{uuid.uuid4().hex}', created_at=0, metadata={})\n"
+        "    await store.create_conversation(conversation, [])\n"
+        "    assert (await store.get_conversation(conversation.id)) is not None\n"
         "    await store.aclose()\n"
         "asyncio.run(main())\n"
         "print('alembic' in sys.modules)\n"
     )
-    runs = [
-        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True) for _ in range(2)
-    ]
-    assert [run.stdout.strip() for run in runs] == ["True", "False"]
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True) for _ in range(2)]
+    assert [run.returncode for run in runs] == [0, 0], runs[0].stderr
+    in_memory = url == "sqlite://"
+    assert [run.stdout.strip() for run in runs] == [str(in_memory)] * 2

@@ -77,6 +77,9 @@ Migration = Callable[[Connection], None]
 class Database(Protocol):
     """Runs the store's synchronous query functions: reads in a plain transaction, writes atomically."""
 
+    private: bool
+    """Whether only this process can open the database (in-memory SQLite)."""
+
     async def read(self, work: Callable[[Sql], T]) -> T: ...
 
     async def write(self, work: Callable[[Sql], T]) -> T:
@@ -100,7 +103,8 @@ class SqliteDatabase:
         path = url.split("://", 1)[1].removeprefix("/").split("?", 1)[0]
         self._stop = threading.Event()
         self._checkpointer: threading.Thread | None = None
-        if path in ("", ":memory:"):  # shared, or each connection would see its own empty database
+        self.private = path in ("", ":memory:")
+        if self.private:  # shared, or each connection would see its own empty database
             self._target = f"file:responsa-{id(self)}?mode=memory&cache=shared"
         else:
             file = Path(path).expanduser()
@@ -303,6 +307,8 @@ def _connect(target: str) -> sqlite3.Connection:
 
 
 class AsyncDriverDatabase:
+    private = False
+
     def __init__(self, url: str) -> None:
         if url.startswith("postgresql://"):
             url = "postgresql+asyncpg://" + url[len("postgresql://") :]

@@ -6,11 +6,10 @@ import copy
 import sqlite3
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, delete, select, text, union_all
+from sqlalchemy import delete, select, text, union_all
 from sqlalchemy.exc import DBAPIError
 
 from responsa.protocol import Item, ResponseObject
@@ -18,13 +17,12 @@ from responsa.protocol import Item, ResponseObject
 from . import _statements as sql
 from ._base import ItemPage, LoggedEvent, Order, Retention
 from ._database import Database, Sql, open_database
+from ._migrate import upgrade_in_child, upgrade_to_head
 from ._paging import dump_item, item_page, load_item
 from ._sql_conversations import ConversationQueries, append_items
 from ._tables import SCHEMA_VERSION, conversation_items, conversations, response_events, response_items, responses
 
 __all__ = ["SqlStore"]
-
-_MIGRATIONS = Path(__file__).parent / "migrations"
 
 
 class SqlStore(ConversationQueries):
@@ -33,6 +31,7 @@ class SqlStore(ConversationQueries):
     def __init__(self, url: str, retention: Retention | None = None) -> None:
         self.retention = retention or Retention()
         self.tenant = "default"
+        self._url = url
         self._db: Database = open_database(url)
 
     def scoped(self, tenant: str) -> SqlStore:
@@ -44,9 +43,14 @@ class SqlStore(ConversationQueries):
         return {"response_id": response_id, **self._live(self.retention.response_ttl)}
 
     async def migrate(self) -> None:
-        """Upgrade the schema; Alembic (about 11 MB of memory once imported) only loads when needed."""
-        if await self._db.read(_schema_version) != SCHEMA_VERSION:
-            await self._db.migrate(_upgrade_to_head)
+        """Upgrade the schema if it is behind, in a child process (see ``_migrate``): the server never
+        loads Alembic, except for an in-memory database."""
+        if await self._db.read(_schema_version) == SCHEMA_VERSION:
+            return
+        if self._db.private:  # no other process can open it
+            await self._db.migrate(upgrade_to_head)
+        else:
+            await upgrade_in_child(self._url)
 
     async def save_response(
         self,
@@ -231,13 +235,3 @@ def _schema_version(conn: Sql) -> str | None:
     except (sqlite3.Error, DBAPIError):  # no such table yet
         return None
     return version
-
-
-def _upgrade_to_head(connection: Connection) -> None:
-    from alembic import command
-    from alembic.config import Config
-
-    config = Config()
-    config.set_main_option("script_location", str(_MIGRATIONS))
-    config.attributes["connection"] = connection
-    command.upgrade(config, "head")
