@@ -4,8 +4,9 @@ load generator, as LiteLLM and Llama Stack were (see ../shared/bench/README.md).
 Layout on 2 cores: mock and load on core 0, responsa alone on core 1. For each mode (JSON, stream)
 and concurrency it runs the rig's load.py --repeat times and prints the median req/s, p50 latency,
 the gateway's CPU time per request (steadier than req/s on a shared machine), its peak RSS and the
-sockets to the upstream left in TIME_WAIT (0 when connections are reused). Store on (SQLite), 64
-tokens.
+sockets to the upstream left in TIME_WAIT (0 when connections are reused); then the mock alone at
+the same concurrencies (one run each): how fast the machine is at that moment, the yardstick against
+which the rig's published figures can be compared. Store on (SQLite), 64 tokens.
 
     python bench/gateway_rig.py --rig ../shared/bench --rig-python /tmp/rig/bin/python \\
         [--seconds 15] [--repeat 3] [--concurrency 1 16 64]
@@ -54,8 +55,14 @@ def main() -> None:
                     mode = "stream" if stream else "json"
                     waiting = time_wait_to(upstream)
                     row = f"{mode:<7} | {concurrency:>3} | {rps:>8.1f} | {p50:>8.2f} | {cpu:>10.2f} | {rss:>7.0f}"
-                    row += f" | {errors:>6}"
-                    print(f"{row} | {waiting}")
+                    print(f"{row} | {errors:>6} | {waiting}")
+        # The upstream alone, afterwards, on the same machine: the yardstick across runs and machines.
+        print(f"\nmock alone (chat API):\n{'mode':<7} | {'c':>3} | {'req/s':>8}")
+        for stream in (False, True):
+            for concurrency in args.concurrency:
+                chat = ["--api", "chat", "-c", str(concurrency), "-d", str(args.seconds), *(["--stream"] * stream)]
+                alone = rig_load(args.rig_python, upstream.removesuffix("/v1"), *chat, rig=args.rig)
+                print(f"{'stream' if stream else 'json':<7} | {concurrency:>3} | {alone['rps']:>8.0f}")
     print(f"\nmedians of {args.repeat} x {args.seconds:g}s, 64 tokens, store on; {os.cpu_count()} cores")
 
 
