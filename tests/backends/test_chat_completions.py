@@ -266,6 +266,26 @@ def test_cookies_an_upstream_sets_are_not_sent_back(tmp_path: Path) -> None:
         assert rig.first.cookies == [None, None, None, None]
 
 
+def test_a_chain_replays_every_turn_and_forgets_a_deleted_one(rig: Rig) -> None:
+    """Turn after turn the whole chain reaches the model (from the store's context cache once warm);
+    deleting a response in the middle cuts the chain there, as the database says."""
+
+    def sent_texts() -> list[str]:
+        return [str(message["content"]) for message in rig.first.requests[-1]["messages"]]
+
+    ids: list[str] = []
+    for turn in range(5):
+        reply = rig.sdk.responses.create(
+            model="up-model", input=f"turn {turn}", previous_response_id=(ids or [None])[-1]
+        )
+        ids.append(reply.id)
+        assert [text for text in sent_texts() if text.startswith("turn")] == [f"turn {t}" for t in range(turn + 1)]
+    assert sent_texts().count("hello from upstream") == 4  # each earlier answer, in its place
+    rig.sdk.responses.delete(ids[2])
+    rig.sdk.responses.create(model="up-model", input="after", previous_response_id=ids[4])
+    assert [text for text in sent_texts() if text.startswith(("turn", "after"))] == ["turn 3", "turn 4", "after"]
+
+
 def test_models_are_listed(rig: Rig) -> None:
     assert "up-model" in [model.id for model in rig.sdk.models.list()]
 

@@ -12,10 +12,11 @@ import orjson
 from sqlalchemy import delete, select, text, union_all
 from sqlalchemy.exc import DBAPIError
 
-from responsa.protocol import Item, ResponseObject
+from responsa.protocol import TERMINAL_STATUSES, Item, ResponseObject
 
 from . import _statements as sql
 from ._base import ItemPage, LoggedEvent, Order, Retention
+from ._context_cache import ContextCache
 from ._database import Database, Sql, open_database
 from ._migrate import upgrade_in_child, upgrade_to_head
 from ._paging import dump_item, item_page, load_item
@@ -33,6 +34,7 @@ class SqlStore(ConversationQueries):
         self.tenant = "default"
         self._url = url
         self._db: Database = open_database(url)
+        self._contexts = ContextCache()
 
     def scoped(self, tenant: str) -> SqlStore:
         view = copy.copy(self)  # shares the database
@@ -147,7 +149,7 @@ class SqlStore(ConversationQueries):
         def work(conn: Sql) -> bool:
             if not self._response_exists(conn, response_id):
                 return False
-            return _delete_responses(conn, [response_id]) > 0
+            return self._delete_responses(conn, [response_id]) > 0
 
         return await self._db.write(work)
 
@@ -167,13 +169,30 @@ class SqlStore(ConversationQueries):
         return await self._db.read(work)
 
     async def load_context(self, response_id: str) -> list[Item] | None:
-        def work(conn: Sql) -> list[str] | None:
-            if not self._response_exists(conn, response_id):
-                return None
-            return list(conn.execute(sql.CONTEXT, {"response_id": response_id}).scalars())
+        """From the cache where the chain was loaded before: then only this response's items are read."""
+        cached = self._contexts.get(self.tenant, response_id)
 
-        bodies = await self._db.read(work)
-        return None if bodies is None else [load_item(body) for body in bodies]
+        def work(conn: Sql) -> tuple[tuple[Item, ...], list[str], bool] | None:
+            link = conn.execute(sql.RESPONSE_LINK, self._live_response(response_id)).first()
+            if link is None:
+                return None
+            status, previous = link
+            finished = status in TERMINAL_STATUSES
+            if cached is not None and finished:
+                return cached, [], True
+            before = self._contexts.get(self.tenant, previous) if previous else ()
+            if before is not None:
+                return before, list(conn.execute(sql.OWN_ITEMS, {"response_id": response_id}).scalars()), finished
+            return (), list(conn.execute(sql.CONTEXT, {"response_id": response_id}).scalars()), finished
+
+        found = await self._db.read(work)
+        if found is None:
+            return None
+        before, bodies, finished = found
+        context = (*before, *(load_item(body) for body in bodies))
+        if finished:
+            self._contexts.put(self.tenant, response_id, context)
+        return list(context)
 
     async def get_item(self, item_id: str) -> Item | None:
         in_responses = (
@@ -195,7 +214,7 @@ class SqlStore(ConversationQueries):
         if not cap:
             return 0
         evicted = select(responses.c.id).order_by(responses.c.stored_at.desc()).offset(cap)
-        return _delete_responses(conn, list(conn.execute(evicted).scalars()))
+        return self._delete_responses(conn, list(conn.execute(evicted).scalars()))
 
     async def sweep(self) -> int:
         def work(conn: Sql) -> int:
@@ -204,7 +223,7 @@ class SqlStore(ConversationQueries):
                 expired = select(responses.c.id).where(
                     responses.c.stored_at < time.time() - self.retention.response_ttl
                 )
-                removed += _delete_responses(conn, list(conn.execute(expired).scalars()))
+                removed += self._delete_responses(conn, list(conn.execute(expired).scalars()))
             return removed + self._sweep_conversations(conn)
 
         return await self._db.write(work)
@@ -212,14 +231,15 @@ class SqlStore(ConversationQueries):
     async def aclose(self) -> None:
         await self._db.aclose()
 
-
-def _delete_responses(conn: Sql, ids: list[str]) -> int:
-    if not ids:
-        return 0
-    conn.execute(delete(response_items).where(response_items.c.response_id.in_(ids)))
-    conn.execute(delete(response_events).where(response_events.c.response_id.in_(ids)))
-    deleted = conn.execute(delete(responses).where(responses.c.id.in_(ids)))
-    return int(deleted.rowcount)
+    def _delete_responses(self, conn: Sql, ids: list[str]) -> int:
+        """Delete with items and events; cached contexts may run through them, so they all go."""
+        if not ids:
+            return 0
+        self._contexts.clear()
+        conn.execute(delete(response_items).where(response_items.c.response_id.in_(ids)))
+        conn.execute(delete(response_events).where(response_events.c.response_id.in_(ids)))
+        deleted = conn.execute(delete(responses).where(responses.c.id.in_(ids)))
+        return int(deleted.rowcount)
 
 
 def _item_rows(response_id: str, role: str, items: Sequence[Item]) -> list[dict[str, Any]]:

@@ -31,9 +31,11 @@ __all__ = [
     "LOCK_CONVERSATION",
     "NEXT_POSITION",
     "OUTPUTS",
+    "OWN_ITEMS",
     "RENEW_LEASE",
     "RESPONSE_BODY",
     "RESPONSE_EXISTS",
+    "RESPONSE_LINK",
     "SET_METADATA",
     "UPDATE_RESPONSE",
 ]
@@ -50,6 +52,7 @@ UPDATE_RESPONSE = (
     .values(status=bindparam("new_status"), body=bindparam("new_body"))
 )
 RESPONSE_EXISTS = select(_r.id).where(_r.id == bindparam("response_id"), *_live_response)
+RESPONSE_LINK = select(_r.status, _r.previous_response_id).where(_r.id == bindparam("response_id"), *_live_response)
 RESPONSE_BODY = select(_r.body).where(_r.id == bindparam("response_id"), *_live_response)
 RENEW_LEASE = update(responses).where(_r.id == bindparam("response_id")).values(lease_until=bindparam("until"))
 ASK_CANCEL = update(responses).where(_r.id == bindparam("response_id")).values(cancel_requested=True)
@@ -58,6 +61,7 @@ CANCELS_ASKED = select(_r.id).where(_r.id.in_(bindparam("ids", expanding=True)),
 INSERT_ITEMS = insert(response_items)
 DELETE_OUTPUTS = delete(response_items).where(_i.response_id == bindparam("response_id"), _i.role == "output")
 OUTPUTS = select(_i.body).where(_i.response_id == bindparam("response_id"), _i.role == "output").order_by(_i.position)
+OWN_ITEMS = select(_i.body).where(_i.response_id == bindparam("response_id")).order_by(_i.role, _i.position)
 CONTEXT = text(
     """
     WITH RECURSIVE chain(id, prev, depth) AS (
