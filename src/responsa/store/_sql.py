@@ -37,7 +37,7 @@ class SqlStore(ConversationQueries):
         self._contexts = ContextCache()
 
     def scoped(self, tenant: str) -> SqlStore:
-        view = copy.copy(self)  # shares the database
+        view = copy.copy(self)  # shares the database and the context cache
         view.tenant = tenant
         return view
 
