@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import socket
@@ -32,21 +33,28 @@ def responsa_server(
     command = [sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), "--log-level", "warning", *args]
     if pin is not None:
         command = ["taskset", "-c", str(pin), *command]
-    process = subprocess.Popen(command, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    if pids is not None:
-        pids.append(process.pid)
+    with _running(command, f"{url}/health", env={**os.environ, **(env or {})}) as process:
+        if pids is not None:
+            pids.append(process.pid)
+        yield url
+
+
+@contextmanager
+def _running(command: list[str], probe: str, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
+    """``command`` started, once ``probe`` answers 200 (30 s at most); terminated on exit."""
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
         while True:
             try:
-                httpx.get(f"{url}/health").raise_for_status()
+                httpx.get(probe).raise_for_status()
                 break
             except httpx.TransportError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("responsa did not start") from None
+                    raise RuntimeError(f"did not start: {' '.join(command)}") from None
                 time.sleep(0.05)
-        yield url
+        yield process
     finally:
         process.terminate()
         process.wait(15)
@@ -61,22 +69,15 @@ def rig_mock(python: str, *args: str, rig: Path = RIG, pin: int = 0) -> Iterator
     """The rig's mock Chat Completions upstream on a free port, pinned to core ``pin``; yields its ``/v1`` URL."""
     port = free_port()
     command = ["taskset", "-c", str(pin), python, str(rig / "mock_upstream.py"), "--port", str(port), *args]
-    mock = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"{url}/models").raise_for_status()
-                break
-            except httpx.TransportError:
-                if mock.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the rig's mock upstream did not start") from None
-                time.sleep(0.05)
+    with _running(command, f"{url}/models"):
         yield url
-    finally:
-        mock.terminate()
-        mock.wait(10)
+
+
+def rig_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every script on the shared rig takes: where it is, and the Python that runs it."""
+    parser.add_argument("--rig", type=Path, default=RIG)
+    parser.add_argument("--rig-python", default=sys.executable, help="a Python with aiohttp, uvloop, httptools, orjson")
 
 
 def rig_load(python: str, url: str, *flags: str, rig: Path = RIG) -> dict[str, Any]:

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
-from _server import RIG, responsa_server, rig_mock
+from _server import responsa_server, rig_arguments, rig_mock
 
 
 def chain(client: httpx.Client, turns: int) -> list[float]:
@@ -38,8 +37,7 @@ def chain(client: httpx.Client, turns: int) -> list[float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rig", type=Path, default=RIG)
-    parser.add_argument("--rig-python", default=sys.executable, help="a Python with aiohttp, uvloop, httptools, orjson")
+    rig_arguments(parser)
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--chains", type=int, default=5)
     args = parser.parse_args()

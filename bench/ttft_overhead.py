@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
-from _server import RIG, responsa_server, rig_load, rig_mock
+from _server import responsa_server, rig_arguments, rig_load, rig_mock
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rig", type=Path, default=RIG)
-    parser.add_argument("--rig-python", default=sys.executable, help="a Python with aiohttp, uvloop, httptools, orjson")
+    rig_arguments(parser)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
