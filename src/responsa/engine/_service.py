@@ -43,6 +43,7 @@ from responsa.tools import McpConnector, UrlPolicy
 from ._accumulate import OutputBuilder
 from ._event_log import EventLog, replay
 from ._mcp import McpPlan, approved_calls, check_approvals, check_mcp_tools, plan_mcp
+from ._periodic import every
 from ._prepare import HOSTED_TOOLS, build_model_request, check_request, load_history, normalize_input
 
 __all__ = ["MAX_ROUNDS", "ResponseService", "Run"]
@@ -293,19 +294,13 @@ class ResponseService:
             failed = LifecycleEvent(type="response.failed", response=response, sequence_number=sequence)
             await store.append_events(response.id, [LoggedEvent(sequence, failed.type, failed.model_dump_json())])
             await store.save_response(response)
+        if orphans:
+            logger.warning("%d background responses whose process stopped were marked failed", len(orphans))
         return len(orphans)
 
     async def watch_orphans(self) -> None:
         """Look for orphaned background responses once per lease, for the server's lifetime."""
-        while True:
-            await anyio.sleep(self._lease)
-            try:
-                found = await self.recover()
-            except Exception:
-                logger.exception("looking for orphaned background responses failed")
-            else:
-                if found:
-                    logger.warning("%d orphaned background responses marked failed", found)
+        await every(self._lease, self.recover, "looking for orphaned background responses")
 
     async def drain(self, grace: float) -> None:
         """Shutdown: let background runs finish for ``grace`` seconds, then stop the rest as failed."""
@@ -409,19 +404,15 @@ class ResponseService:
 
     async def watch_cancels(self) -> None:
         """Act on cancels asked for in other processes, for responses running in this one."""
-        while True:
-            await anyio.sleep(CANCEL_POLL)
-            if not self._running:
-                continue
-            try:
-                asked = await self._store.cancels_requested(list(self._running))
-            except Exception:
-                logger.exception("checking for cancel requests failed")
-                continue
-            for response_id in asked:
-                run = self._running.get(response_id)
-                if run is not None:
-                    run.cancel_requested.set()
+        await every(CANCEL_POLL, self._act_on_cancels, "checking for cancel requests")
+
+    async def _act_on_cancels(self) -> None:
+        if not self._running:
+            return
+        for response_id in await self._store.cancels_requested(list(self._running)):
+            run = self._running.get(response_id)
+            if run is not None:
+                run.cancel_requested.set()
 
     async def input_items(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from functools import partial
 
 import anyio
 from starlette.applications import Starlette
@@ -14,7 +15,7 @@ from responsa.backends.chat_completions import ChatCompletionsBackend, Strategy,
 from responsa.backends.llama_cpp import LlamaCppBackend
 from responsa.backends.simulator import SimulatorBackend, load_profiles
 from responsa.config import Settings
-from responsa.engine import ConversationService, ResponseService
+from responsa.engine import ConversationService, ResponseService, every
 from responsa.protocol import Usage
 from responsa.store import Retention, SqlStore
 from responsa.tools import McpConnector, UrlPolicy
@@ -71,19 +72,16 @@ def _retention(settings: Settings) -> Retention:
     )
 
 
-async def _sweep_forever(store: SqlStore) -> None:
-    """Remove expired objects: every quarter of the shortest TTL, at most once a minute."""
-    ttls = [ttl for ttl in (store.retention.response_ttl, store.retention.conversation_ttl) if ttl]
-    interval = min(max(min(ttls, default=60) / 4, 0.1), 60)
-    while True:
-        try:
-            removed = await store.sweep()
-        except Exception:
-            logger.exception("retention sweep failed")
-        else:
-            if removed:
-                logger.info("retention sweep removed %d objects", removed)
-        await anyio.sleep(interval)
+def _sweep_interval(retention: Retention) -> float:
+    """A quarter of the shortest TTL, at most a minute."""
+    ttls = [ttl for ttl in (retention.response_ttl, retention.conversation_ttl) if ttl]
+    return min(max(min(ttls, default=60) / 4, 0.1), 60)
+
+
+async def _sweep(store: SqlStore) -> None:
+    removed = await store.sweep()
+    if removed:
+        logger.info("retention sweep removed %d objects", removed)
 
 
 def _usage_reporter(app: Starlette) -> Callable[[str, Usage], None]:
@@ -121,11 +119,10 @@ def create_app(settings: Settings) -> Starlette:
             app.state.backend_health = registry.health
             app.state.conversations = ConversationService(store)
             app.state.models = registry.models()
-            recovered = await app.state.service.recover()
-            if recovered:
-                logger.warning("%d background responses were cut off by a restart; marked failed", recovered)
+            await app.state.service.recover()
             if store.retention.expires:
-                tasks.start_soon(_sweep_forever, store)
+                sweep = partial(_sweep, store)
+                tasks.start_soon(every, _sweep_interval(store.retention), sweep, "the retention sweep")
             tasks.start_soon(registry.monitor)
             tasks.start_soon(app.state.service.watch_orphans)
             tasks.start_soon(app.state.service.watch_cancels)
