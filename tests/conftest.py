@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import socket
@@ -11,6 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -54,6 +56,30 @@ class _Serving:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(10)
+
+
+class StreamReader:
+    """A streamed ``POST`` read in a thread, so a test can act (cancel, retrieve) while it runs:
+    ``events`` as they arrive, ``ready`` set once ``after`` of them came."""
+
+    def __init__(self, url: str, body: dict[str, Any], after: int, timeout: float = 30) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.ready = threading.Event()
+        self._thread = threading.Thread(target=self._read, args=(url, body, after, timeout))
+        self._thread.start()
+
+    def _read(self, url: str, body: dict[str, Any], after: int, timeout: float) -> None:
+        with httpx.stream("POST", url, json=body, timeout=timeout) as reply:
+            for line in reply.iter_lines():
+                if line.startswith("data: {"):
+                    self.events.append(json.loads(line[6:]))
+                    if len(self.events) == after:
+                        self.ready.set()
+
+    def join(self, seconds: float) -> bool:
+        """Whether the stream ended within ``seconds``."""
+        self._thread.join(seconds)
+        return not self._thread.is_alive()
 
 
 def free_port() -> int:

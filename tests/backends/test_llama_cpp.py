@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 
 import httpx
@@ -11,6 +10,7 @@ import jsonschema
 import openai
 
 from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
+from tests.conftest import StreamReader
 from tests.http.test_streaming import WEATHER_TOOL, parse_frames, without_parsed
 
 MODEL = DEFAULT_MODEL_NAME
@@ -93,27 +93,16 @@ def test_input_beyond_the_context_window_is_a_400(http: httpx.Client) -> None:
 
 
 def test_cancel_stops_generation_and_frees_the_model(client: openai.OpenAI, http: httpx.Client) -> None:
-    first_event = threading.Event()
-    seen: list[dict[str, object]] = []
-
-    def consume() -> None:
-        # Greedy decoding of this prompt runs on for thousands of tokens without reaching EOS.
-        body = {"model": MODEL, "input": "Tell a very long story.", "max_output_tokens": 3000, "stream": True,
-                "temperature": 0}  # fmt: skip
-        with httpx.stream("POST", f"{str(http.base_url).rstrip('/')}/v1/responses", json=body, timeout=120) as r:
-            for line in r.iter_lines():
-                if line.startswith("data: {"):
-                    seen.append(json.loads(line[6:]))
-                    if len(seen) == 5:
-                        first_event.set()
-
-    reader = threading.Thread(target=consume)
-    reader.start()
-    assert first_event.wait(60)
-    response_id = seen[0]["response"]["id"]  # type: ignore[index]
+    # Greedy decoding of this prompt runs on for thousands of tokens without reaching EOS.
+    body = {"model": MODEL, "input": "Tell a very long story.", "max_output_tokens": 3000, "stream": True,
+            "temperature": 0}  # fmt: skip
+    reader = StreamReader(f"{str(http.base_url).rstrip('/')}/v1/responses", body, after=5, timeout=120)
+    assert reader.ready.wait(60)
+    seen = reader.events
+    response_id = seen[0]["response"]["id"]
     started = time.monotonic()
     cancelled = http.post(f"/v1/responses/{response_id}/cancel").json()
-    reader.join(60)
+    assert reader.join(60)
     assert cancelled["status"] == "cancelled"
     assert time.monotonic() - started < 30
     produced = sum(1 for e in seen if e["type"] == "response.output_text.delta")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 
@@ -11,7 +10,7 @@ import httpx
 import pytest
 
 from responsa.config import Settings
-from tests.conftest import LiveServer, serve
+from tests.conftest import LiveServer, StreamReader, serve
 
 LONG = {"model": "sim", "input": "Write at length about the history of navigation", "stream": True}
 
@@ -33,21 +32,10 @@ def wait_for_status(http: httpx.Client, response_id: str, status: str, seconds: 
 
 
 def test_cancel_stops_a_streaming_response(slow: LiveServer) -> None:
-    events: list[dict[str, object]] = []
-    started = threading.Event()
-
-    def consume() -> None:
-        with httpx.stream("POST", f"{slow.v1}/responses", json=LONG, timeout=30) as reply:
-            for line in reply.iter_lines():
-                if line.startswith("data: {"):
-                    events.append(json.loads(line[6:]))
-                    if len(events) == 6:
-                        started.set()
-
-    reader = threading.Thread(target=consume)
-    reader.start()
-    assert started.wait(10)
-    response_id = events[0]["response"]["id"]  # type: ignore[index]
+    reader = StreamReader(f"{slow.v1}/responses", LONG, after=6)
+    assert reader.ready.wait(10)
+    events = reader.events
+    response_id = events[0]["response"]["id"]
     with httpx.Client(base_url=slow.url) as http:
         assert http.get(f"/v1/responses/{response_id}").json()["status"] == "in_progress"
         chained = http.post("/v1/responses", json={"model": "sim", "input": "hi", "previous_response_id": response_id})
@@ -55,10 +43,9 @@ def test_cancel_stops_a_streaming_response(slow: LiveServer) -> None:
         assert chained.json()["error"]["code"] == "previous_response_in_progress"
         cancelled = http.post(f"/v1/responses/{response_id}/cancel")
         assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
-        reader.join(10)
-        assert not reader.is_alive()
+        assert reader.join(10)
         assert events[-1]["type"] == "response.output_item.done"
-        assert events[-1]["item"]["status"] == "incomplete"  # type: ignore[index]
+        assert events[-1]["item"]["status"] == "incomplete"
         stored = http.get(f"/v1/responses/{response_id}").json()
         assert stored["status"] == "cancelled"
         assert stored["output"][0]["status"] == "incomplete"
