@@ -299,7 +299,9 @@ class ResponseService:
         return len(orphans)
 
     async def watch_orphans(self) -> None:
-        """Look for orphaned background responses once per lease, for the server's lifetime."""
+        """Look for orphaned background responses once per lease, for the server's lifetime (the first
+        look is the server's own, at start-up)."""
+        await anyio.sleep(self._lease)
         await every(self._lease, self.recover, "looking for orphaned background responses")
 
     async def drain(self, grace: float) -> None:

@@ -131,7 +131,7 @@ class SqliteDatabase:
                 batch.jobs.append(job)
                 await anyio.lowlevel.checkpoint()
                 self._batch = None
-                batch.run(self._writing.connection, self._writing)
+                batch.run(self._writing)
             else:
                 batch.jobs.append(job)
                 await batch.done.wait()
@@ -180,47 +180,38 @@ class _Job:
 
 
 class _Batch:
-    """Writes committed together."""
+    """Writes committed together: one alone in its own transaction, several in one with a savepoint each."""
 
     def __init__(self) -> None:
         self.jobs: list[_Job] = []
         self.done = anyio.Event()
 
-    def run(self, connection: sqlite3.Connection, sql: Sql) -> None:
-        alone = len(self.jobs) == 1
+    def run(self, sql: _SqliteSql) -> None:
         try:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                for job in self.jobs:
-                    self._run_one(job, connection, sql, alone)
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-            if alone and self.jobs[0].error is not None:
-                connection.execute("ROLLBACK")
+            if len(self.jobs) == 1:
+                job = self.jobs[0]
+                try:
+                    job.result = sql.transaction("BEGIN IMMEDIATE", job.work)
+                except Exception as error:
+                    job.error = error
             else:
-                connection.execute("COMMIT")
+                sql.transaction("BEGIN IMMEDIATE", self._each_in_a_savepoint)
         except BaseException as failure:  # nothing was committed: every job failed with it
             for job in self.jobs:
                 job.error = job.error or failure
         finally:
             self.done.set()
 
-    @staticmethod
-    def _run_one(job: _Job, connection: sqlite3.Connection, sql: Sql, alone: bool) -> None:
-        if alone:
+    def _each_in_a_savepoint(self, sql: Sql) -> None:
+        connection = cast(_SqliteSql, sql).connection
+        for job in self.jobs:
+            connection.execute("SAVEPOINT job")
             try:
                 job.result = job.work(sql)
             except Exception as error:
                 job.error = error
-            return
-        connection.execute("SAVEPOINT job")
-        try:
-            job.result = job.work(sql)
-        except Exception as error:
-            job.error = error
-            connection.execute("ROLLBACK TO job")
-        connection.execute("RELEASE job")
+                connection.execute("ROLLBACK TO job")
+            connection.execute("RELEASE job")
 
 
 class _SqliteSql:
