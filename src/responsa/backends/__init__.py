@@ -15,6 +15,7 @@ from ._base import (
     TokenUsage,
     ToolCallDelta,
     ToolMode,
+    one_at_a_time,
 )
 from ._registry import BackendRegistry
 
@@ -34,4 +35,5 @@ __all__ = [
     "TokenUsage",
     "ToolCallDelta",
     "ToolMode",
+    "one_at_a_time",
 ]

@@ -1,4 +1,5 @@
-"""The backend interface: a model turns a :class:`ModelRequest` into a stream of :class:`ModelEvent`.
+"""The backend interface: a model turns a :class:`ModelRequest` into a stream of :class:`ModelEvent`,
+delivered in batches: the events that are ready together (one network read, one sampled token).
 
 Backends know nothing of responses, storage or HTTP. They raise the protocol's errors
 (:class:`~responsa.protocol.RateLimited`, :class:`~responsa.protocol.ServiceUnavailable`,
@@ -31,6 +32,7 @@ __all__ = [
     "TokenUsage",
     "ToolCallDelta",
     "ToolMode",
+    "one_at_a_time",
 ]
 
 FinishReason = Literal["stop", "length", "tool_calls"]
@@ -149,6 +151,12 @@ class Finish:
 ModelEvent = TextDelta | ReasoningDelta | HiddenReasoning | ReasoningSummaryDelta | ToolCallDelta | HostedCall | Finish
 
 
+async def one_at_a_time(events: AsyncIterator[ModelEvent]) -> AsyncIterator[list[ModelEvent]]:
+    """Each event a batch of its own: for backends that produce events one by one, at their own pace."""
+    async for event in events:
+        yield [event]
+
+
 class Backend(ABC):
     """A source of model output. ``stream`` is a context manager so the upstream always closes."""
 
@@ -157,8 +165,10 @@ class Backend(ABC):
         """Model names this backend serves."""
 
     @abstractmethod
-    def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[ModelEvent]]:
-        """Open a generation; the iterator ends with exactly one :class:`Finish`."""
+    def stream(self, request: ModelRequest) -> AbstractAsyncContextManager[AsyncIterator[list[ModelEvent]]]:
+        """Open a generation; its events come in non-empty batches (those ready together: the whole
+        pipeline then does its work once per batch, not per token), the last ending with exactly one
+        :class:`Finish`."""
 
     def hosted_tools(self) -> frozenset[str]:
         """Built-in tool types this backend can run; requests offering others are refused."""

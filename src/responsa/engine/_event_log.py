@@ -3,7 +3,7 @@ written to the store in batches, so any process can replay it after a sequence n
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import anyio
 
@@ -26,8 +26,8 @@ class EventLog:
         self.drained = anyio.Event()
         """Set once the log is closed and every event is in the store."""
 
-    def append(self, event: StreamEvent) -> None:
-        self.events.append(LoggedEvent(event.sequence_number, event.type, event.model_dump_json()))
+    def extend(self, events: Sequence[StreamEvent]) -> None:
+        self.events += [LoggedEvent(event.sequence_number, event.type, event.model_dump_json()) for event in events]
         self._wake()
 
     def close(self) -> None:
@@ -52,21 +52,22 @@ class EventLog:
             else:
                 await grew.wait()
 
-    async def follow(self, after: int) -> AsyncIterator[LoggedEvent]:
-        """Events with a sequence number above ``after``, as they come, until the log closes."""
+    async def follow(self, after: int) -> AsyncIterator[list[LoggedEvent]]:
+        """Events with a sequence number above ``after``, in batches as they come, until the log closes."""
         index = after + 1
         while True:
             grew = self._grew
-            while index < len(self.events):
-                yield self.events[index]
-                index += 1
+            if index < len(self.events):
+                batch = self.events[index:]
+                index += len(batch)
+                yield batch
             if self.closed:
                 return
             await grew.wait()
 
 
-async def replay(store: Store, response_id: str, after: int, poll: float = 0.1) -> AsyncIterator[LoggedEvent]:
-    """Events from the store after ``after``, polling until the response has ended and all are read.
+async def replay(store: Store, response_id: str, after: int, poll: float = 0.1) -> AsyncIterator[list[LoggedEvent]]:
+    """Events from the store after ``after``, in batches, polling until the response has ended and all are read.
 
     The log is fully written before a response is stored as ended, so one read after seeing the end
     finds the rest.
@@ -76,9 +77,9 @@ async def replay(store: Store, response_id: str, after: int, poll: float = 0.1) 
         response = await store.get_response(response_id)
         ended = response is None or response.status in TERMINAL_STATUSES
         batch = await store.events_after(response_id, position)
-        for event in batch:
-            yield event
-            position = event.sequence_number
+        if batch:
+            yield batch
+            position = batch[-1].sequence_number
         if ended and not batch:
             return
         if not batch:

@@ -72,7 +72,7 @@ class Run:
     builder: OutputBuilder
     opening: list[StreamEvent]
     """Events of what happened before the model started (lifecycle, MCP listings, approved calls)."""
-    model_events: AsyncIterator[ModelEvent]
+    model_events: AsyncIterator[list[ModelEvent]]
     exit_stack: AsyncExitStack
     fault: str | None = None
     mcp: McpPlan | None = None
@@ -163,8 +163,9 @@ class ResponseService:
             request, response, input_items, store, context, backend, builder, opening, model_events, stack, fault, plan
         )
 
-    async def events(self, run: Run) -> AsyncIterator[StreamEvent]:
-        """Drive a started run to its end, yielding every stream event; the store follows along.
+    async def events(self, run: Run) -> AsyncIterator[list[StreamEvent]]:
+        """Drive a started run to its end, yielding its stream events in batches (those that happen
+        together, such as the tokens of one network read); the store follows along.
 
         With MCP tools this is the agentic loop: the model's MCP calls are executed and the model
         is asked again, until it answers, calls a client function, needs an approval, or runs out
@@ -177,15 +178,13 @@ class ResponseService:
                 await run.store.save_response(run.response)  # queued -> in_progress
             elif run.response.store and run.request.stream:
                 await self._record_start(run)
-            for event in run.opening:
-                yield event
+            yield run.opening
             try:
-                async for event in self._turns(run):
-                    yield event
+                async for events in self._turns(run):
+                    yield events
             except ResponsaError as error:
                 run.error = error
-                for event in builder.fail(error):
-                    yield event
+                yield builder.fail(error)
         finally:
             if not builder.finished:
                 builder.cancel()
@@ -199,28 +198,25 @@ class ResponseService:
                 self._running.pop(run.response.id, None)
                 run.done.set()
 
-    async def _turns(self, run: Run) -> AsyncIterator[StreamEvent]:
+    async def _turns(self, run: Run) -> AsyncIterator[list[StreamEvent]]:
         builder = run.builder
         for round_number in range(MAX_ROUNDS):
-            async for model_event in run.model_events:
+            async for batch in run.model_events:
                 if run.cancel_requested.is_set():
                     break
-                for event in builder.feed(model_event):
-                    yield event
+                yield [event for model_event in batch for event in builder.feed(model_event)]
             if run.cancel_requested.is_set():
                 if run.shutting_down:
                     raise ServiceUnavailable(
                         "The server shut down before this response finished.", code="server_shutdown"
                     )
-                for event in builder.cancel():
-                    yield event
+                yield builder.cancel()
                 return
             pending, builder.pending_calls = builder.pending_calls, []
             for call in pending:
                 assert run.mcp is not None  # only MCP routes make pending calls
                 outcome = await self._mcp.call_tool(run.mcp.servers[call.server_label], call.name, call.arguments)
-                for event in builder.call_finished(call, outcome.output, outcome.error):
-                    yield event
+                yield builder.call_finished(call, outcome.output, outcome.error)
             run.tool_calls_made += len(pending)
             if not pending or builder.client_calls or builder.approval_requests:
                 break
@@ -228,8 +224,7 @@ class ResponseService:
             last = round_number + 2 >= MAX_ROUNDS
             request = build_model_request(run.request, context, run.fault, run.mcp, run.tool_calls_made, last)
             run.model_events = await run.exit_stack.enter_async_context(run.backend.stream(request))
-        for event in builder.complete():
-            yield event
+        yield builder.complete()
 
     async def launch(self, run: Run) -> ResponseObject:
         """Start a background run; returns the response as queued. It goes on without any client."""
@@ -260,13 +255,13 @@ class ResponseService:
     async def _drive(self, run: Run) -> None:
         assert run.log is not None
         try:
-            async for event in self.events(run):
-                run.log.append(event)
+            async for events in self.events(run):
+                run.log.extend(events)
         except Exception:  # a bug must not take the server's task group (and every other run) down
             logger.exception("background response %s crashed", run.response.id)
 
-    async def follow(self, response_id: str, after: int, tenant: str = "default") -> AsyncIterator[LoggedEvent]:
-        """The events of a background response after sequence number ``after``, live until it ends."""
+    async def follow(self, response_id: str, after: int, tenant: str = "default") -> AsyncIterator[list[LoggedEvent]]:
+        """The events of a background response after sequence number ``after``, in batches, live until it ends."""
         run = self._local(response_id, tenant)
         if run is not None and run.log is not None:
             return run.log.follow(after)
@@ -320,7 +315,7 @@ class ResponseService:
 
     async def create(self, run: Run) -> ResponseObject:
         """Run to the end without streaming; a failure while generating becomes the HTTP error."""
-        async for _event in self.events(run):
+        async for _events in self.events(run):
             pass
         if run.error is not None:
             raise run.error

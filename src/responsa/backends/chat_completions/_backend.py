@@ -76,7 +76,7 @@ class ChatCompletionsBackend(Backend):
         return list(self._models)
 
     @asynccontextmanager
-    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[ModelEvent]]:
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[list[ModelEvent]]]:
         model = self._models[request.model]
         pool = self._pools[request.model]
         payload = chat_body(request, model.upstream_model or model.name)
@@ -163,14 +163,17 @@ class ChatCompletionsBackend(Backend):
             await self._client.close()
 
 
-async def _events(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> AsyncIterator[ModelEvent]:
+async def _events(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> AsyncIterator[list[ModelEvent]]:
+    """The events of each network read as one batch: however many tokens a read holds, the rest of
+    the pipeline handles them in one go."""
     done = False
     try:
-        # Read to the end even after [DONE], so the connection goes back to the pool. Whole network
-        # reads rather than lines: one await per read, however many tokens it holds.
+        # Read to the end even after [DONE], so the connection goes back to the pool.
         rest = b""
         async for received in response.content.iter_any():
             *lines, rest = (rest + received).split(b"\n")
+            batch: list[ModelEvent] = []
+            failure: ModelError | None = None
             for line in lines:
                 if done or not line.startswith(b"data:"):
                     continue
@@ -180,22 +183,24 @@ async def _events(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> As
                     continue
                 chunk: dict[str, Any] = orjson.loads(data)
                 if "error" in chunk:
-                    raise ModelError(f"The upstream failed mid-stream: {_message(chunk)}")
-                for event in decoder.feed(chunk):
-                    yield event
+                    failure = ModelError(f"The upstream failed mid-stream: {_message(chunk)}")
+                    break
+                batch += decoder.feed(chunk)
+            if batch:
+                yield batch
+            if failure is not None:  # after what came before it in the same read
+                raise failure
     except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as exc:
         raise ModelError(f"The upstream stream broke: {exc}") from exc
-    for event in decoder.finish():
-        yield event
+    yield decoder.finish()
 
 
-async def _whole(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> AsyncIterator[ModelEvent]:
+async def _whole(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> AsyncIterator[list[ModelEvent]]:
     try:
         completion = orjson.loads(await response.read())
     except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as exc:
         raise ModelError(f"The upstream reply broke: {exc}") from exc
-    for event in [*decoder.feed(completion_as_chunk(completion)), *decoder.finish()]:
-        yield event
+    yield [*decoder.feed(completion_as_chunk(completion)), *decoder.finish()]
 
 
 async def _error_detail(response: aiohttp.ClientResponse) -> str:

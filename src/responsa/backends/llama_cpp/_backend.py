@@ -51,7 +51,7 @@ class LlamaCppBackend(Backend):
         return [self.name]
 
     @asynccontextmanager
-    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[ModelEvent]]:
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[list[ModelEvent]]]:
         send, receive = anyio.create_memory_object_stream[Message](math.inf)
         loop = asyncio.get_running_loop()
 
@@ -84,15 +84,24 @@ class LlamaCppBackend(Backend):
         await anyio.to_thread.run_sync(self._thread.stop)
 
 
-async def _events(receive: MemoryObjectReceiveStream[Message]) -> AsyncIterator[ModelEvent]:
+async def _events(receive: MemoryObjectReceiveStream[Message]) -> AsyncIterator[list[ModelEvent]]:
+    """The tokens handed over so far, as one batch (several when the loop was busy)."""
     async for message in receive:
-        if isinstance(message, BaseException):
-            raise _as_error(message)
-        if isinstance(message, Started):
-            continue
-        yield message
-        if isinstance(message, Finish):
-            return
+        batch: list[ModelEvent] = []
+        while True:
+            if isinstance(message, BaseException):
+                raise _as_error(message)
+            if not isinstance(message, Started):
+                batch.append(message)
+            if isinstance(message, Finish):
+                yield batch
+                return
+            try:
+                message = receive.receive_nowait()
+            except anyio.WouldBlock:
+                break
+        if batch:
+            yield batch
 
 
 def _as_error(exc: BaseException) -> ResponsaError:

@@ -32,6 +32,7 @@ from responsa.backends._base import (
     TextDelta,
     TokenUsage,
     ToolCallDelta,
+    one_at_a_time,
 )
 from responsa.protocol import (
     FunctionCall,
@@ -102,7 +103,7 @@ class SimulatorBackend(Backend):
         return HOSTED_TYPES
 
     @asynccontextmanager
-    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[ModelEvent]]:
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[list[ModelEvent]]]:
         profile = self._profiles[request.model]
         effort = _effort(profile, request.reasoning_effort)
         fault = request.fault
@@ -113,7 +114,7 @@ class SimulatorBackend(Backend):
             # The model never answers; after a long wait the request fails like a timed-out upstream.
             await anyio.sleep(self._timeout_after)
             raise ModelError(f"The model did not answer within {self._timeout_after:g}s.", code="timeout")
-        yield self._generate(request, profile, effort, fault)
+        yield one_at_a_time(self._generate(request, profile, effort, fault))
 
     async def _generate(
         self, request: ModelRequest, profile: ModelProfile, effort: str, fault: str | None
