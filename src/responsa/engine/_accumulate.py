@@ -128,14 +128,17 @@ class OutputBuilder:
         return event
 
     def _snapshot(self, item: ItemT) -> ItemT:
-        """The item as it is now, for an event (the item itself changes later); itself when no one reads events."""
-        return item.model_copy(deep=True) if self.snapshots else item
+        """The item as it is now, for an event (the item itself changes later); itself when no one reads events.
+
+        A shallow copy is enough: the builder only ever reassigns an item's fields (``status``,
+        ``content``, ``arguments``...), never changes what they hold in place."""
+        return item.model_copy() if self.snapshots else item
 
     def _lifecycle(self, kind: LifecycleType) -> StreamEvent:
         if not self.snapshots:  # nobody will read it: skip copying the whole response
             return self._emit(LifecycleEvent(type=kind, response=self.response))
-        # Only output items change in place later (fields are reassigned): copy them, share the rest.
-        output = [item.model_copy(deep=True) for item in self.response.output]
+        # Only the output list and its items change later: copy those, share the rest.
+        output = [item.model_copy() for item in self.response.output]
         return self._emit(LifecycleEvent(type=kind, response=self.response.model_copy(update={"output": output})))
 
     def start(self) -> list[StreamEvent]:
