@@ -248,6 +248,22 @@ def test_a_stream_that_breaks_fails_the_response(rig: Rig) -> None:
     assert stored.status == "failed" and stored.error is not None
 
 
+def test_an_error_chunk_mid_stream_fails_the_response_and_keeps_the_text_before_it(rig: Rig) -> None:
+    """Text that arrived with the error (often in the same network read) is part of the response."""
+    chunks = [*text_chunks("Hello", " wor")[:2], {"error": {"message": "the engine is overloaded"}}]
+    rig.first.script.append(Stream(chunks))
+    events = parse_frames(
+        rig.http.post("/v1/responses", json={"model": "up-model", "input": "x", "stream": True}).content
+    )
+    assert "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta") == "Hello wor"
+    failed = events[-1]
+    assert failed["type"] == "response.failed"
+    assert "the engine is overloaded" in failed["response"]["error"]["message"]
+    stored = rig.sdk.responses.retrieve(failed["response"]["id"])
+    assert stored.output[0].type == "message" and stored.output[0].status == "incomplete"
+    assert stored.output[0].content[0].text == "Hello wor"  # type: ignore[union-attr]
+
+
 def test_connections_are_pooled_and_reused(rig: Rig) -> None:
     for _ in range(20):
         rig.sdk.responses.create(model="up-model", input="x")
