@@ -90,6 +90,8 @@ async def _events(receive: MemoryObjectReceiveStream[Message]) -> AsyncIterator[
         batch: list[ModelEvent] = []
         while True:
             if isinstance(message, BaseException):
+                if batch:  # the tokens before the failure are part of the response
+                    yield batch
                 raise _as_error(message)
             if not isinstance(message, Started):
                 batch.append(message)
