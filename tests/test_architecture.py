@@ -49,7 +49,15 @@ def test_no_upward_imports(subpackage: str) -> None:
 
 
 def test_public_api_is_pinned() -> None:
-    assert set(responsa.engine.__all__) == {"ConversationService", "OutputBuilder", "ResponseService", "Run", "every"}
+    assert set(responsa.engine.__all__) == {
+        "Compactor",
+        "ConversationService",
+        "OutputBuilder",
+        "ResponseService",
+        "Run",
+        "Sealer",
+        "every",
+    }
     assert set(responsa.store.__all__) == {
         "ItemPage",
         "LoggedEvent",

@@ -173,6 +173,13 @@ def main() -> None:
     help="Largest request body accepted (413 above).",
 )
 @click.option(
+    "--secret-key",
+    default=None,
+    envvar="RESPONSA_SECRET_KEY",
+    help="Seals compaction items; give every replica sharing a store the same one "
+    "(default: a key file beside the SQLite database).",
+)
+@click.option(
     "--max-input-items",
     default=4096,
     show_default=True,

@@ -103,6 +103,8 @@ class Settings:
     api_keys: tuple[ApiKey, ...] = ()
     max_body_bytes: int = 16 * 1024 * 1024
     max_input_items: int = 4096
+    secret_key: str | None = None
+    """Seals compaction items; replicas sharing a store need the same one (see docs/configuration.md)."""
     log_level: str = "info"
     sim_token_delay_ms: float = 0.0
     sim_latency: bool = True

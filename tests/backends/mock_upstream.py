@@ -75,12 +75,22 @@ class MockUpstream:
         self.cookies: list[str | None] = []
         """The ``cookie`` header of each chat request (every reply sets one, as some proxies do)."""
         self.healthy = True
+        self.token_count: int | None = None
+        """What ``POST /tokenize`` (vLLM's, at the root) answers; None: the route is missing (404)."""
+        self.tokenize_requests: list[dict[str, Any]] = []
         self.app = Starlette(
             routes=[
                 Route("/v1/models", self._models, methods=["GET"]),
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                Route("/tokenize", self._tokenize, methods=["POST"]),
             ]
         )
+
+    async def _tokenize(self, request: Request) -> Response:
+        self.tokenize_requests.append(json.loads(await request.body()))
+        if self.token_count is None:
+            return JSONResponse({"detail": "Not Found"}, status_code=404)
+        return JSONResponse({"count": self.token_count, "max_model_len": 4096, "tokens": []})
 
     async def _models(self, _request: Request) -> Response:
         if not self.healthy:

@@ -15,6 +15,7 @@ from ._base import (
     TokenUsage,
     ToolCallDelta,
     ToolMode,
+    estimate_tokens,
     one_at_a_time,
 )
 from ._registry import BackendRegistry
@@ -35,5 +36,6 @@ __all__ = [
     "TokenUsage",
     "ToolCallDelta",
     "ToolMode",
+    "estimate_tokens",
     "one_at_a_time",
 ]

@@ -15,7 +15,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from responsa.protocol import FunctionTool, Item, TextFormat
+from responsa.protocol import FunctionCall, FunctionCallOutput, FunctionTool, Item, Message, TextFormat, item_text
 
 __all__ = [
     "Backend",
@@ -32,8 +32,12 @@ __all__ = [
     "TokenUsage",
     "ToolCallDelta",
     "ToolMode",
+    "estimate_tokens",
     "one_at_a_time",
 ]
+
+_TEMPLATE_TOKENS_PER_ITEM = 4
+"""Role markers and separators a chat template adds around each message."""
 
 FinishReason = Literal["stop", "length", "tool_calls"]
 ToolMode = Literal["auto", "none", "required"]
@@ -151,6 +155,22 @@ class Finish:
 ModelEvent = TextDelta | ReasoningDelta | HiddenReasoning | ReasoningSummaryDelta | ToolCallDelta | HostedCall | Finish
 
 
+def estimate_tokens(request: ModelRequest) -> int:
+    """About four characters a token over what the model reads (instructions, message and tool-output
+    text, call names and arguments, tool definitions as JSON), plus the chat template's few tokens
+    per message."""
+    characters = len(request.instructions or "")
+    for item in request.items:
+        if isinstance(item, Message | FunctionCallOutput):
+            characters += len(item_text(item))
+        elif isinstance(item, FunctionCall):
+            characters += len(item.name) + len(item.arguments)
+        else:
+            characters += len(item.model_dump_json(exclude_none=True))
+    characters += sum(len(tool.model_dump_json()) for tool in request.tools)
+    return max(1, round(characters / 4) + _TEMPLATE_TOKENS_PER_ITEM * (len(request.items) + 1))
+
+
 async def one_at_a_time(events: AsyncIterator[ModelEvent]) -> AsyncIterator[list[ModelEvent]]:
     """Each event a batch of its own: for backends that produce events one by one, at their own pace."""
     async for event in events:
@@ -169,6 +189,16 @@ class Backend(ABC):
         """Open a generation; its events come in non-empty batches (those ready together: the whole
         pipeline then does its work once per batch, not per token), the last ending with exactly one
         :class:`Finish`."""
+
+    def summarize(self, transcript: str) -> tuple[str, TokenUsage] | None:
+        """A summary of ``transcript`` written without the model (the simulator's own), or None to
+        have the model write it, as every real backend does."""
+        return None
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """The input tokens ``request`` would use. By default an estimate (about four characters a
+        token, on what the model would read); backends with a tokenizer override it."""
+        return estimate_tokens(request)
 
     def hosted_tools(self) -> frozenset[str]:
         """Built-in tool types this backend can run; requests offering others are refused."""

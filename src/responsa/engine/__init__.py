@@ -1,8 +1,10 @@
 """The engine: request checking, context rebuilding, the output state machine and the service."""
 
 from ._accumulate import OutputBuilder
+from ._compaction import Compactor
 from ._conversations import ConversationService
 from ._periodic import every
+from ._sealing import Sealer
 from ._service import ResponseService, Run
 
-__all__ = ["ConversationService", "OutputBuilder", "ResponseService", "Run", "every"]
+__all__ = ["Compactor", "ConversationService", "OutputBuilder", "ResponseService", "Run", "Sealer", "every"]

@@ -65,9 +65,10 @@ from responsa.protocol import (
     new_id,
 )
 
-__all__ = ["OutputBuilder"]
+__all__ = ["OutputBuilder", "usage_of"]
 
 ItemEnd = Literal["completed", "incomplete"]
+Phase = Literal["commentary", "final_answer"]
 _HOSTED_PHASES = {
     "web_search_call": "searching",
     "file_search_call": "searching",
@@ -368,7 +369,9 @@ class OutputBuilder:
             )
         return events
 
-    def _close_open(self, status: ItemEnd) -> list[StreamEvent]:
+    def _close_open(self, status: ItemEnd, phase: Phase | None = "commentary") -> list[StreamEvent]:
+        """End the open item. A message followed by more output is ``commentary``; the caller says
+        when it is the ``final_answer`` (or neither, when the response fails or is cancelled)."""
         open_item, self._open = self._open, None
         if open_item is None:
             return []
@@ -378,6 +381,7 @@ class OutputBuilder:
         if isinstance(item, Message):
             part = OutputText(text=text, logprobs=[])
             item.content = [part]
+            item.phase = phase
             events.append(self._emit(OutputTextDone(item_id=item_id, output_index=index, content_index=0, text=text)))
             events.append(
                 self._emit(
@@ -418,7 +422,8 @@ class OutputBuilder:
 
     def end_turn(self, finish: Finish) -> list[StreamEvent]:
         """One model turn is over: close its open item and add up its usage. The response goes on."""
-        events = self._close_open("incomplete" if finish.reason == "length" else "completed")
+        phase: Phase = "commentary" if finish.reason == "tool_calls" else "final_answer"
+        events = self._close_open("incomplete" if finish.reason == "length" else "completed", phase)
         self._usage = finish.usage if self._usage is None else _add(self._usage, finish.usage)
         self._reason = finish.reason
         return events
@@ -426,7 +431,7 @@ class OutputBuilder:
     def complete(self) -> list[StreamEvent]:
         """End the response: ``completed``, or ``incomplete`` when the last turn hit the token limit."""
         if self._usage is not None:
-            self.response.usage = _usage(self._usage)
+            self.response.usage = usage_of(self._usage)
         if self._reason == "length":
             self.response.status = "incomplete"
             self.response.incomplete_details = IncompleteDetails(reason="max_output_tokens")
@@ -442,7 +447,7 @@ class OutputBuilder:
 
     def fail(self, error: ResponsaError) -> list[StreamEvent]:
         """End the response as ``failed`` with ``error``; open items end ``incomplete``."""
-        events = self._close_open("incomplete")
+        events = self._close_open("incomplete", phase=None)
         self.response.status = "failed"
         self.response.error = ResponseError(code=error.code or "server_error", message=error.message)
         self.finished = True
@@ -451,7 +456,7 @@ class OutputBuilder:
 
     def cancel(self) -> list[StreamEvent]:
         """Stop where we are: open items end ``incomplete`` and the response is ``cancelled``."""
-        events = self._close_open("incomplete")
+        events = self._close_open("incomplete", phase=None)
         self.response.status = "cancelled"
         self.finished = True
         return events
@@ -466,7 +471,8 @@ def _add(left: TokenUsage, right: TokenUsage) -> TokenUsage:
     )
 
 
-def _usage(tokens: TokenUsage) -> Usage:
+def usage_of(tokens: TokenUsage) -> Usage:
+    """The wire form of a model's token counts."""
     return Usage(
         input_tokens=tokens.input_tokens,
         input_tokens_details=InputTokensDetails(cached_tokens=tokens.cached_tokens),

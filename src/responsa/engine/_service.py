@@ -30,6 +30,7 @@ from responsa.protocol import (
     ResponsaError,
     ResponseError,
     ResponseObject,
+    ResponseReasoning,
     ServiceUnavailable,
     StreamEvent,
     TextConfig,
@@ -41,6 +42,7 @@ from responsa.store import ItemPage, LoggedEvent, Order, Store
 from responsa.tools import McpConnector, UrlPolicy
 
 from ._accumulate import OutputBuilder
+from ._compaction import Compactor
 from ._event_log import EventLog, replay
 from ._mcp import McpPlan, approved_calls, check_approvals, check_mcp_tools, plan_mcp
 from ._periodic import every
@@ -105,6 +107,7 @@ class ResponseService:
         lease: float = 15.0,
         on_usage: Callable[[str, Usage], None] | None = None,
         max_input_items: int = 4096,
+        compactor: Compactor | None = None,
     ) -> None:
         self._store = store
         self._backends = backends
@@ -115,6 +118,7 @@ class ResponseService:
         self._lease = lease
         self._on_usage = on_usage
         self._max_input_items = max_input_items
+        self._compactor = compactor
 
     async def start(self, request: CreateResponseRequest, fault: str | None = None, tenant: str = "default") -> Run:
         """Validate, rebuild context, do the MCP groundwork and open the model stream.
@@ -156,6 +160,8 @@ class ResponseService:
             for call in await approved_calls(self._mcp, plan, history, input_items):
                 opening += builder.record_call(call)
         context = [*history, *input_items]
+        if self._compactor is not None:
+            context = self._compactor.expand(context, tenant)
         model_request = build_model_request(request, [*context, *response.output], fault, plan)
         stack = AsyncExitStack()
         model_events = await stack.enter_async_context(backend.stream(model_request))
@@ -433,6 +439,13 @@ def _without_credentials(tools: list[Tool]) -> list[Tool]:
     return [tool.model_copy(update={"headers": None}) if isinstance(tool, McpTool) else tool for tool in tools]
 
 
+def _reasoning_echo(request: CreateResponseRequest) -> ResponseReasoning:
+    asked = request.reasoning
+    if asked is None:
+        return ResponseReasoning()
+    return ResponseReasoning(effort=asked.effort, summary=asked.summary or asked.generate_summary)
+
+
 def _new_response(request: CreateResponseRequest, stored: bool) -> ResponseObject:
     conversation = request.conversation_id
     return ResponseObject(
@@ -448,12 +461,14 @@ def _new_response(request: CreateResponseRequest, stored: bool) -> ResponseObjec
         parallel_tool_calls=request.parallel_tool_calls,
         previous_response_id=request.previous_response_id,
         prompt_cache_key=request.prompt_cache_key,
-        reasoning=request.reasoning,
+        reasoning=_reasoning_echo(request),
         safety_identifier=request.safety_identifier,
         service_tier=request.service_tier or "default",
         store=stored,
         conversation=None if conversation is None else {"id": conversation},
         temperature=1.0 if request.temperature is None else request.temperature,
+        presence_penalty=request.presence_penalty or 0.0,
+        frequency_penalty=request.frequency_penalty or 0.0,
         text=request.text or TextConfig(),
         tool_choice=request.tool_choice,
         tools=_without_credentials(request.tools),

@@ -15,7 +15,7 @@ from responsa.backends.chat_completions import ChatCompletionsBackend, Strategy,
 from responsa.backends.llama_cpp import LlamaCppBackend
 from responsa.backends.simulator import SimulatorBackend, load_profiles
 from responsa.config import Settings
-from responsa.engine import ConversationService, ResponseService, every
+from responsa.engine import Compactor, ConversationService, ResponseService, Sealer, every
 from responsa.protocol import Usage
 from responsa.store import Retention, SqlStore
 from responsa.tools import McpConnector, UrlPolicy
@@ -25,6 +25,7 @@ from ._limits import RateLimiter
 from ._metrics import Metrics
 from ._middleware import Gate
 from ._routes import routes
+from ._secret import secret_key
 
 __all__ = ["create_app"]
 
@@ -104,6 +105,8 @@ def create_app(settings: Settings) -> Starlette:
             stack.push_async_callback(store.aclose)
             await store.migrate()
             tasks = await stack.enter_async_context(anyio.create_task_group())
+            compactor = Compactor(store, registry, Sealer(secret_key(settings)))
+            app.state.compactor = compactor
             connector = McpConnector(settings.mcp_call_timeout_secs, settings.mcp_list_timeout_secs)
             policy = UrlPolicy(settings.mcp_allow_hosts)
             app.state.service = ResponseService(
@@ -115,6 +118,7 @@ def create_app(settings: Settings) -> Starlette:
                 lease=settings.background_lease_secs,
                 on_usage=_usage_reporter(app),
                 max_input_items=settings.max_input_items,
+                compactor=compactor,
             )
             app.state.backend_health = registry.health
             app.state.conversations = ConversationService(store)

@@ -25,8 +25,8 @@ def tenant_of(request: Request) -> str:
 Model = TypeVar("Model", bound=BaseModel)
 
 
-async def read_model(request: Request, model: type[Model]) -> Model:
-    """The body as ``model``; malformed JSON and invalid fields are 400s naming the field."""
+async def read_model(request: Request, model: type[Model], defaults: dict[str, Any] | None = None) -> Model:
+    """The body as ``model`` (over ``defaults``); malformed JSON and invalid fields are 400s naming the field."""
     raw = await request.body()
     limit: int = request.app.state.max_body_bytes
     if len(raw) > limit:
@@ -40,7 +40,7 @@ async def read_model(request: Request, model: type[Model]) -> Model:
     if not isinstance(body, dict):
         raise InvalidRequest("The request body must be a JSON object.", code="invalid_json")
     try:
-        return model.model_validate(body)
+        return model.model_validate({**defaults, **body} if defaults else body)
     except ValidationError as exc:
         raise invalid_from_validation(exc) from None
 

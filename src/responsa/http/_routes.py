@@ -11,6 +11,7 @@ from starlette.routing import BaseRoute, Route
 from responsa.engine import ResponseService
 from responsa.protocol import CreateResponseRequest, DeletedObject, InvalidRequest
 
+from ._compaction_routes import compaction_routes
 from ._conversation_routes import conversation_routes
 from ._errors import json_response
 from ._parsing import page_body, paging, read_model, tenant_of
@@ -113,5 +114,6 @@ def routes() -> list[BaseRoute]:
             Route(f"{prefix}/responses/{{response_id}}/input_items", list_input_items, methods=["GET"]),
             Route(f"{prefix}/models", list_models, methods=["GET"]),
             *conversation_routes(prefix),
+            *compaction_routes(prefix),
         ]
     return table

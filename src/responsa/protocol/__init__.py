@@ -1,5 +1,6 @@
 """Wire format: pydantic models of requests, responses, items, events and errors."""
 
+from ._compaction import CompactionObject, InputTokensObject
 from ._conversations import (
     MAX_ITEMS_PER_REQUEST,
     Conversation,
@@ -21,6 +22,7 @@ from ._errors import (
 from ._events import (
     ContentPartEvent,
     ErrorEvent,
+    ErrorPayload,
     FunctionCallArgumentsDelta,
     FunctionCallArgumentsDone,
     HostedToolEvent,
@@ -42,6 +44,7 @@ from ._events import (
 from ._ids import new_id
 from ._items import (
     Annotation,
+    Compaction,
     ContentPart,
     FunctionCall,
     FunctionCallOutput,
@@ -85,6 +88,7 @@ from ._response import (
     OutputTokensDetails,
     ResponseError,
     ResponseObject,
+    ResponseReasoning,
     ResponseStatus,
     Usage,
 )
@@ -107,6 +111,8 @@ __all__ = [
     "AllowedTools",
     "Annotation",
     "AuthenticationFailed",
+    "Compaction",
+    "CompactionObject",
     "Conflict",
     "ContentPart",
     "ContentPartEvent",
@@ -117,6 +123,7 @@ __all__ = [
     "CreateResponseRequest",
     "DeletedObject",
     "ErrorEvent",
+    "ErrorPayload",
     "FunctionCall",
     "FunctionCallArgumentsDelta",
     "FunctionCallArgumentsDone",
@@ -129,6 +136,7 @@ __all__ = [
     "InputImage",
     "InputText",
     "InputTokensDetails",
+    "InputTokensObject",
     "InvalidRequest",
     "Item",
     "ItemReference",
@@ -169,6 +177,7 @@ __all__ = [
     "ResponsaError",
     "ResponseError",
     "ResponseObject",
+    "ResponseReasoning",
     "ResponseStatus",
     "ServiceUnavailable",
     "StreamEvent",

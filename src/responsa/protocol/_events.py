@@ -13,6 +13,7 @@ from ._response import ResponseObject
 __all__ = [
     "ContentPartEvent",
     "ErrorEvent",
+    "ErrorPayload",
     "FunctionCallArgumentsDelta",
     "FunctionCallArgumentsDone",
     "HostedToolEvent",
@@ -198,13 +199,32 @@ class HostedToolEvent(_Event):
     output_index: int
 
 
+class ErrorPayload(WireModel):
+    """What went wrong, as in an HTTP error body."""
+
+    type: str
+    code: str | None
+    message: str
+    param: str | None = None
+
+
 class ErrorEvent(_Event):
-    """A stream-level error not tied to a response state (e.g. the request was invalid)."""
+    """A stream-level error not tied to a response state (e.g. the request was invalid).
+
+    The specification nests the error under ``error``; the OpenAI SDK reads ``code``, ``message`` and
+    ``param`` at the top: both are sent."""
 
     type: Literal["error"] = "error"
     code: str | None
     message: str
     param: str | None = None
+    error: ErrorPayload
+
+    @classmethod
+    def of(cls, body: dict[str, Any]) -> ErrorEvent:
+        """The event for an HTTP error body (``{"error": {...}}``)."""
+        error = body["error"]
+        return cls(code=error.get("code"), message=error["message"], param=error.get("param"), error=error)
 
 
 StreamEvent = (

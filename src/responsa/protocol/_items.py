@@ -14,6 +14,7 @@ from ._base import WirePart
 
 __all__ = [
     "Annotation",
+    "Compaction",
     "ContentPart",
     "FunctionCall",
     "FunctionCallOutput",
@@ -139,6 +140,9 @@ class Message(WirePart):
     role: Role
     content: str | list[ContentPart]
     status: ItemStatus | None = None
+    phase: Literal["commentary", "final_answer"] | None = None
+    """On assistant messages: intermediate commentary (before tool calls) or the final answer.
+    Clients resend it with history; responsa keeps it as sent and sets it on the model's output."""
 
 
 class FunctionCall(WirePart):
@@ -234,6 +238,16 @@ class McpApprovalResponse(WirePart):
     reason: str | None = None
 
 
+class Compaction(WirePart):
+    """What an earlier part of a conversation was compacted into: opaque to the client, which sends it
+    back as input; the server expands it into the summary it stands for."""
+
+    type: Literal["compaction"] = "compaction"
+    id: str | None = None
+    encrypted_content: str
+    created_by: str | None = None
+
+
 class UnknownItem(WirePart):
     """An item of a type we do not know (e.g. ``vendor:thing``); kept verbatim and ignored by models."""
 
@@ -252,6 +266,7 @@ _ITEM_TAGS = frozenset(
         "mcp_call",
         "mcp_approval_request",
         "mcp_approval_response",
+        "compaction",
     }
 )
 
@@ -276,6 +291,7 @@ Item = Annotated[
     | Annotated[McpCall, Tag("mcp_call")]
     | Annotated[McpApprovalRequest, Tag("mcp_approval_request")]
     | Annotated[McpApprovalResponse, Tag("mcp_approval_response")]
+    | Annotated[Compaction, Tag("compaction")]
     | Annotated[UnknownItem, Tag("unknown")],
     Discriminator(_item_tag),
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from ._base import WireModel, WirePart
 from ._items import Item
@@ -35,14 +35,23 @@ class JsonObjectFormat(WirePart):
     type: Literal["json_object"]
 
 
-class JsonSchemaFormat(WirePart):
-    """JSON valid against ``schema`` (structured outputs)."""
+class JsonSchemaFormat(WireModel):
+    """JSON valid against ``schema`` (structured outputs); echoed with every field present."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, serialize_by_alias=True)
 
     type: Literal["json_schema"]
     name: str = Field(min_length=1, max_length=64)
     schema_: dict[str, Any] = Field(alias="schema")
+    """The JSON schema; ``schema`` on the wire (``schema_`` only because pydantic reserves the name)."""
     description: str | None = None
-    strict: bool | None = None
+    strict: bool = False
+    """Whether the output must match ``schema`` exactly (false when not asked for)."""
+
+    @field_validator("strict", mode="before")
+    @classmethod
+    def _unset_strict(cls, value: Any) -> Any:
+        return False if value is None else value
 
 
 TextFormat = Annotated[TextPlainFormat | JsonObjectFormat | JsonSchemaFormat, Field(discriminator="type")]
@@ -58,7 +67,7 @@ class TextConfig(WirePart):
 class ReasoningConfig(WirePart):
     """Reasoning effort and summary mode, for models that reason."""
 
-    effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = None
+    effort: Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"] | None = None
     summary: Literal["auto", "concise", "detailed"] | None = None
     generate_summary: Literal["auto", "concise", "detailed"] | None = None
 
@@ -105,6 +114,8 @@ class CreateResponseRequest(WireModel):
     repetition_penalty: float | None = Field(default=None, gt=0)
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     presence_penalty: float | None = Field(default=None, ge=-2, le=2)
+    context_management: list[dict[str, Any]] | None = None
+    """Server-side context management, e.g. ``[{"type": "compaction", "compact_threshold": 200000}]``."""
     stop: str | list[str] | None = None
     seed: int | None = None
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, computed_field
+from pydantic import Field, computed_field, field_validator
 
 from ._base import WireModel
 from ._items import Item, Message, OutputText
-from ._request import ReasoningConfig, TextConfig
+from ._request import TextConfig
 from ._tools import Tool, ToolChoice
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "OutputTokensDetails",
     "ResponseError",
     "ResponseObject",
+    "ResponseReasoning",
     "ResponseStatus",
     "Usage",
 ]
@@ -59,6 +60,13 @@ class IncompleteDetails(WireModel):
     reason: Literal["max_output_tokens", "content_filter"] | str
 
 
+class ResponseReasoning(WireModel):
+    """The reasoning settings a response ran with; both keys always present, as the specification requires."""
+
+    effort: str | None = None
+    summary: str | None = None
+
+
 class ResponseObject(WireModel):
     """A response, echoing the parameters it was created with, as the OpenAI API does."""
 
@@ -80,12 +88,14 @@ class ResponseObject(WireModel):
     parallel_tool_calls: bool = True
     previous_response_id: str | None = None
     prompt_cache_key: str | None = None
-    reasoning: ReasoningConfig | None = None
+    reasoning: ResponseReasoning = Field(default_factory=ResponseReasoning)
     safety_identifier: str | None = None
     service_tier: str | None = None
     store: bool = True
     temperature: float | None = None
-    text: TextConfig | None = None
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+    text: TextConfig = Field(default_factory=TextConfig)
     tool_choice: ToolChoice = "auto"
     tools: list[Tool] = Field(default_factory=list)
     top_logprobs: int | None = None
@@ -93,6 +103,12 @@ class ResponseObject(WireModel):
     truncation: str = "disabled"
     usage: Usage | None = None
     user: str | None = None
+
+    @field_validator("reasoning", "text", mode="before")
+    @classmethod
+    def _null_is_default(cls, value: Any) -> Any:
+        """Responses stored before these were always objects have ``null`` here."""
+        return {} if value is None else value
 
     @computed_field  # type: ignore[prop-decorator]
     @property

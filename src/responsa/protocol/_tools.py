@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import Discriminator, Field, Tag, field_validator
 
-from ._base import WirePart
+from ._base import WireModel, WirePart
 
 __all__ = [
     "AllowedTools",
@@ -21,14 +21,23 @@ __all__ = [
 ]
 
 
-class FunctionTool(WirePart):
-    """A function the client runs; the model fills ``parameters`` (a JSON schema)."""
+class FunctionTool(WireModel):
+    """A function the client runs; the model fills ``parameters`` (a JSON schema).
+
+    Echoed with every field present (``null`` where unset), as the specification requires."""
 
     type: Literal["function"] = "function"
     name: str = Field(min_length=1, max_length=128)
     description: str | None = None
     parameters: dict[str, Any] | None = None
-    strict: bool | None = None
+    strict: bool = False
+    """Whether arguments must match ``parameters`` exactly; false when not asked for, since it is
+    then not enforced (upstreams receive it as sent)."""
+
+    @field_validator("strict", mode="before")
+    @classmethod
+    def _unset_strict(cls, value: Any) -> Any:
+        return False if value is None else value
 
 
 class McpTool(WirePart):

@@ -17,7 +17,7 @@ import aiohttp
 import anyio
 import orjson
 
-from responsa.backends._base import Backend, ModelEvent, ModelRequest
+from responsa.backends._base import Backend, ModelEvent, ModelRequest, estimate_tokens
 from responsa.protocol import InvalidRequest, ModelError, RateLimited, ResponsaError, ServiceUnavailable
 
 from ._decode import ChunkDecoder, completion_as_chunk
@@ -106,6 +106,28 @@ class ChatCompletionsBackend(Backend):
                 response.release()  # back to the pool if read to the end, else closed
             return
         raise last_error
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """By the upstream's own tokenizer where it has one (vLLM's and SGLang's ``POST /tokenize``, at
+        the server's root, with the chat messages); else the estimate every backend has."""
+        model = self._models[request.model]
+        payload = chat_body(request, model.upstream_model or model.name)
+        body = {"model": payload["model"], "messages": payload["messages"]}
+        if "tools" in payload:
+            body["tools"] = payload["tools"]
+        headers = {"authorization": f"Bearer {model.api_key}"} if model.api_key else {}
+        for worker in self._pools[request.model].candidates():
+            root = worker.url.removesuffix("/").removesuffix("/v1")
+            try:
+                async with self._session().post(f"{root}/tokenize", json=body, headers=headers) as reply:
+                    if reply.status == 200:
+                        count = (await reply.json()).get("count")
+                        if isinstance(count, int):
+                            return count
+            except (aiohttp.ClientError, ValueError) as exc:
+                logger.info("upstream %s: no token count (%r); estimating", worker.url, exc)
+            break  # a reachable worker without /tokenize: the others run the same server
+        return estimate_tokens(request)
 
     async def _open(self, worker: Worker, body: bytes, headers: dict[str, str]) -> aiohttp.ClientResponse:
         """Send the request and read the status; raise :class:`_Retry` where another worker may do better."""

@@ -46,7 +46,7 @@ def chat_body(request: ModelRequest, upstream_model: str) -> dict[str, Any]:
                         ("name", tool.name),
                         ("description", tool.description),
                         ("parameters", tool.parameters or {"type": "object", "properties": {}}),
-                        ("strict", tool.strict),
+                        ("strict", tool.strict or None),  # sent only when asked for, as before
                     )
                     if value is not None
                 },
@@ -61,8 +61,8 @@ def chat_body(request: ModelRequest, upstream_model: str) -> dict[str, Any]:
     fmt = request.text_format
     if isinstance(fmt, JsonSchemaFormat):
         schema: dict[str, Any] = {"name": fmt.name, "schema": fmt.schema_}
-        if fmt.strict is not None:
-            schema["strict"] = fmt.strict
+        if fmt.strict:
+            schema["strict"] = True
         body["response_format"] = {"type": "json_schema", "json_schema": schema}
     elif isinstance(fmt, JsonObjectFormat):
         body["response_format"] = {"type": "json_object"}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import anyio
 import anyio.to_thread
-from anyio.streams.memory import MemoryObjectReceiveStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from responsa.backends._base import Backend, Finish, ModelEvent, ModelRequest
 from responsa.protocol import ModelError, ResponsaError
@@ -52,6 +52,36 @@ class LlamaCppBackend(Backend):
 
     @asynccontextmanager
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[list[ModelEvent]]]:
+        job, send, receive = self._submit(request)
+        try:
+            first = await receive.receive()
+            if isinstance(first, BaseException):
+                raise _as_error(first)
+            yield _events(receive)
+        finally:
+            job.cancelled.set()
+            receive.close()
+            send.close()
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """By llama.cpp's tokenizer, on the prompt exactly as a generation would build it (the job
+        waits its turn on the inference thread, which owns the model)."""
+        job, send, receive = self._submit(request, count_only=True)
+        try:
+            first = await receive.receive()
+        finally:
+            job.cancelled.set()
+            receive.close()
+            send.close()
+        if isinstance(first, BaseException):
+            raise _as_error(first)
+        assert isinstance(first, Started)
+        return first.prompt_tokens
+
+    def _submit(
+        self, request: ModelRequest, count_only: bool = False
+    ) -> tuple[Job, MemoryObjectSendStream[Message], MemoryObjectReceiveStream[Message]]:
+        """Queue a job on the inference thread; its messages arrive on the returned stream."""
         send, receive = anyio.create_memory_object_stream[Message](math.inf)
         loop = asyncio.get_running_loop()
 
@@ -68,17 +98,9 @@ class LlamaCppBackend(Backend):
             except RuntimeError:  # the loop is gone
                 job.cancelled.set()
 
-        job = Job(request, emit)
+        job = Job(request, emit, count_only=count_only)
         self._thread.submit(job)
-        try:
-            first = await receive.receive()
-            if isinstance(first, BaseException):
-                raise _as_error(first)
-            yield _events(receive)
-        finally:
-            job.cancelled.set()
-            receive.close()
-            send.close()
+        return job, send, receive
 
     async def aclose(self) -> None:
         await anyio.to_thread.run_sync(self._thread.stop)

@@ -53,6 +53,8 @@ class Job:
     request: ModelRequest
     emit: Emit
     cancelled: threading.Event = field(default_factory=threading.Event)
+    count_only: bool = False
+    """Only build and tokenize the prompt: :class:`Started` says how long it is, and the job ends."""
 
 
 class InferenceThread:
@@ -113,6 +115,9 @@ class InferenceThread:
         tokens = _prompt_tokens(
             llm, self._formatter, request, describe_tools=forced is None and request.tool_mode == "auto"
         )
+        if job.count_only:
+            job.emit(Started(len(tokens)))
+            return
         budget = self.n_ctx - len(tokens)
         if budget <= 0 or (request.max_output_tokens or 1) > budget:
             raise InvalidRequest(

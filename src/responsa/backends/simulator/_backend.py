@@ -51,7 +51,7 @@ from responsa.protocol import (
 from ._hosted import HOSTED_TYPES, describe, hosted_call
 from ._profiles import EFFORT_MULTIPLIERS, ModelProfile, default_profiles
 from ._schema import Hints, instance_for
-from ._text import count_tokens, prose, reasoning_summary, split_tokens
+from ._text import count_tokens, extractive_summary, prose, reasoning_summary, split_tokens
 from ._tools import PlannedCall, plan_tool_calls
 
 __all__ = ["FAULTS", "SimulatorBackend"]
@@ -101,6 +101,13 @@ class SimulatorBackend(Backend):
 
     def hosted_tools(self) -> frozenset[str]:
         return HOSTED_TYPES
+
+    def summarize(self, transcript: str) -> tuple[str, TokenUsage] | None:
+        summary = extractive_summary(transcript)
+        return summary, TokenUsage(input_tokens=count_tokens(transcript), output_tokens=count_tokens(summary))
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        return _input_tokens(request)
 
     @asynccontextmanager
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[list[ModelEvent]]]:

@@ -13,7 +13,7 @@ from typing import Any
 
 __all__ = ["EFFORT_MULTIPLIERS", "ModelProfile", "default_profiles", "load_profiles"]
 
-EFFORT_MULTIPLIERS = {"none": 0.0, "minimal": 0.5, "low": 1.5, "medium": 3.0, "high": 6.0, "xhigh": 10.0}
+EFFORT_MULTIPLIERS = {"none": 0.0, "minimal": 0.5, "low": 1.5, "medium": 3.0, "high": 6.0, "xhigh": 10.0, "max": 15.0}
 _STANDARD = frozenset({"none", "low", "medium", "high"})
 
 

@@ -144,3 +144,16 @@ def reasoning_summary(prompt: str, words: int, rng: random.Random) -> str:
     while count_tokens(" ".join(sentences)) < words:
         sentences.append(rng.choice(_REASONING).replace("{topic}", topic))
     return "".join(split_tokens(" ".join(sentences))[:words]).strip() if words else ""
+
+
+def extractive_summary(transcript: str, words_per_line: int = 30) -> str:
+    """The simulator's compaction summary: the first sentence of each line of the conversation (up to
+    ``words_per_line`` words), speaker kept, so a compacted conversation still carries its facts."""
+    kept: list[str] = []
+    for line in transcript.splitlines():
+        speaker, _, said = line.partition(": ")
+        sentence = re.split(r"(?<=[.!?])\s", said or speaker, maxsplit=1)[0]
+        words = sentence.split()
+        short = " ".join(words[:words_per_line]) + (" ..." if len(words) > words_per_line else "")
+        kept.append(f"{speaker}: {short}" if said else short)
+    return "\n".join(kept)

@@ -1,0 +1,130 @@
+"""Compaction and input-token counting: engine services beside the responses service.
+
+A ``compaction`` item stands for a summary of the conversation before it, written by the model
+(or by the simulator itself), sealed so the client cannot read or alter it. When a later request
+sends it back, :meth:`Compactor.expand` puts the summary in its place for the model.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from responsa.backends import Backend, BackendRegistry, Finish, ModelRequest, Sampling, TextDelta, TokenUsage
+from responsa.protocol import (
+    Compaction,
+    CompactionObject,
+    CreateResponseRequest,
+    FunctionCall,
+    FunctionCallOutput,
+    InputText,
+    InvalidRequest,
+    Item,
+    Message,
+    Usage,
+    item_text,
+    new_id,
+)
+from responsa.store import Store
+
+from ._accumulate import usage_of
+from ._prepare import build_model_request, check_request, load_history, normalize_input
+from ._sealing import Sealer
+
+__all__ = ["SUMMARY_INSTRUCTIONS", "Compactor", "transcript"]
+
+SUMMARY_INSTRUCTIONS = (
+    "You compact conversations so they can go on in less space. Summarize the conversation you are "
+    "given: keep every fact, decision, name, number, file, command and open task needed to continue "
+    "it, and drop pleasantries. Write only the summary."
+)
+SUMMARY_MAX_TOKENS = 512
+EXPANDED_HEADER = "Summary of the earlier conversation (compacted):\n"
+
+
+def transcript(items: Sequence[Item]) -> str:
+    """The conversation as plain text, one line per item, for the model to summarize."""
+    lines: list[str] = []
+    for item in items:
+        if isinstance(item, Message):
+            lines.append(f"{item.role}: {item_text(item)}")
+        elif isinstance(item, FunctionCall):
+            lines.append(f"tool call {item.name}({item.arguments})")
+        elif isinstance(item, FunctionCallOutput):
+            lines.append(f"tool result: {item_text(item)}")
+    return "\n".join(lines)
+
+
+class Compactor:
+    """Writes compaction items, opens them again, and counts the input tokens of a request."""
+
+    def __init__(self, store: Store, backends: BackendRegistry, sealer: Sealer) -> None:
+        self._store = store
+        self._backends = backends
+        self._sealer = sealer
+
+    async def _context(self, request: CreateResponseRequest, tenant: str) -> list[Item]:
+        store = self._store.scoped(tenant)
+        history = await load_history(store, request)
+        return self.expand([*history, *await normalize_input(store, request, history)], tenant)
+
+    async def compact(self, request: CreateResponseRequest, tenant: str) -> CompactionObject:
+        """The user's messages verbatim, then one ``compaction`` item standing for the whole context."""
+        backend = self._backends.resolve(request.model)
+        context = await self._context(request, tenant)
+        summary, usage = await self._summarize(backend, request.model, context)
+        sealed = Compaction(id=new_id("cmp"), encrypted_content=self._sealer.seal(summary, tenant))
+        kept = [item for item in context if isinstance(item, Message) and item.role == "user"]
+        return CompactionObject(id=new_id("resp"), created_at=int(time.time()), output=[*kept, sealed], usage=usage)
+
+    async def _summarize(self, backend: Backend, model: str, context: Sequence[Item]) -> tuple[str, Usage]:
+        text = transcript(context)
+        own = backend.summarize(text)
+        if own is not None:
+            return own[0], usage_of(own[1])
+        ask = ModelRequest(
+            model=model,
+            instructions=SUMMARY_INSTRUCTIONS,
+            items=[Message(role="user", content=[InputText(text=text)])],
+            tool_mode="none",
+            max_output_tokens=SUMMARY_MAX_TOKENS,
+            sampling=Sampling(temperature=0),
+            streaming=False,
+        )
+        pieces: list[str] = []
+        tokens = TokenUsage(0, 0)
+        async with backend.stream(ask) as batches:
+            async for batch in batches:
+                for event in batch:
+                    if isinstance(event, TextDelta):
+                        pieces.append(event.text)
+                    elif isinstance(event, Finish):
+                        tokens = event.usage
+        return "".join(pieces).strip(), usage_of(tokens)
+
+    def expand(self, items: Sequence[Item], tenant: str) -> list[Item]:
+        """``items`` with each compaction item replaced by the summary it stands for."""
+        if not any(isinstance(item, Compaction) for item in items):
+            return list(items)
+        expanded: list[Item] = []
+        for index, item in enumerate(items):
+            if not isinstance(item, Compaction):
+                expanded.append(item)
+                continue
+            summary = self._sealer.open(item.encrypted_content, tenant)
+            if summary is None:
+                raise InvalidRequest(
+                    "The compaction item's 'encrypted_content' could not be opened: it was made by another "
+                    "server (or with another --secret-key), or it was altered.",
+                    param=f"input[{index}].encrypted_content",
+                    code="invalid_encrypted_content",
+                )
+            expanded.append(Message(role="developer", content=[InputText(text=EXPANDED_HEADER + summary)]))
+        return expanded
+
+    async def input_tokens(self, request: CreateResponseRequest, tenant: str) -> int:
+        """What ``usage.input_tokens`` of a create with this body would be, by the model's tokenizer."""
+        check_request(request)
+        backend = self._backends.resolve(request.model)
+        context = await self._context(request, tenant)
+        return await backend.count_tokens(build_model_request(request, context, None))

@@ -1,0 +1,183 @@
+"""Every response, stream event and error body validates against the Open Responses OpenAPI document,
+on each backend: a plain turn, a tool-calling turn, a structured-output turn, a reasoning turn
+(simulator) and errors, as JSON and as SSE."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
+from responsa.config import Settings, UpstreamConfig
+from tests.backends.mock_upstream import MockUpstream, Stream, text_chunks
+from tests.conftest import serve, serve_app
+from tests.http.test_streaming import WEATHER_TOOL, parse_frames
+from tests.spec import error_body_errors, event_errors, response_errors
+
+CITY_SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "population": {"type": "integer"}},
+    "required": ["city", "population"],
+    "additionalProperties": False,
+}
+
+
+@dataclass
+class Target:
+    """A live server and the model of one backend on it; ``upstream`` is set for the upstream backend."""
+
+    http: httpx.Client
+    model: str
+    upstream: MockUpstream | None = None
+
+    def script_tool_call(self) -> None:
+        if self.upstream is not None:
+            call = {
+                "index": 0,
+                "id": "call_1",
+                "function": {"name": "get_weather", "arguments": '{"location":"Paris"}'},
+            }
+            chunks = [{"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]},
+                      {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+                      {"choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 5}}]  # fmt: skip
+            self.upstream.script.append(Stream(chunks))
+
+    def script_json(self) -> None:
+        if self.upstream is not None:
+            self.upstream.script.append(Stream(text_chunks('{"city": "Paris", ', '"population": 2100000}')))
+
+
+@pytest.fixture(scope="module", params=["simulator", "embedded", "upstream"])
+def target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
+    db = f"sqlite:///{tmp_path_factory.mktemp('conformance') / 'r.db'}"
+    with ExitStack() as stack:
+        upstream = None
+        if request.param == "upstream":
+            upstream = MockUpstream()
+            url = f"{stack.enter_context(serve_app(upstream.app)).url}/v1"
+            settings = Settings(db_url=db, models=(UpstreamConfig(name="up-model", urls=(url,)),), embedded=False)
+            model = "up-model"
+        else:
+            settings = Settings(db_url=db, embedded=request.param == "embedded")
+            model = "sim" if request.param == "simulator" else DEFAULT_MODEL_NAME
+        server = stack.enter_context(serve(settings))
+        http = stack.enter_context(httpx.Client(base_url=server.v1, timeout=60))
+        yield Target(http, model, upstream)
+
+
+def _check(target: Target, body: dict[str, Any]) -> dict[str, Any]:
+    """Create ``body`` as JSON and as a stream; every object and event must validate. Returns the JSON reply."""
+    reply = target.http.post("/responses", json=body)
+    assert reply.status_code == 200, reply.text
+    response = reply.json()
+    assert response_errors(response) == []
+    assert response_errors(target.http.get(f"/responses/{response['id']}").json()) == []
+    return response
+
+
+def _check_stream(target: Target, body: dict[str, Any]) -> list[dict[str, Any]]:
+    reply = target.http.post("/responses", json={**body, "stream": True})
+    assert reply.status_code == 200, reply.text
+    events = parse_frames(reply.content)
+    assert [error for event in events for error in event_errors(event)] == []
+    return events
+
+
+def _plain(target: Target) -> dict[str, Any]:
+    return {"model": target.model, "input": "Say hello.", "max_output_tokens": 16}
+
+
+def test_a_plain_turn_validates(target: Target) -> None:
+    response = _check(target, _plain(target))
+    assert response["output"][-1]["type"] == "message"
+    assert response["output"][-1]["phase"] == "final_answer"
+    events = _check_stream(target, _plain(target))
+    assert events[-1]["type"] in ("response.completed", "response.incomplete")
+
+
+def test_a_tool_calling_turn_validates_and_echoes_the_tool(target: Target) -> None:
+    body = {"model": target.model, "input": "Weather in Paris?", "tools": [WEATHER_TOOL], "tool_choice": "required"}
+    target.script_tool_call()
+    response = _check(target, body)
+    assert [item["type"] for item in response["output"]][-1] == "function_call"
+    assert response["tools"] == [{**WEATHER_TOOL, "strict": False}]
+    target.script_tool_call()
+    events = _check_stream(target, body)
+    assert "response.function_call_arguments.done" in [event["type"] for event in events]
+
+
+def test_a_structured_output_turn_validates_and_echoes_schema(target: Target) -> None:
+    fmt = {"type": "json_schema", "name": "city", "schema": CITY_SCHEMA, "strict": True}
+    body = {"model": target.model, "input": "A city as JSON.", "text": {"format": fmt}, "max_output_tokens": 60}
+    target.script_json()
+    response = _check(target, body)
+    assert response["text"]["format"] == {**fmt, "description": None}
+    if response["status"] == "completed":
+        assert set(json.loads(response["output_text"])) == {"city", "population"}
+    target.script_json()
+    _check_stream(target, body)
+
+
+def test_errors_validate(target: Target) -> None:
+    for body in (
+        {"input": "no model"},
+        {"model": target.model, "input": "x", "temperature": 9},
+        {"model": "no-such-model", "input": "x"},
+        {"model": target.model, "previous_response_id": "resp_missing", "input": "x"},
+    ):
+        reply = target.http.post("/responses", json=body)
+        assert 400 <= reply.status_code < 500
+        assert error_body_errors(reply.json()) == []
+
+
+def test_a_reasoning_turn_validates_on_the_simulator(target: Target) -> None:
+    if target.model != "sim":
+        pytest.skip("only the simulator has a reasoning model among the three")
+    body = {"model": "o4-mini", "input": "What is 15 * 37?", "reasoning": {"effort": "low", "summary": "auto"}}
+    response = _check(target, body)
+    assert response["reasoning"] == {"effort": "low", "summary": "auto"}
+    assert response["output"][0]["type"] == "reasoning" and response["output"][0]["summary"]
+    kinds = [event["type"] for event in _check_stream(target, body)]
+    assert "response.reasoning_summary_text.delta" in kinds
+
+
+def test_a_failed_stream_validates_on_the_simulator(target: Target) -> None:
+    if target.model != "sim":
+        pytest.skip("faults are injected by the simulator")
+    reply = target.http.post(
+        "/responses", json={"model": "sim", "input": "Say hello.", "stream": True}, headers={"x-responsa-fault": "mid_stream"}
+    )
+    events = parse_frames(reply.content)
+    assert events[-1]["type"] == "response.failed"
+    assert [error for event in events for error in event_errors(event)] == []
+
+
+def test_assistant_phase_is_accepted_and_kept(target: Target) -> None:
+    history = [
+        {"type": "message", "role": "assistant", "phase": "commentary", "content": "Checking the number."},
+        {"type": "message", "role": "assistant", "phase": "final_answer", "content": "The number is four."},
+        {"type": "message", "role": "user", "content": "Repeat only the number."},
+    ]
+    target.script_json()
+    response = _check(target, {"model": target.model, "input": history, "max_output_tokens": 8})
+    items = target.http.get(f"/responses/{response['id']}/input_items", params={"order": "asc"}).json()["data"]
+    assert [item.get("phase") for item in items] == ["commentary", "final_answer", None]
+
+
+def test_newest_request_values_are_accepted(target: Target) -> None:
+    body = {**_plain(target), "context_management": [{"type": "compaction", "compact_threshold": 100000}],
+            "presence_penalty": 0.5, "frequency_penalty": 0.25}  # fmt: skip
+    response = _check(target, body)
+    assert (response["presence_penalty"], response["frequency_penalty"]) == (0.5, 0.25)
+
+
+def test_reasoning_effort_max_is_a_known_value(target: Target) -> None:
+    reply = target.http.post("/responses", json={**_plain(target), "reasoning": {"effort": "max"}})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["reasoning"]["effort"] == "max"

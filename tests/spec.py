@@ -1,0 +1,65 @@
+"""The Open Responses OpenAPI document, as the ``llm-comply`` package ships it, for validating what we send.
+
+One known defect of the document is corrected here, not in our output: it types an echoed
+``text.format.schema`` as ``null`` only (its generator dropped the object branch), while the OpenAI
+SDK types it as an object and a structured-output response must echo the schema it was given.
+"""
+
+from __future__ import annotations
+
+import functools
+import pathlib
+from typing import Any
+
+import llm_comply
+from llm_comply.schema import SpecLoader
+
+SPEC_PATH = pathlib.Path(llm_comply.__file__).parent / "specs" / "openresponses.json"
+
+OPENAI_ONLY_EVENTS = frozenset({"response.reasoning_text.delta", "response.reasoning_text.done"})
+"""OpenAI's names for what the document calls ``response.reasoning.delta/done`` (same fields)."""
+
+
+@functools.cache
+def spec() -> SpecLoader:
+    loader = SpecLoader(str(SPEC_PATH))
+    fmt = loader.get_schema("JsonSchemaResponseFormat")
+    assert fmt is not None
+    fmt["properties"]["schema"] = {"anyOf": [{"type": "object"}, {"type": "null"}]}
+    return loader
+
+
+@functools.cache
+def event_schemas() -> dict[str, str]:
+    """Event type -> schema name, read from the document's ``*StreamingEvent`` schemas (llm-comply's own
+    table misnames the reasoning summary events)."""
+    table: dict[str, str] = {}
+    for name in spec().schema_names:
+        schema = spec().get_schema(name) or {}
+        kinds = schema.get("properties", {}).get("type", {}).get("enum", [])
+        if name.endswith("StreamingEvent") and len(kinds) == 1:
+            table[kinds[0]] = name
+    return table
+
+
+def response_errors(body: dict[str, Any]) -> list[str]:
+    """What is wrong with a response object, by the document's ``ResponseResource``."""
+    return spec().validate(body, "ResponseResource")
+
+
+def event_errors(event: dict[str, Any]) -> list[str]:
+    """What is wrong with one stream event (SSE or WebSocket), by the document's schema for its type."""
+    kind = event["type"]
+    if kind in OPENAI_ONLY_EVENTS:
+        kind = kind.replace("reasoning_text", "reasoning")
+    name = event_schemas().get(kind)
+    if name is None:
+        return [f"{kind}: not an event of the specification"]
+    return [f"{kind}: {error}" for error in spec().validate(event, name)]
+
+
+def error_body_errors(body: dict[str, Any]) -> list[str]:
+    """What is wrong with an HTTP error body (``{"error": {...}}``), by the document's ``ErrorPayload``."""
+    if set(body) != {"error"}:
+        return [f"an error body has exactly one key, 'error': {sorted(body)}"]
+    return spec().validate(body["error"], "ErrorPayload")
