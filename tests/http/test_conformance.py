@@ -151,7 +151,9 @@ def test_a_failed_stream_validates_on_the_simulator(target: Target) -> None:
     if target.model != "sim":
         pytest.skip("faults are injected by the simulator")
     reply = target.http.post(
-        "/responses", json={"model": "sim", "input": "Say hello.", "stream": True}, headers={"x-responsa-fault": "mid_stream"}
+        "/responses",
+        json={"model": "sim", "input": "Say hello.", "stream": True},
+        headers={"x-responsa-fault": "mid_stream"},
     )
     events = parse_frames(reply.content)
     assert events[-1]["type"] == "response.failed"

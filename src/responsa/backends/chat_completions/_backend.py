@@ -124,9 +124,9 @@ class ChatCompletionsBackend(Backend):
                         count = (await reply.json()).get("count")
                         if isinstance(count, int):
                             return count
+                break  # it answered without a count: the other workers run the same server
             except (aiohttp.ClientError, ValueError) as exc:
-                logger.info("upstream %s: no token count (%r); estimating", worker.url, exc)
-            break  # a reachable worker without /tokenize: the others run the same server
+                logger.info("upstream %s: no token count (%r)", worker.url, exc)
         return estimate_tokens(request)
 
     async def _open(self, worker: Worker, body: bytes, headers: dict[str, str]) -> aiohttp.ClientResponse:
