@@ -27,16 +27,11 @@ HISTORY: list[Any] = [
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """One SQLite server (the store suite covers PostgreSQL): conftest's ``client`` talks to it."""
     db = tmp_path_factory.mktemp("compaction") / "r.db"
-    with serve(Settings(db_url=f"sqlite:///{db}")) as server:
-        yield server
-
-
-@pytest.fixture
-def sdk(live: LiveServer) -> Iterator[openai.OpenAI]:
-    with openai.OpenAI(base_url=live.v1, api_key="x", max_retries=0) as client:
-        yield client
+    with serve(Settings(db_url=f"sqlite:///{db}")) as live:
+        yield live
 
 
 @pytest.fixture
@@ -44,8 +39,8 @@ def rig(tmp_path: Path) -> Iterator[Rig]:
     yield from start_rig(tmp_path)
 
 
-def test_compact_keeps_user_messages_and_adds_exactly_one_compaction_item(sdk: openai.OpenAI) -> None:
-    compacted = sdk.responses.compact(model="sim", input=HISTORY)
+def test_compact_keeps_user_messages_and_adds_exactly_one_compaction_item(client: openai.OpenAI) -> None:
+    compacted = client.responses.compact(model="sim", input=HISTORY)
     assert compacted.object == "response.compaction"
     kinds = [item.type for item in compacted.output]
     assert kinds == ["message", "message", "compaction"]
@@ -57,38 +52,38 @@ def test_compact_keeps_user_messages_and_adds_exactly_one_compaction_item(sdk: o
     assert spec().validate(compacted.to_dict(warnings=False), "CompactResource") == []
 
 
-def test_compact_needs_a_model(live: LiveServer) -> None:
-    reply = httpx.post(f"{live.v1}/responses/compact", json={"input": "hello"})
+def test_compact_needs_a_model(server: LiveServer) -> None:
+    reply = httpx.post(f"{server.v1}/responses/compact", json={"input": "hello"})
     assert reply.status_code == 400
     assert reply.json()["error"]["param"] == "model"
 
 
-def test_compact_follows_previous_response_id(sdk: openai.OpenAI) -> None:
-    first = sdk.responses.create(model="sim", input="Remember: the code word is heliotrope.")
-    compacted = sdk.responses.compact(model="sim", previous_response_id=first.id, input="And the colour is teal.")
+def test_compact_follows_previous_response_id(client: openai.OpenAI) -> None:
+    first = client.responses.create(model="sim", input="Remember: the code word is heliotrope.")
+    compacted = client.responses.compact(model="sim", previous_response_id=first.id, input="And the colour is teal.")
     texts = [item.content[0].text for item in compacted.output if item.type == "message"]
     assert texts == ["Remember: the code word is heliotrope.", "And the colour is teal."]
 
 
-def test_a_compaction_item_round_trips_and_stays_stored_as_sent(sdk: openai.OpenAI) -> None:
-    compacted = sdk.responses.compact(model="sim", input=HISTORY)
+def test_a_compaction_item_round_trips_and_stays_stored_as_sent(client: openai.OpenAI) -> None:
+    compacted = client.responses.compact(model="sim", input=HISTORY)
     items = [item.to_dict(warnings=False) for item in compacted.output]
-    follow = sdk.responses.create(model="sim", input=[*items, {"role": "user", "content": "When is the launch?"}])
+    follow = client.responses.create(model="sim", input=[*items, {"role": "user", "content": "When is the launch?"}])
     assert follow.status == "completed"
-    stored = sdk.responses.input_items.list(follow.id, order="asc").data
+    stored = client.responses.input_items.list(follow.id, order="asc").data
     assert [item.type for item in stored] == ["message", "message", "compaction", "message"]
     assert stored[2].to_dict(warnings=False)["encrypted_content"] == items[2]["encrypted_content"]
-    chained = sdk.responses.create(model="sim", previous_response_id=follow.id, input="And the budget?")
+    chained = client.responses.create(model="sim", previous_response_id=follow.id, input="And the budget?")
     assert chained.status == "completed"
 
 
-def test_an_altered_compaction_item_is_a_400(sdk: openai.OpenAI) -> None:
-    compacted = sdk.responses.compact(model="sim", input=HISTORY)
+def test_an_altered_compaction_item_is_a_400(client: openai.OpenAI) -> None:
+    compacted = client.responses.compact(model="sim", input=HISTORY)
     sealed = compacted.output[-1].to_dict(warnings=False)
     token = sealed["encrypted_content"]
     sealed["encrypted_content"] = token[:-6] + ("A" if token[-6] != "A" else "B") + token[-5:]
     with pytest.raises(openai.BadRequestError) as caught:
-        sdk.responses.create(model="sim", input=[sealed, {"role": "user", "content": "Go on."}])
+        client.responses.create(model="sim", input=[sealed, {"role": "user", "content": "Go on."}])
     assert caught.value.code == "invalid_encrypted_content"
 
 
@@ -105,28 +100,28 @@ def test_the_upstream_model_writes_the_summary_and_later_turns_read_it(rig: Rig)
     assert seen[-1] == {"role": "user", "content": "When is the launch?"}
 
 
-def test_the_embedded_model_writes_a_summary(sdk: openai.OpenAI) -> None:
-    compacted = sdk.responses.compact(model=DEFAULT_MODEL_NAME, input=HISTORY)
+def test_the_embedded_model_writes_a_summary(client: openai.OpenAI) -> None:
+    compacted = client.responses.compact(model=DEFAULT_MODEL_NAME, input=HISTORY)
     assert [item.type for item in compacted.output][-1] == "compaction"
     assert compacted.usage.output_tokens > 0
     question = {"role": "user", "content": "When is the launch?"}
     sealed = compacted.output[-1].to_dict(warnings=False)
-    follow = sdk.responses.create(model=DEFAULT_MODEL_NAME, input=[sealed, question], max_output_tokens=8)
+    follow = client.responses.create(model=DEFAULT_MODEL_NAME, input=[sealed, question], max_output_tokens=8)
     assert follow.usage is not None and follow.usage.input_tokens > 20  # the summary reached the model
 
 
 @pytest.mark.parametrize("model", ["sim", DEFAULT_MODEL_NAME])
-def test_input_tokens_match_what_a_create_uses(sdk: openai.OpenAI, model: str) -> None:
+def test_input_tokens_match_what_a_create_uses(client: openai.OpenAI, model: str) -> None:
     body: dict[str, Any] = {"model": model, "input": HISTORY, "instructions": "Be brief.", "tools": [WEATHER_TOOL]}
-    counted = sdk.responses.input_tokens.count(**body)
+    counted = client.responses.input_tokens.count(**body)
     assert counted.object == "response.input_tokens"
-    created = sdk.responses.create(**body, max_output_tokens=4)
+    created = client.responses.create(**body, max_output_tokens=4)
     assert created.usage is not None
     assert counted.input_tokens == created.usage.input_tokens
 
 
-def test_input_tokens_without_a_model_counts_with_the_first_model(sdk: openai.OpenAI) -> None:
-    assert sdk.responses.input_tokens.count(input="Hello there").input_tokens > 0
+def test_input_tokens_without_a_model_counts_with_the_first_model(client: openai.OpenAI) -> None:
+    assert client.responses.input_tokens.count(input="Hello there").input_tokens > 0
 
 
 def test_input_tokens_ask_the_upstream_tokenizer_or_estimate(rig: Rig) -> None:

@@ -17,6 +17,7 @@ from ._base import (
     ToolMode,
     estimate_tokens,
     one_at_a_time,
+    read_texts,
 )
 from ._registry import BackendRegistry
 
@@ -38,4 +39,5 @@ __all__ = [
     "ToolMode",
     "estimate_tokens",
     "one_at_a_time",
+    "read_texts",
 ]

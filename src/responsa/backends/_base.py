@@ -34,6 +34,7 @@ __all__ = [
     "ToolMode",
     "estimate_tokens",
     "one_at_a_time",
+    "read_texts",
 ]
 
 _TEMPLATE_TOKENS_PER_ITEM = 4
@@ -155,18 +156,23 @@ class Finish:
 ModelEvent = TextDelta | ReasoningDelta | HiddenReasoning | ReasoningSummaryDelta | ToolCallDelta | HostedCall | Finish
 
 
+def read_texts(item: Item) -> tuple[str, ...]:
+    """The text a model reads of an item: a message's or tool output's text, a call's name and
+    arguments; nothing for other items. What token counts are taken over."""
+    if isinstance(item, Message | FunctionCallOutput):
+        return (item_text(item),)
+    if isinstance(item, FunctionCall):
+        return (item.name, item.arguments)
+    return ()
+
+
 def estimate_tokens(request: ModelRequest) -> int:
-    """About four characters a token over what the model reads (instructions, message and tool-output
-    text, call names and arguments, tool definitions as JSON), plus the chat template's few tokens
-    per message."""
+    """About four characters a token over what the model reads (instructions, the items' text, other
+    items and the tool definitions as JSON), plus the chat template's few tokens per message."""
     characters = len(request.instructions or "")
     for item in request.items:
-        if isinstance(item, Message | FunctionCallOutput):
-            characters += len(item_text(item))
-        elif isinstance(item, FunctionCall):
-            characters += len(item.name) + len(item.arguments)
-        else:
-            characters += len(item.model_dump_json(exclude_none=True))
+        texts = read_texts(item)
+        characters += sum(map(len, texts)) if texts else len(item.model_dump_json(exclude_none=True))
     characters += sum(len(tool.model_dump_json()) for tool in request.tools)
     return max(1, round(characters / 4) + _TEMPLATE_TOKENS_PER_ITEM * (len(request.items) + 1))
 

@@ -220,12 +220,6 @@ class ErrorEvent(_Event):
     param: str | None = None
     error: ErrorPayload
 
-    @classmethod
-    def of(cls, body: dict[str, Any]) -> ErrorEvent:
-        """The event for an HTTP error body (``{"error": {...}}``)."""
-        error = body["error"]
-        return cls(code=error.get("code"), message=error["message"], param=error.get("param"), error=error)
-
 
 StreamEvent = (
     LifecycleEvent

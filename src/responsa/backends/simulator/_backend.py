@@ -33,6 +33,7 @@ from responsa.backends._base import (
     TokenUsage,
     ToolCallDelta,
     one_at_a_time,
+    read_texts,
 )
 from responsa.protocol import (
     FunctionCall,
@@ -267,11 +268,7 @@ def _rng_for(request: ModelRequest, prompt: str) -> tuple[random.Random, float]:
 def _input_tokens(request: ModelRequest) -> int:
     total = count_tokens(request.instructions or "")
     for item in request.items:
-        if isinstance(item, Message | FunctionCallOutput):
-            total += count_tokens(item_text(item))
-        elif isinstance(item, FunctionCall):
-            total += count_tokens(item.name) + count_tokens(item.arguments)
-        total += _ITEM_OVERHEAD_TOKENS
+        total += sum(map(count_tokens, read_texts(item))) + _ITEM_OVERHEAD_TOKENS
     for tool in request.tools:
         total += count_tokens(json.dumps(tool.model_dump(mode="json")))
     return total
