@@ -114,6 +114,13 @@ def serve_app(app: ASGIApp) -> _Serving:
 POSTGRES_ADMIN_URL = os.environ.get("RESPONSA_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
+def sqlite_server(factory: pytest.TempPathFactory, name: str, **settings: Any) -> Iterator[LiveServer]:
+    """A server on a fresh SQLite file, for a module's own ``server`` fixture (``yield from`` it)."""
+    db = factory.mktemp(name) / "r.db"
+    with serve(Settings(db_url=f"sqlite:///{db}", **settings)) as live:
+        yield live
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A fresh PostgreSQL database for this test session (dropped at the end).

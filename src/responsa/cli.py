@@ -180,6 +180,40 @@ def main() -> None:
     "(default: a key file beside the SQLite database).",
 )
 @click.option(
+    "--default-truncation",
+    type=click.Choice(["disabled", "auto"]),
+    default="disabled",
+    show_default=True,
+    envvar="RESPONSA_DEFAULT_TRUNCATION",
+    help="'truncation' for requests that do not set it; 'auto' fits long inputs to small models "
+    "(clients such as Codex never set it).",
+)
+@click.option(
+    "--embedded-context",
+    default=4096,
+    show_default=True,
+    type=click.IntRange(min=256),
+    envvar="RESPONSA_EMBEDDED_CONTEXT",
+    help="The embedded model's context window in tokens.",
+)
+@click.option(
+    "--websocket-max-age-secs",
+    default=3600.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    envvar="RESPONSA_WEBSOCKET_MAX_AGE_SECS",
+    help="Close a WebSocket connection this long after it opened, once its response in flight ends.",
+)
+@click.option(
+    "--hosted-tools",
+    type=click.Choice(["ignore", "reject"]),
+    default="ignore",
+    show_default=True,
+    envvar="RESPONSA_HOSTED_TOOLS",
+    help="A hosted tool (web_search, file_search...) the model's backend cannot run: leave it out "
+    "and list it in the response's ignored_tools, or answer 400.",
+)
+@click.option(
     "--max-input-items",
     default=4096,
     show_default=True,

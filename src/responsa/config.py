@@ -6,7 +6,7 @@ import hashlib
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from platformdirs import user_data_dir
 
@@ -27,6 +27,8 @@ class UpstreamConfig:
     upstream_model: str | None = None
     api_key: str | None = None
     strategy: str = "least_busy"
+    context_window: int | None = None
+    vision: bool = True
 
 
 def load_model_file(path: Path) -> tuple[UpstreamConfig, ...]:
@@ -44,10 +46,20 @@ def load_model_file(path: Path) -> tuple[UpstreamConfig, ...]:
         strategy = entry.get("strategy", "least_busy")
         if strategy not in ("least_busy", "round_robin"):
             raise ValueError(f"{path}: model {name!r}: strategy must be 'least_busy' or 'round_robin'")
-        unknown = set(entry) - {"urls", "url", "upstream_model", "api_key", "strategy"}
+        unknown = set(entry) - {"urls", "url", "upstream_model", "api_key", "strategy", "context_window", "vision"}
         if unknown:
             raise ValueError(f"{path}: model {name!r}: unknown keys {sorted(unknown)}")
-        models.append(UpstreamConfig(name, tuple(urls), entry.get("upstream_model"), entry.get("api_key"), strategy))
+        window = entry.get("context_window")
+        if window is not None and (not isinstance(window, int) or window < 1):
+            raise ValueError(f"{path}: model {name!r}: context_window must be a positive integer")
+        vision = entry.get("vision", True)
+        if not isinstance(vision, bool):
+            raise ValueError(f"{path}: model {name!r}: vision must be true or false")
+        models.append(
+            UpstreamConfig(
+                name, tuple(urls), entry.get("upstream_model"), entry.get("api_key"), strategy, window, vision
+            )
+        )
     return tuple(models)
 
 
@@ -104,6 +116,14 @@ class Settings:
     max_body_bytes: int = 16 * 1024 * 1024
     max_input_items: int = 4096
     secret_key: str | None = None
+    default_truncation: Literal["disabled", "auto"] = "disabled"
+    """``truncation`` for requests that do not say (the API's default is ``disabled``)."""
+    embedded_context: int = 4096
+    """The embedded model's context window in tokens (SmolLM2 was trained to 8,192)."""
+    websocket_max_age_secs: float = 3600.0
+    """How long one WebSocket connection may stay open (then ``websocket_connection_limit_reached``)."""
+    hosted_tools: Literal["ignore", "reject"] = "ignore"
+    """What to do with a hosted tool (``web_search``...) the model's backend cannot run."""
     """Seals compaction items; replicas sharing a store need the same one (see docs/configuration.md)."""
     log_level: str = "info"
     sim_token_delay_ms: float = 0.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Iterator
@@ -84,6 +85,10 @@ def test_streaming_clients_get_a_streaming_upstream_and_usage_is_estimated_when_
     assert (usage["input_tokens"], usage["output_tokens"]) == (2, 2)
 
 
+PNG_URL = "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(8)).decode()
+"""A (tiny) PNG: image data is checked to be an image before it goes anywhere."""
+
+
 def test_request_translation(rig: Rig) -> None:
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
     rig.sdk.responses.create(
@@ -92,7 +97,7 @@ def test_request_translation(rig: Rig) -> None:
             {"role": "developer", "content": "Use tools."},
             {"role": "user", "content": [
                 {"type": "input_text", "text": "What is here?"},
-                {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "low"},
+                {"type": "input_image", "image_url": PNG_URL, "detail": "low"},
             ]},
             {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{\"location\":\"Oslo\"}"},
             {"type": "function_call", "call_id": "call_2", "name": "get_weather", "arguments": "{\"location\":\"Rome\"}"},
@@ -114,7 +119,7 @@ def test_request_translation(rig: Rig) -> None:
         {"role": "system", "content": "Use tools."},
         {"role": "user", "content": [
             {"type": "text", "text": "What is here?"},
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA", "detail": "low"}},
+            {"type": "image_url", "image_url": {"url": PNG_URL, "detail": "low"}},
         ]},
         {"role": "assistant", "content": None, "tool_calls": [
             {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"location\":\"Oslo\"}"}},

@@ -12,11 +12,10 @@ import openai
 import pytest
 
 from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
-from responsa.config import Settings
 from tests.backends.mock_upstream import Stream, text_chunks
 from tests.backends.test_chat_completions import Rig, start_rig
-from tests.conftest import LiveServer, serve
-from tests.http.test_streaming import WEATHER_TOOL
+from tests.conftest import LiveServer, sqlite_server
+from tests.http.test_streaming import WEATHER_TOOL, parse_frames
 from tests.spec import spec
 
 HISTORY: list[Any] = [
@@ -29,9 +28,7 @@ HISTORY: list[Any] = [
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """One SQLite server (the store suite covers PostgreSQL): conftest's ``client`` talks to it."""
-    db = tmp_path_factory.mktemp("compaction") / "r.db"
-    with serve(Settings(db_url=f"sqlite:///{db}")) as live:
-        yield live
+    yield from sqlite_server(tmp_path_factory, "compaction")
 
 
 @pytest.fixture
@@ -131,3 +128,37 @@ def test_input_tokens_ask_the_upstream_tokenizer_or_estimate(rig: Rig) -> None:
     rig.first.token_count = None  # no /tokenize: about four characters a token
     estimate = rig.sdk.responses.input_tokens.count(model="up-model", input=HISTORY).input_tokens
     assert 30 < estimate < 120
+
+
+def test_a_create_over_the_threshold_compacts_first_into_exactly_one_item(server: LiveServer) -> None:
+    body = {"model": "sim", "input": [*HISTORY, {"role": "user", "content": "What is the plan?"}],
+            "context_management": [{"type": "compaction", "compact_threshold": 20}], "stream": True}  # fmt: skip
+    events = parse_frames(httpx.post(f"{server.v1}/responses", json=body, timeout=30).content)
+    final = events[-1]["response"]
+    kinds = [item["type"] for item in final["output"]]
+    assert kinds[0] == "compaction" and kinds.count("compaction") == 1 and kinds[-1] == "message"
+    (compacting,) = [e for e in events if e["type"] == "response.compaction.compacting"]
+    assert compacting["item_id"] == final["output"][0]["id"] and compacting["output_index"] == 0
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+
+    below = httpx.post(f"{server.v1}/responses", json={**body, "stream": False,
+                       "context_management": [{"type": "compaction", "compact_threshold": 100_000}]}).json()  # fmt: skip
+    assert [item["type"] for item in below["output"]] == ["message"]
+
+
+def test_after_a_compaction_in_a_create_later_turns_read_the_summary_not_the_history(rig: Rig) -> None:
+    rig.first.script.extend([Stream(text_chunks("Launch Tuesday; budget 4,000 EUR.")),
+                             Stream(text_chunks("The plan: launch Tuesday.")),
+                             Stream(text_chunks("Yes."))])  # fmt: skip
+    first = rig.sdk.responses.create(model="up-model", input=[*HISTORY, {"role": "user", "content": "The plan?"}],  # type: ignore[list-item]
+                                     extra_body={"context_management": [{"type": "compaction", "compact_threshold": 10}]})  # fmt: skip
+    assert [item.type for item in first.output] == ["compaction", "message"]
+    answering = rig.first.requests[1]["messages"]
+    assert "Launch Tuesday; budget 4,000 EUR." in answering[0]["content"]
+    assert answering[-1]["content"] == "The plan?" and len(answering) == 2  # the summary, then the question
+
+    rig.sdk.responses.create(model="up-model", previous_response_id=first.id, input="Confirmed?")
+    later = rig.first.requests[2]["messages"]
+    assert "Launch Tuesday; budget 4,000 EUR." in later[0]["content"]
+    assert not any("We agreed to launch" in str(m["content"]) for m in later)  # the history it replaced
+    assert [m["role"] for m in later][-2:] == ["assistant", "user"]

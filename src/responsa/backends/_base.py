@@ -10,12 +10,21 @@ a ``response.failed``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from responsa.protocol import FunctionCall, FunctionCallOutput, FunctionTool, Item, Message, TextFormat, item_text
+from responsa.protocol import (
+    FunctionCall,
+    FunctionCallOutput,
+    FunctionTool,
+    InvalidRequest,
+    Item,
+    Message,
+    TextFormat,
+    item_text,
+)
 
 __all__ = [
     "Backend",
@@ -32,6 +41,7 @@ __all__ = [
     "TokenUsage",
     "ToolCallDelta",
     "ToolMode",
+    "check_fits",
     "estimate_tokens",
     "one_at_a_time",
     "read_texts",
@@ -57,6 +67,10 @@ class Sampling:
     presence_penalty: float | None = None
     seed: int | None = None
     stop: tuple[str, ...] = ()
+    ignore_eos: bool = False
+    """Generate past the end-of-sequence token, until ``max_output_tokens``."""
+    include_stop: bool = False
+    """Keep the stop string that ended the output."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +100,9 @@ class ModelRequest:
     """Whether the client watches tokens arrive; when False a backend may produce the output at once."""
     reasoning_effort: str | None = None
     reasoning_summary: str | None = None
+    tool_grammars: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """Custom tools whose input follows a grammar, by tool name: ``(syntax, definition)``, syntax
+    ``lark`` or ``regex``. Backends that can decode under a grammar hold a forced call to it."""
     encrypted_reasoning: bool = False
     """The client asked for ``reasoning.encrypted_content`` (to pass reasoning back statelessly)."""
 
@@ -206,6 +223,14 @@ class Backend(ABC):
         token, on what the model would read); backends with a tokenizer override it."""
         return estimate_tokens(request)
 
+    def context_window(self, model: str) -> int | None:
+        """How many tokens ``model`` reads and writes in one turn, where known (for ``truncation: auto``)."""
+        return None
+
+    def reads_images(self, model: str) -> bool:
+        """Whether ``model`` reads ``input_image`` parts (text-only models get a 400 instead)."""
+        return True
+
     def hosted_tools(self) -> frozenset[str]:
         """Built-in tool types this backend can run; requests offering others are refused."""
         return frozenset()
@@ -221,3 +246,14 @@ class Backend(ABC):
     async def aclose(self) -> None:
         """Release connections and threads; called once at shutdown."""
         return None
+
+
+def check_fits(input_tokens: int, max_output_tokens: int | None, window: int) -> None:
+    """400 ``context_length_exceeded`` when the input leaves no room for the answer in ``window``."""
+    if input_tokens + (max_output_tokens or 1) > window:
+        raise InvalidRequest(
+            f"The input ({input_tokens} tokens) and max_output_tokens leave no room in the model's "
+            f"context window of {window} tokens.",
+            param="input",
+            code="context_length_exceeded",
+        )

@@ -18,16 +18,19 @@ def partial_suffix(text: str, marker: str) -> int:
 class StopMatcher:
     """``feed`` returns the text safe to emit and whether a stop string was reached."""
 
-    def __init__(self, stops: Sequence[str]) -> None:
+    def __init__(self, stops: Sequence[str], include: bool = False) -> None:
         self._stops = [stop for stop in stops if stop]
+        self._include = include
+        """Keep the stop string itself (``include_stop_str_in_output``)."""
         self._pending = ""
 
     def feed(self, text: str) -> tuple[str, bool]:
         buffer = self._pending + text
-        hits = [buffer.find(stop) for stop in self._stops if stop in buffer]
+        hits = [(buffer.find(stop), stop) for stop in self._stops if stop in buffer]
         if hits:
             self._pending = ""
-            return buffer[: min(hits)], True
+            at, stop = min(hits)
+            return buffer[: at + (len(stop) if self._include else 0)], True
         keep = max((partial_suffix(buffer, stop) for stop in self._stops), default=0)
         self._pending = buffer[len(buffer) - keep :]
         return buffer[: len(buffer) - keep], False

@@ -10,9 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
-
-from pydantic import BaseModel
+from typing import Literal
 
 from responsa.backends import (
     Finish,
@@ -28,20 +26,19 @@ from responsa.backends import (
 )
 from responsa.protocol import (
     ContentPartEvent,
+    CustomToolCall,
+    CustomToolCallInputDelta,
+    CustomToolCallInputDone,
     FunctionCall,
     FunctionCallArgumentsDelta,
     FunctionCallArgumentsDone,
     HostedToolEvent,
     IncompleteDetails,
     InputTokensDetails,
-    LifecycleEvent,
-    LifecycleType,
     McpApprovalRequest,
     McpCall,
     McpCallArgumentsDelta,
     McpCallArgumentsDone,
-    McpItemEvent,
-    McpListTools,
     Message,
     OutputItemEvent,
     OutputText,
@@ -65,6 +62,9 @@ from responsa.protocol import (
     new_id,
 )
 
+from ._client_tools import ClientCall, ClientRoute, InputDecoder, finish_call, new_call
+from ._mcp_output import McpOutput
+
 __all__ = ["OutputBuilder", "usage_of"]
 
 ItemEnd = Literal["completed", "incomplete"]
@@ -75,7 +75,7 @@ _HOSTED_PHASES = {
     "code_interpreter_call": "interpreting",
     "image_generation_call": "generating",
 }
-OpenKind = Message | FunctionCall | Reasoning | McpCall | McpApprovalRequest
+OpenKind = Message | Reasoning | McpCall | McpApprovalRequest | ClientCall
 
 
 @dataclass
@@ -88,12 +88,11 @@ class _OpenItem:
     """Message text, call arguments or raw reasoning, as it arrives."""
     summary_chunks: list[str] = field(default_factory=list)
     tool_index: int | None = None
+    decoder: InputDecoder | None = None
+    """For a custom tool call: its input text, out of the JSON arguments."""
 
 
-ItemT = TypeVar("ItemT", bound=BaseModel)
-
-
-class OutputBuilder:
+class OutputBuilder(McpOutput):
     """Builds ``response.output`` from model events and yields the matching stream events."""
 
     def __init__(
@@ -101,46 +100,19 @@ class OutputBuilder:
         response: ResponseObject,
         mcp_routes: Mapping[str, str] | None = None,
         needs_approval: Callable[[str, str], bool] | None = None,
+        client_routes: Mapping[str, ClientRoute] | None = None,
     ) -> None:
-        self.response = response
-        self.snapshots = True
-        """Whether lifecycle events carry copies of the response (False when no one reads the events)."""
-        self._sequence = 0
+        super().__init__(response)
         self._open: _OpenItem | None = None
         self.finished = False
         self._mcp_routes = dict(mcp_routes or {})
+        self._client_routes = client_routes or {}
         self._needs_approval = needs_approval or (lambda _label, _name: False)
         self._usage: TokenUsage | None = None
         self._reason: FinishReason = "stop"
-        self.pending_calls: list[McpCall] = []
-        self._calls_by_id: dict[str, int] = {}
-        """MCP calls the model made this turn, waiting to be executed."""
         self.approval_requests: list[McpApprovalRequest] = []
         self.client_calls = 0
         """Function calls for the client to run; any of them ends the agentic loop."""
-
-    def route(self, tool_name: str, server_label: str) -> None:
-        """Model tool calls named ``tool_name`` go to the MCP server ``server_label``."""
-        self._mcp_routes[tool_name] = server_label
-
-    def _emit(self, event: StreamEvent) -> StreamEvent:
-        event.sequence_number = self._sequence
-        self._sequence += 1
-        return event
-
-    def _snapshot(self, item: ItemT) -> ItemT:
-        """The item as it is now, for an event (the item itself changes later); itself when no one reads events.
-
-        A shallow copy is enough: the builder only ever reassigns an item's fields (``status``,
-        ``content``, ``arguments``...), never changes what they hold in place."""
-        return item.model_copy() if self.snapshots else item
-
-    def _lifecycle(self, kind: LifecycleType) -> StreamEvent:
-        if not self.snapshots:  # nobody will read it: skip copying the whole response
-            return self._emit(LifecycleEvent(type=kind, response=self.response))
-        # Only the output list and its items change later: copy those, share the rest.
-        output = [item.model_copy() for item in self.response.output]
-        return self._emit(LifecycleEvent(type=kind, response=self.response.model_copy(update={"output": output})))
 
     def start(self) -> list[StreamEvent]:
         """``response.created``, ``response.queued`` for a queued (background) one, ``response.in_progress``."""
@@ -223,68 +195,21 @@ class OutputBuilder:
                 events.append(self._emit(FunctionCallArgumentsDelta(delta=delta.arguments, **where)))
             elif isinstance(self._open.item, McpCall):
                 events.append(self._emit(McpCallArgumentsDelta(delta=delta.arguments, **where)))
+            elif isinstance(self._open.item, CustomToolCall):
+                self._open.decoder = self._open.decoder or InputDecoder()
+                if text := self._open.decoder.feed(delta.arguments):
+                    events.append(self._emit(CustomToolCallInputDelta(delta=text, **where)))
         return events
 
-    def _new_call(self, delta: ToolCallDelta) -> FunctionCall | McpCall | McpApprovalRequest:
+    def _new_call(self, delta: ToolCallDelta) -> ClientCall | McpCall | McpApprovalRequest:
         name = delta.name or ""
         label = self._mcp_routes.get(name)
         if label is None:
             self.client_calls += 1
-            return FunctionCall(
-                id=new_id("fc"), call_id=delta.call_id or new_id("call"), name=name, arguments="", status="in_progress"
-            )
+            return new_call(self._client_routes.get(name) or ClientRoute("function", name), delta.call_id)
         if self._needs_approval(label, name):
             return McpApprovalRequest(id=new_id("mcpr"), server_label=label, name=name, arguments="")
         return McpCall(id=new_id("mcp"), server_label=label, name=name, arguments="", status="in_progress")
-
-    def _item_event(self, kind: str, item: McpCall | McpListTools, index: int) -> StreamEvent:
-        return self._emit(McpItemEvent.model_validate({"type": kind, "item_id": item.id or "", "output_index": index}))
-
-    def _added(self, item: McpCall | McpListTools) -> tuple[int, StreamEvent]:
-        index = len(self.response.output)
-        self.response.output.append(item)
-        shown = (
-            item.model_copy(update={"status": "in_progress", "output": None, "error": None})
-            if isinstance(item, McpCall)
-            else item.model_copy(update={"tools": [], "error": None})
-        )
-        return index, self._emit(OutputItemEvent(type="response.output_item.added", output_index=index, item=shown))
-
-    def _done(self, item: McpCall | McpListTools, index: int) -> StreamEvent:
-        return self._emit(
-            OutputItemEvent(type="response.output_item.done", output_index=index, item=self._snapshot(item))
-        )
-
-    def record_list_tools(self, item: McpListTools) -> list[StreamEvent]:
-        """A listing already made (before the model ran): its whole event sequence at once."""
-        index, added = self._added(item)
-        outcome = "failed" if item.error else "completed"
-        return [
-            added,
-            self._item_event("response.mcp_list_tools.in_progress", item, index),
-            self._item_event(f"response.mcp_list_tools.{outcome}", item, index),
-            self._done(item, index),
-        ]
-
-    def record_call(self, call: McpCall) -> list[StreamEvent]:
-        """A call already made (an approved one, before the model ran): its whole event sequence."""
-        index, added = self._added(call)
-        events = [
-            added,
-            self._item_event("response.mcp_call.in_progress", call, index),
-            self._emit(McpCallArgumentsDone(item_id=call.id or "", output_index=index, arguments=call.arguments)),
-        ]
-        return events + self._call_outcome(call, index)
-
-    def call_finished(self, call: McpCall, output: str | None, error: dict[str, Any] | None) -> list[StreamEvent]:
-        """A pending call was executed: its result ends the item."""
-        index = self._calls_by_id.pop(call.id or "")
-        call.output, call.error = output, error
-        return self._call_outcome(call, index)
-
-    def _call_outcome(self, call: McpCall, index: int) -> list[StreamEvent]:
-        call.status = "failed" if call.error else "completed"
-        return [self._item_event(f"response.mcp_call.{call.status}", call, index), self._done(call, index)]
 
     def _reasoning(self, text: str, summary: bool) -> list[StreamEvent]:
         events: list[StreamEvent] = []
@@ -401,6 +326,9 @@ class OutputBuilder:
                     FunctionCallArgumentsDone(item_id=item_id, output_index=index, name=item.name, arguments=text)
                 )
             )
+        elif isinstance(item, CustomToolCall):
+            finish_call(item, text)
+            events.append(self._emit(CustomToolCallInputDone(item_id=item_id, output_index=index, input=item.input)))
         elif isinstance(item, McpCall):
             item.arguments = text
             events.append(self._emit(McpCallArgumentsDone(item_id=item_id, output_index=index, arguments=text)))
@@ -411,8 +339,10 @@ class OutputBuilder:
         elif isinstance(item, McpApprovalRequest):
             item.arguments = text
             self.approval_requests.append(item)
-        else:
+        elif isinstance(item, Reasoning):
             events += self._close_reasoning(item, open_item)
+        else:
+            finish_call(item, text)
         if not isinstance(item, McpApprovalRequest):
             item.status = status
         events.append(

@@ -8,7 +8,7 @@ sends it back, :meth:`Compactor.expand` puts the summary in its place for the mo
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from responsa.backends import Backend, BackendRegistry, Finish, ModelRequest, Sampling, TextDelta, TokenUsage
 from responsa.protocol import (
@@ -28,8 +28,10 @@ from responsa.protocol import (
 from responsa.store import Store
 
 from ._accumulate import usage_of
+from ._client_tools import plan_client_tools
 from ._prepare import build_model_request, check_request, load_history, normalize_input
 from ._sealing import Sealer
+from ._truncation import token_counter, truncated
 
 __all__ = ["SUMMARY_INSTRUCTIONS", "Compactor", "transcript"]
 
@@ -40,6 +42,8 @@ SUMMARY_INSTRUCTIONS = (
 )
 SUMMARY_MAX_TOKENS = 512
 EXPANDED_HEADER = "Summary of the earlier conversation (compacted):\n"
+REPLACES_PRIOR = "\x1ereplaces-prior\n"
+"""Marks a summary made inside a create: it covers everything before its item, which is then not read."""
 
 
 def transcript(items: Sequence[Item]) -> str:
@@ -112,6 +116,8 @@ class Compactor:
                 expanded.append(item)
                 continue
             summary = self._sealer.open(item.encrypted_content, tenant)
+            if summary is not None and summary.startswith(REPLACES_PRIOR):
+                summary, expanded = summary.removeprefix(REPLACES_PRIOR), []
             if summary is None:
                 raise InvalidRequest(
                     "The compaction item's 'encrypted_content' could not be opened: it was made by another "
@@ -119,12 +125,43 @@ class Compactor:
                     param=f"input[{index}].encrypted_content",
                     code="invalid_encrypted_content",
                 )
-            expanded.append(Message(role="developer", content=[InputText(text=EXPANDED_HEADER + summary)]))
+            expanded.append(_summary_message(summary))
         return expanded
+
+    async def compact_within(
+        self,
+        request: CreateResponseRequest,
+        backend: Backend,
+        context: list[Item],
+        count: Callable[[list[Item]], Awaitable[int]],
+        tenant: str,
+    ) -> tuple[Compaction | None, list[Item]]:
+        """Compaction inside a create (``context_management``): when the context reaches the threshold,
+        the item that stands for all of it, and the context the model reads instead (the summary,
+        then the newest input from its last user message on); else no item and the context as it is."""
+        threshold = request.compact_threshold()
+        if threshold is None or await count(context) < threshold:
+            return None, context
+        summary, _usage = await self._summarize(backend, request.model, context)
+        sealed = Compaction(id=new_id("cmp"), encrypted_content=self._sealer.seal(REPLACES_PRIOR + summary, tenant))
+        users = [index for index, item in enumerate(context) if isinstance(item, Message) and item.role == "user"]
+        tail = context[users[-1] :] if users else []
+        return sealed, [_summary_message(summary), *tail]
 
     async def input_tokens(self, request: CreateResponseRequest, tenant: str) -> int:
         """What ``usage.input_tokens`` of a create with this body would be, by the model's tokenizer."""
         check_request(request)
         backend = self._backends.resolve(request.model)
         context = await self._context(request, tenant)
-        return await backend.count_tokens(build_model_request(request, context, None))
+        client = plan_client_tools(request.tools, context)
+
+        def build(items: list[Item]) -> ModelRequest:
+            return build_model_request(request, items, None, client)
+
+        return await backend.count_tokens(
+            build(await truncated(request, backend, context, token_counter(backend, build)))
+        )
+
+
+def _summary_message(summary: str) -> Message:
+    return Message(role="developer", content=[InputText(text=EXPANDED_HEADER + summary)])

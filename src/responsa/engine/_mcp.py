@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from responsa.protocol import (
+    Compaction,
     CreateResponseRequest,
     FunctionCall,
     FunctionCallOutput,
@@ -143,7 +144,7 @@ def model_items(items: Sequence[Item]) -> list[Item]:
                 seen += _as_function(
                     request.id or "", request.name, request.arguments, f"The user declined this call{why}"
                 )
-        elif not isinstance(item, McpListTools | McpApprovalRequest | McpApprovalResponse):
+        elif not isinstance(item, McpListTools | McpApprovalRequest | McpApprovalResponse | Compaction):
             seen.append(item)
     return seen
 

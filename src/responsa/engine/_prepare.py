@@ -5,22 +5,22 @@ Everything a client can get wrong is checked here, before anything is stored or 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import jsonschema
 from jsonschema.validators import validator_for
 
-from responsa.backends import ModelRequest, Sampling, ToolMode
+from responsa.backends import ModelRequest, Sampling
 from responsa.protocol import (
+    CLIENT_TOOL_TYPES,
     TERMINAL_STATUSES,
-    AllowedTools,
     Conflict,
     CreateResponseRequest,
+    CustomTool,
     FunctionCall,
     FunctionCallOutput,
     FunctionTool,
-    HostedToolChoice,
     InputText,
     InvalidRequest,
     Item,
@@ -28,18 +28,20 @@ from responsa.protocol import (
     JsonSchemaFormat,
     McpTool,
     Message,
-    NamedFunctionChoice,
+    NamespaceTool,
     NotFound,
     OutputText,
     Reasoning,
+    ToolSearchTool,
     new_id,
 )
 from responsa.store import Store
 
+from ._client_tools import ClientTools, client_items, plan_client_tools
 from ._mcp import McpPlan, model_items
+from ._tool_choice import HOSTED_TOOLS, check_tool_choice, resolve_tool_choice
 
 __all__ = [
-    "HOSTED_TOOLS",
     "KNOWN_INCLUDES",
     "build_model_request",
     "check_request",
@@ -60,9 +62,6 @@ KNOWN_INCLUDES = frozenset(
         "web_search_call.results",
     }
 )
-HOSTED_TOOLS = frozenset({"web_search", "web_search_preview", "file_search", "code_interpreter", "image_generation"})
-"""Built-in tools; accepted when the model's backend runs them (the simulator does)."""
-
 _ID_PREFIX = {"message": "msg", "function_call": "fc", "function_call_output": "fco", "reasoning": "rs"}
 
 
@@ -77,7 +76,7 @@ def check_request(request: CreateResponseRequest) -> None:
         if value not in KNOWN_INCLUDES:
             raise InvalidRequest(f"Invalid value for 'include': {value!r}.", param="include", code="invalid_value")
     _check_tools(request)
-    _check_tool_choice(request)
+    check_tool_choice(request, plan_client_tools(request.tools))
     fmt = request.text.format if request.text else None
     if isinstance(fmt, JsonSchemaFormat):
         _check_schema(fmt.schema_, "text.format.schema")
@@ -107,19 +106,33 @@ def _check_conversation(request: CreateResponseRequest) -> None:
 
 
 def _check_tools(request: CreateResponseRequest) -> None:
-    names: set[str] = set()
     for index, tool in enumerate(request.tools):
-        if isinstance(tool, McpTool) or tool.type in HOSTED_TOOLS:
-            continue
-        if not isinstance(tool, FunctionTool):
+        param = f"tools[{index}]"
+        if isinstance(tool, FunctionTool):
+            _check_function(tool, param)
+        elif isinstance(tool, NamespaceTool):
+            for inner_index, inner in enumerate(tool.tools):
+                _check_function(inner, f"{param}.tools[{inner_index}]")
+        elif isinstance(tool, CustomTool):
+            _check_function(tool, param)
+        elif not (
+            isinstance(tool, McpTool | ToolSearchTool) or tool.type in HOSTED_TOOLS or tool.type in CLIENT_TOOL_TYPES
+        ):
             raise InvalidRequest(
-                f"Tool type '{tool.type}' is not supported yet.", param=f"tools[{index}].type", code="unsupported_value"
+                f"Tool type '{tool.type}' is not supported yet.", param=f"{param}.type", code="unsupported_value"
             )
-        if tool.name in names:
-            raise InvalidRequest(f"Duplicate tool name '{tool.name}'.", param=f"tools[{index}].name")
-        names.add(tool.name)
+
+
+def _check_function(tool: FunctionTool | CustomTool, param: str) -> None:
+    if isinstance(tool, FunctionTool):
         if tool.parameters is not None:
-            _check_schema(tool.parameters, f"tools[{index}].parameters")
+            _check_schema(tool.parameters, f"{param}.parameters")
+        return
+    fmt = tool.format
+    if fmt is not None and fmt.type == "grammar" and not (fmt.syntax and fmt.definition):
+        raise InvalidRequest(
+            "A grammar format needs 'syntax' ('lark' or 'regex') and 'definition'.", param=f"{param}.format"
+        )
 
 
 def _check_schema(schema: dict[str, Any], param: str) -> None:
@@ -129,48 +142,6 @@ def _check_schema(schema: dict[str, Any], param: str) -> None:
         raise InvalidRequest(
             f"Invalid schema for '{param}': {exc.message}", param=param, code="invalid_schema"
         ) from exc
-
-
-def _allowed(name: str, routes: dict[str, str], choice: AllowedTools) -> bool:
-    label = routes.get(name)
-    for ref in choice.tools:
-        if label is None and ref.type == "function" and ref.name == name:
-            return True
-        if label is not None and ref.type == "mcp" and ref.server_label == label and ref.name in (None, name):
-            return True
-    return False
-
-
-def _function_names(request: CreateResponseRequest) -> set[str]:
-    return {tool.name for tool in request.tools if isinstance(tool, FunctionTool)}
-
-
-def _check_tool_choice(request: CreateResponseRequest) -> None:
-    choice = request.tool_choice
-    names = _function_names(request)
-    labels = {tool.server_label for tool in request.tools if isinstance(tool, McpTool)}
-    if choice == "required" and not names and not labels:
-        raise InvalidRequest("tool_choice 'required' needs at least one tool in 'tools'.", param="tool_choice")
-    if isinstance(choice, NamedFunctionChoice) and choice.name not in names:
-        raise InvalidRequest(f"Tool choice '{choice.name}' not found in 'tools' parameter.", param="tool_choice")
-    if isinstance(choice, AllowedTools):
-        for index, ref in enumerate(choice.tools):
-            known = ref.name in names if ref.type == "function" else ref.type == "mcp" and ref.server_label in labels
-            if not known:
-                raise InvalidRequest(
-                    f"Allowed tool {ref.name or ref.type!r} not found in 'tools' parameter.",
-                    param=f"tool_choice.tools[{index}]",
-                )
-    hosted = {tool.type for tool in request.tools if tool.type in HOSTED_TOOLS}
-    mcp_choice = (
-        choice.type == "mcp" and choice.server_label in labels if isinstance(choice, HostedToolChoice) else False
-    )
-    if isinstance(choice, HostedToolChoice) and not mcp_choice and choice.type not in hosted:
-        raise InvalidRequest(
-            f"Tool choice {choice.type!r} needs a matching tool in 'tools' (supported: function and mcp).",
-            param="tool_choice",
-            code="unsupported_value",
-        )
 
 
 async def load_history(store: Store, request: CreateResponseRequest) -> list[Item]:
@@ -254,36 +225,20 @@ def build_model_request(
     request: CreateResponseRequest,
     context: Sequence[Item],
     fault: str | None,
+    client: ClientTools,
     mcp: McpPlan | None = None,
     calls_made: int = 0,
     last_round: bool = False,
+    unavailable: Collection[str] = (),
 ) -> ModelRequest:
     """What the backend sees: context, callable tools under ``tool_choice``, sampling and limits.
 
     Once ``max_tool_calls`` is spent (``calls_made`` so far in this response), or on the agentic
-    loop's last round, the model may only answer in text.
+    loop's last round, the model may only answer in text. Hosted tools in ``unavailable`` (which
+    the backend cannot run) are left out.
     """
-    tools = [tool for tool in request.tools if isinstance(tool, FunctionTool)]
-    hosted = [tool.type for tool in request.tools if tool.type in HOSTED_TOOLS]
-    routes = mcp.routes if mcp else {}
-    if mcp:
-        tools += mcp.tools
-    choice = request.tool_choice
-    mode: ToolMode = "auto"
-    forced: str | None = None
-    if isinstance(choice, str):
-        mode = choice
-    elif isinstance(choice, NamedFunctionChoice):
-        mode, forced = "required", choice.name
-    elif isinstance(choice, AllowedTools):
-        tools = [tool for tool in tools if _allowed(tool.name, routes, choice)]
-        mode = choice.mode
-    elif isinstance(choice, HostedToolChoice) and choice.type in HOSTED_TOOLS:  # {"type": "web_search"}
-        tools, hosted, mode = [], [choice.type], "required"
-    elif isinstance(choice, HostedToolChoice):  # {"type": "mcp", "server_label", "name"?}
-        tools = [tool for tool in tools if routes.get(tool.name) == choice.server_label]
-        mode = "required"
-        forced = next((tool.name for tool in tools if choice.name and tool.name.endswith(choice.name)), None)
+    policy = resolve_tool_choice(request, client, mcp.tools if mcp else [], mcp.routes if mcp else {}, unavailable)
+    mode, forced = policy.mode, policy.forced
     reasoning = request.reasoning
     calls_left = None if request.max_tool_calls is None else max(request.max_tool_calls - calls_made, 0)
     if calls_left == 0 or last_round:
@@ -291,9 +246,9 @@ def build_model_request(
     return ModelRequest(
         model=request.model,
         instructions=request.instructions,
-        items=model_items(context),
-        tools=tools,
-        hosted_tools=hosted if mode != "none" else [],
+        items=client_items(model_items(context), client),
+        tools=policy.tools,
+        hosted_tools=policy.hosted if mode != "none" else [],
         tool_mode=mode,
         forced_tool=forced,
         parallel_tool_calls=request.parallel_tool_calls,
@@ -310,10 +265,13 @@ def build_model_request(
             presence_penalty=request.presence_penalty,
             seed=request.seed,
             stop=tuple(request.stop_sequences),
+            ignore_eos=bool(request.ignore_eos),
+            include_stop=bool(request.include_stop_str_in_output),
         ),
         fault=fault,
         streaming=request.stream,
         reasoning_effort=reasoning.effort if reasoning else None,
         reasoning_summary=(reasoning.summary or reasoning.generate_summary) if reasoning else None,
         encrypted_reasoning="reasoning.encrypted_content" in (request.include or []),
+        tool_grammars=client.grammars(),
     )

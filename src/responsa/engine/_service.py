@@ -8,47 +8,45 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 
 import anyio
 from anyio.abc import TaskGroup
 
-from responsa.backends import Backend, BackendRegistry, ModelEvent
+from responsa.backends import BackendRegistry, ModelRequest
 from responsa.protocol import (
     TERMINAL_STATUSES,
     Conflict,
     CreateResponseRequest,
-    FunctionTool,
     InvalidRequest,
     Item,
     LifecycleEvent,
     McpListTools,
-    McpTool,
     NotFound,
     ResponsaError,
     ResponseError,
     ResponseObject,
-    ResponseReasoning,
     ServiceUnavailable,
     StreamEvent,
-    TextConfig,
-    Tool,
     Usage,
-    new_id,
 )
 from responsa.store import ItemPage, LoggedEvent, Order, Store
 from responsa.tools import McpConnector, UrlPolicy
 
 from ._accumulate import OutputBuilder
+from ._client_tools import plan_client_tools
 from ._compaction import Compactor
 from ._event_log import EventLog, replay
+from ._images import check_images
 from ._mcp import McpPlan, approved_calls, check_approvals, check_mcp_tools, plan_mcp
+from ._new_response import new_response, unavailable_hosted
 from ._periodic import every
-from ._prepare import HOSTED_TOOLS, build_model_request, check_request, load_history, normalize_input
+from ._prepare import build_model_request, check_request, load_history, normalize_input
+from ._run import Run
+from ._truncation import token_counter, truncated
 
-__all__ = ["MAX_ROUNDS", "ResponseService", "Run"]
+__all__ = ["MAX_ROUNDS", "ResponseService"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,41 +55,6 @@ CANCEL_POLL = 0.2
 
 MAX_ROUNDS = 10
 """Model turns in one response at most; the last one may not call tools."""
-
-
-@dataclass
-class Run:
-    """One generation in flight: its request, the response being built, and the open model stream."""
-
-    request: CreateResponseRequest
-    response: ResponseObject
-    input_items: list[Item]
-    store: Store
-    """The store as the request's tenant sees it."""
-    context: list[Item]
-    """History and input: what the model reads before this response's own output."""
-    backend: Backend
-    builder: OutputBuilder
-    opening: list[StreamEvent]
-    """Events of what happened before the model started (lifecycle, MCP listings, approved calls)."""
-    model_events: AsyncIterator[list[ModelEvent]]
-    exit_stack: AsyncExitStack
-    fault: str | None = None
-    mcp: McpPlan | None = None
-    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
-    done: anyio.Event = field(default_factory=anyio.Event)
-    error: ResponsaError | None = None
-    recorded: anyio.Event | None = None
-    """Set once the attempt to write the in-progress row of a streamed response is over."""
-    inputs_saved: bool = False
-    tool_calls_made: int = 0
-    log: EventLog | None = None
-    """Background runs only: every event, for followers here and (via the store) anywhere."""
-    shutting_down: bool = False
-
-    @property
-    def tenant(self) -> str:
-        return self.store.tenant
 
 
 class ResponseService:
@@ -108,6 +71,7 @@ class ResponseService:
         on_usage: Callable[[str, Usage], None] | None = None,
         max_input_items: int = 4096,
         compactor: Compactor | None = None,
+        hosted_tools: str = "ignore",
     ) -> None:
         self._store = store
         self._backends = backends
@@ -119,10 +83,19 @@ class ResponseService:
         self._on_usage = on_usage
         self._max_input_items = max_input_items
         self._compactor = compactor
+        self._hosted_tools = hosted_tools
 
-    async def start(self, request: CreateResponseRequest, fault: str | None = None, tenant: str = "default") -> Run:
+    async def start(
+        self,
+        request: CreateResponseRequest,
+        fault: str | None = None,
+        tenant: str = "default",
+        history: Sequence[Item] | None = None,
+    ) -> Run:
         """Validate, rebuild context, do the MCP groundwork and open the model stream.
 
+        ``history`` is the context before this request when the caller holds it (a WebSocket
+        connection's own cache of its last response); otherwise it comes from the store.
         Anything that goes wrong here is an HTTP error and nothing is stored.
         """
         check_request(request)
@@ -134,24 +107,23 @@ class ResponseService:
             )
         servers = check_mcp_tools(request, self._url_policy)
         backend = self._backends.resolve(request.model)
-        for index, tool in enumerate(request.tools):
-            if tool.type in HOSTED_TOOLS and tool.type not in backend.hosted_tools():
-                raise InvalidRequest(
-                    f"Tool type '{tool.type}' is not available with model '{request.model}'.",
-                    param=f"tools[{index}].type",
-                    code="unsupported_value",
-                )
+        ignored = unavailable_hosted(request, backend, self._hosted_tools)
         store = self._store.scoped(tenant)
-        history = await load_history(store, request)
+        history = list(history) if history is not None else await load_history(store, request)
         input_items = await normalize_input(store, request, history)
-        response = _new_response(request, stored=request.store and store.retention.responses_enabled)
+        check_images(input_items, backend.reads_images(request.model), request.model)
+        response = new_response(request, stored=request.store and store.retention.responses_enabled)
+        if ignored:
+            response.ignored_tools = ignored  # type: ignore[attr-defined]  # an extension field (see docs/api.md)
+        client = plan_client_tools(request.tools, [*history, *input_items])
         plan: McpPlan | None = None
         listings: list[McpListTools] = []
         if servers:
-            taken = {tool.name for tool in request.tools if isinstance(tool, FunctionTool)}
-            plan, listings = await plan_mcp(self._mcp, servers, history, taken)
+            plan, listings = await plan_mcp(self._mcp, servers, history, set(client.routes))
         check_approvals(plan, history, input_items)
-        builder = OutputBuilder(response, plan.routes if plan else None, plan.needs_approval if plan else None)
+        builder = OutputBuilder(
+            response, plan.routes if plan else None, plan.needs_approval if plan else None, client.routes
+        )
         builder.snapshots = request.stream or request.background
         opening = builder.start()
         for listing in listings:
@@ -162,14 +134,40 @@ class ResponseService:
         context = [*history, *input_items]
         if self._compactor is not None:
             context = self._compactor.expand(context, tenant)
-        model_request = build_model_request(request, [*context, *response.output], fault, plan)
+        unavailable = frozenset(entry["type"] for entry in ignored)
+
+        def build(items: list[Item]) -> ModelRequest:
+            return build_model_request(
+                request, [*items, *response.output], fault, client, plan, unavailable=unavailable
+            )
+
+        count = token_counter(backend, build)
+        if self._compactor is not None:
+            compaction, context = await self._compactor.compact_within(request, backend, context, count, tenant)
+            if compaction is not None:
+                opening += builder.record_compaction(compaction)
+        context = await truncated(request, backend, context, count)
+        model_request = build(context)
         stack = AsyncExitStack()
         model_events = await stack.enter_async_context(backend.stream(model_request))
         return Run(
-            request, response, input_items, store, context, backend, builder, opening, model_events, stack, fault, plan
+            request,
+            response,
+            input_items,
+            store,
+            context,
+            backend,
+            builder,
+            opening,
+            model_events,
+            stack,
+            fault,
+            plan,
+            client,
+            unavailable,
         )
 
-    async def events(self, run: Run) -> AsyncIterator[list[StreamEvent]]:
+    async def events(self, run: Run) -> AsyncGenerator[list[StreamEvent]]:
         """Drive a started run to its end, yielding its stream events in batches (those that happen
         together, such as the tokens of one network read); the store follows along.
 
@@ -187,10 +185,14 @@ class ResponseService:
             yield run.opening
             try:
                 async for events in self._turns(run):
+                    if builder.finished:
+                        await self._persist_once(run)
                     yield events
             except ResponsaError as error:
                 run.error = error
-                yield builder.fail(error)
+                events = builder.fail(error)
+                await self._persist_once(run)
+                yield events
         finally:
             if not builder.finished:
                 builder.cancel()
@@ -200,7 +202,7 @@ class ResponseService:
                     # Every event is stored before the response is stored as ended (see replay).
                     run.log.close()
                     await run.log.drained.wait()
-                await self._persist(run)
+                await self._persist_once(run)
                 self._running.pop(run.response.id, None)
                 run.done.set()
 
@@ -228,7 +230,9 @@ class ResponseService:
                 break
             context = [*run.context, *run.response.output]
             last = round_number + 2 >= MAX_ROUNDS
-            request = build_model_request(run.request, context, run.fault, run.mcp, run.tool_calls_made, last)
+            request = build_model_request(
+                run.request, context, run.fault, run.client, run.mcp, run.tool_calls_made, last, run.unavailable
+            )
             run.model_events = await run.exit_stack.enter_async_context(run.backend.stream(request))
         yield builder.complete()
 
@@ -344,6 +348,16 @@ class ResponseService:
         else:
             self._background.start_soon(record, run.recorded)
 
+    async def _persist_once(self, run: Run) -> None:
+        """The final save, before the terminal event goes out: a client that saw a response end can
+        always retrieve it. Background runs save at the very end instead, after their event log is
+        stored (see replay); the save cannot be cut short, or a conversation could get a turn twice."""
+        if run.persisted or (run.log is not None and not run.log.closed):
+            return
+        run.persisted = True
+        with anyio.CancelScope(shield=True):
+            await self._persist(run)
+
     async def _persist(self, run: Run) -> None:
         """Final save; a conversation gains this turn's input and output only if the turn succeeded."""
         if run.recorded is not None:
@@ -432,48 +446,3 @@ class ResponseService:
         if page is None:
             raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
         return page
-
-
-def _without_credentials(tools: list[Tool]) -> list[Tool]:
-    """MCP ``headers`` are never echoed back, nor stored (the stored body is the response object)."""
-    return [tool.model_copy(update={"headers": None}) if isinstance(tool, McpTool) else tool for tool in tools]
-
-
-def _reasoning_echo(request: CreateResponseRequest) -> ResponseReasoning:
-    asked = request.reasoning
-    if asked is None:
-        return ResponseReasoning()
-    return ResponseReasoning(effort=asked.effort, summary=asked.summary or asked.generate_summary)
-
-
-def _new_response(request: CreateResponseRequest, stored: bool) -> ResponseObject:
-    conversation = request.conversation_id
-    return ResponseObject(
-        id=new_id("resp"),
-        created_at=int(time.time()),
-        status="queued" if request.background else "in_progress",
-        background=request.background,
-        instructions=request.instructions,
-        max_output_tokens=request.max_output_tokens,
-        max_tool_calls=request.max_tool_calls,
-        metadata=request.metadata or {},
-        model=request.model,
-        parallel_tool_calls=request.parallel_tool_calls,
-        previous_response_id=request.previous_response_id,
-        prompt_cache_key=request.prompt_cache_key,
-        reasoning=_reasoning_echo(request),
-        safety_identifier=request.safety_identifier,
-        service_tier=request.service_tier or "default",
-        store=stored,
-        conversation=None if conversation is None else {"id": conversation},
-        temperature=1.0 if request.temperature is None else request.temperature,
-        presence_penalty=request.presence_penalty or 0.0,
-        frequency_penalty=request.frequency_penalty or 0.0,
-        text=request.text or TextConfig(),
-        tool_choice=request.tool_choice,
-        tools=_without_credentials(request.tools),
-        top_logprobs=request.top_logprobs or 0,
-        top_p=1.0 if request.top_p is None else request.top_p,
-        truncation=request.truncation,
-        user=request.user,
-    )

@@ -36,7 +36,15 @@ async def _backends(settings: Settings) -> list[Backend]:
     """Upstream models first (explicit configuration wins a name clash), then embedded, then simulated."""
     backends: list[Backend] = []
     upstream = [
-        UpstreamModel(model.name, model.urls, model.upstream_model, model.api_key, _strategy(model.strategy))
+        UpstreamModel(
+            model.name,
+            model.urls,
+            model.upstream_model,
+            model.api_key,
+            _strategy(model.strategy),
+            model.context_window,
+            model.vision,
+        )
         for model in settings.models
     ]
     if settings.upstreams:
@@ -44,7 +52,7 @@ async def _backends(settings: Settings) -> list[Backend]:
     if upstream:
         backends.append(ChatCompletionsBackend(upstream, health_interval=settings.upstream_health_interval_secs))
     if settings.embedded:
-        backends.append(LlamaCppBackend(settings.gguf))
+        backends.append(LlamaCppBackend(settings.gguf, n_ctx=settings.embedded_context))
     if settings.simulator:
         profiles = load_profiles(settings.sim_profiles) if settings.sim_profiles else None
         backends.append(
@@ -118,6 +126,7 @@ def create_app(settings: Settings) -> Starlette:
                 lease=settings.background_lease_secs,
                 on_usage=_usage_reporter(app),
                 max_input_items=settings.max_input_items,
+                hosted_tools=settings.hosted_tools,
                 compactor=compactor,
             )
             app.state.backend_health = registry.health
@@ -136,6 +145,9 @@ def create_app(settings: Settings) -> Starlette:
 
     app = Starlette(routes=routes(), exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
     app.state.max_body_bytes = settings.max_body_bytes
+    app.state.websocket_max_age = settings.websocket_max_age_secs
+    # What a create that leaves a field out gets, where the server's settings differ from the API's default.
+    app.state.create_defaults = {"truncation": "auto"} if settings.default_truncation == "auto" else None
     app.state.limiter = RateLimiter(settings.api_keys)
     app.state.metrics = Metrics(lambda: app.state.backend_health())
     app.add_middleware(

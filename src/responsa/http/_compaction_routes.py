@@ -21,7 +21,7 @@ def _compactor(request: Request) -> Compactor:
 
 
 async def compact(request: Request) -> Response:
-    body = await read_model(request, CreateResponseRequest)
+    body = await read_model(request, CreateResponseRequest, request.app.state.create_defaults)
     compacted = await _compactor(request).compact(body, tenant_of(request))
     return json_response(compacted.model_dump(mode="json"))
 
@@ -29,7 +29,8 @@ async def compact(request: Request) -> Response:
 async def input_tokens(request: Request) -> Response:
     """``model`` may be left out (the SDK allows it): the server's first model counts then."""
     models: list[str] = request.app.state.models
-    body = await read_model(request, CreateResponseRequest, {"model": models[0]} if models else None)
+    defaults = {**(request.app.state.create_defaults or {}), **({"model": models[0]} if models else {})}
+    body = await read_model(request, CreateResponseRequest, defaults)
     count = await _compactor(request).input_tokens(body, tenant_of(request))
     return json_response(InputTokensObject(input_tokens=count).model_dump(mode="json"))
 

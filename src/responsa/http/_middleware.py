@@ -10,6 +10,7 @@ import uuid
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.websockets import WebSocket
 
 from responsa.config import ApiKey
 from responsa.protocol import AuthenticationFailed, PayloadTooLarge, ResponsaError
@@ -37,6 +38,9 @@ class Gate:
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await self._socket(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -68,10 +72,35 @@ class Gate:
                 request_id, tenant, scope["method"], scope["path"], status["code"], elapsed * 1000,
             )  # fmt: skip
 
+    async def _socket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A WebSocket handshake: the API key of its headers names the tenant (limits apply per message).
+        A refused handshake gets the HTTP error response where the server can send one, else a close."""
+        try:
+            tenant = self._tenant(dict(scope["headers"]))
+        except ResponsaError as refused:
+            socket = WebSocket(scope, receive, send)
+            try:
+                await socket.send_denial_response(error_response(refused))
+            except RuntimeError:  # the server has no denial-response extension
+                await socket.close(code=1008, reason=refused.message[:120])
+            return
+        scope.setdefault("state", {})["tenant"] = tenant
+        logger.info("websocket tenant=%s path=%s", tenant, scope["path"])
+        await self.app(scope, receive, send)
+
     def _admit(self, scope: Scope, headers: dict[bytes, Any]) -> str:
         """The tenant of the request, or the error refusing it (401, 429, 413)."""
         if scope["path"] in _OPEN_PATHS:
             return DEFAULT_TENANT
+        tenant = self._tenant(headers)
+        length = headers.get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
+            raise PayloadTooLarge(f"The request body is larger than {self.max_body_bytes} bytes.")
+        self.limiter.admit(tenant)
+        return tenant
+
+    def _tenant(self, headers: dict[bytes, Any]) -> str:
+        """The tenant whose API key the ``Authorization`` header carries; 401 without a configured key."""
         tenant = DEFAULT_TENANT
         if self.keys:
             header = headers.get(b"authorization", b"")
@@ -84,8 +113,4 @@ class Gate:
                     else "You didn't provide an API key. Use 'Authorization: Bearer <key>'."
                 )
             tenant = key.tenant
-        length = headers.get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
-            raise PayloadTooLarge(f"The request body is larger than {self.max_body_bytes} bytes.")
-        self.limiter.admit(tenant)
         return tenant

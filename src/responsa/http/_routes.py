@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from responsa.engine import ResponseService
 from responsa.protocol import CreateResponseRequest, DeletedObject, InvalidRequest
@@ -16,6 +16,7 @@ from ._conversation_routes import conversation_routes
 from ._errors import json_response
 from ._parsing import page_body, paging, read_model, tenant_of
 from ._sse import SseResponse, sse_logged, sse_stream
+from ._websocket import responses_socket
 
 __all__ = ["PREFIXES", "routes"]
 
@@ -29,7 +30,7 @@ def _service(request: Request) -> ResponseService:
 
 
 async def create_response(request: Request) -> Response:
-    create = await read_model(request, CreateResponseRequest)
+    create = await read_model(request, CreateResponseRequest, request.app.state.create_defaults)
     service = _service(request)
     tenant = tenant_of(request)
     run = await service.start(create, fault=request.headers.get("x-responsa-fault"), tenant=tenant)
@@ -108,6 +109,7 @@ def routes() -> list[BaseRoute]:
     for prefix in PREFIXES:
         table += [
             Route(f"{prefix}/responses", create_response, methods=["POST"]),
+            WebSocketRoute(f"{prefix}/responses", responses_socket),
             Route(f"{prefix}/responses/{{response_id}}", get_response, methods=["GET"]),
             Route(f"{prefix}/responses/{{response_id}}", delete_response, methods=["DELETE"]),
             Route(f"{prefix}/responses/{{response_id}}/cancel", cancel_response, methods=["POST"]),

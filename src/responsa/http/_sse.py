@@ -24,7 +24,7 @@ from responsa.protocol import (
 )
 from responsa.store import LoggedEvent
 
-__all__ = ["DONE", "SseResponse", "encode_event", "sse_logged", "sse_stream"]
+__all__ = ["DONE", "SseResponse", "encode_event", "encode_json", "sse_logged", "sse_stream"]
 
 DONE = b"data: [DONE]\n\n"
 
@@ -34,13 +34,20 @@ _FLAT_EVENTS = frozenset(
 """Events of plain JSON fields only, sent once per token: encoded from their fields directly."""
 
 
+def _json(event: StreamEvent) -> bytes:
+    if type(event) in _FLAT_EVENTS and not event.__pydantic_extra__:
+        return orjson.dumps(event.__dict__)  # the same JSON as pydantic's, in a third of the time
+    return event.model_dump_json().encode()
+
+
+def encode_json(event: StreamEvent) -> str:
+    """An event as one JSON text (a WebSocket message)."""
+    return _json(event).decode()
+
+
 def encode_event(event: StreamEvent) -> bytes:
     """One SSE frame (no ``id:`` line, as Open Responses asks)."""
-    if type(event) in _FLAT_EVENTS and not event.__pydantic_extra__:
-        data = orjson.dumps(event.__dict__)  # the same JSON as pydantic's, in a third of the time
-    else:
-        data = event.model_dump_json().encode()
-    return b"event: " + event.type.encode() + b"\ndata: " + data + b"\n\n"
+    return b"event: " + event.type.encode() + b"\ndata: " + _json(event) + b"\n\n"
 
 
 async def sse_stream(batches: AsyncIterator[list[StreamEvent]]) -> AsyncIterator[bytes]:

@@ -7,11 +7,15 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ._base import WireModel
-from ._items import ContentPart, Item, SummaryText
+from ._items import Item
+from ._parts import ContentPart, SummaryText
 from ._response import ResponseObject
 
 __all__ = [
+    "CompactionEvent",
     "ContentPartEvent",
+    "CustomToolCallInputDelta",
+    "CustomToolCallInputDone",
     "ErrorEvent",
     "ErrorPayload",
     "FunctionCallArgumentsDelta",
@@ -105,6 +109,28 @@ class FunctionCallArgumentsDone(_Event):
     output_index: int
     name: str
     arguments: str
+
+
+class CompactionEvent(_Event):
+    """The server is compacting the context into the ``compaction`` output item (in a create)."""
+
+    type: Literal["response.compaction.compacting"] = "response.compaction.compacting"
+    item_id: str
+    output_index: int
+
+
+class CustomToolCallInputDelta(_Event):
+    type: Literal["response.custom_tool_call_input.delta"] = "response.custom_tool_call_input.delta"
+    item_id: str
+    output_index: int
+    delta: str
+
+
+class CustomToolCallInputDone(_Event):
+    type: Literal["response.custom_tool_call_input.done"] = "response.custom_tool_call_input.done"
+    item_id: str
+    output_index: int
+    input: str
 
 
 class ReasoningSummaryPartEvent(_Event):
@@ -229,6 +255,9 @@ StreamEvent = (
     | OutputTextDone
     | FunctionCallArgumentsDelta
     | FunctionCallArgumentsDone
+    | CompactionEvent
+    | CustomToolCallInputDelta
+    | CustomToolCallInputDone
     | ReasoningSummaryPartEvent
     | ReasoningSummaryTextDelta
     | ReasoningSummaryTextDone

@@ -11,125 +11,36 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag
 
 from ._base import WirePart
+from ._mcp_items import McpApprovalRequest, McpApprovalResponse, McpCall, McpListTools
+from ._parts import ContentPart, InputText, OutputText, ReasoningText, Refusal, SummaryText
+from ._tool_calls import (
+    ApplyPatchCall,
+    ApplyPatchCallOutput,
+    CustomToolCall,
+    CustomToolCallOutput,
+    LocalShellCall,
+    LocalShellCallOutput,
+    ShellCall,
+    ShellCallOutput,
+    ToolSearchCall,
+    ToolSearchOutput,
+)
 
 __all__ = [
-    "Annotation",
     "Compaction",
-    "ContentPart",
     "FunctionCall",
     "FunctionCallOutput",
-    "InputFile",
-    "InputImage",
-    "InputText",
     "Item",
     "ItemReference",
     "ItemStatus",
-    "McpApprovalRequest",
-    "McpApprovalResponse",
-    "McpCall",
-    "McpListTools",
-    "McpToolInfo",
     "Message",
-    "OutputText",
     "Reasoning",
-    "ReasoningText",
-    "Refusal",
-    "SummaryText",
     "UnknownItem",
-    "UnknownPart",
     "item_text",
 ]
 
 ItemStatus = Literal["in_progress", "completed", "incomplete"]
 Role = Literal["user", "assistant", "system", "developer"]
-
-
-class InputText(WirePart):
-    """Text the client sends."""
-
-    type: Literal["input_text"] = "input_text"
-    text: str
-
-
-class InputImage(WirePart):
-    """An image by URL (``https:`` or ``data:``) or by uploaded file id."""
-
-    type: Literal["input_image"] = "input_image"
-    image_url: str | None = None
-    file_id: str | None = None
-    detail: Literal["low", "high", "auto", "original"] | None = None
-
-
-class InputFile(WirePart):
-    """A file inline (``file_data``), by URL or by uploaded file id."""
-
-    type: Literal["input_file"] = "input_file"
-    file_id: str | None = None
-    file_data: str | None = None
-    file_url: str | None = None
-    filename: str | None = None
-
-
-class Annotation(WirePart):
-    """A citation or file reference attached to output text (kept as sent)."""
-
-    type: str
-
-
-class OutputText(WirePart):
-    """Text the model produced."""
-
-    type: Literal["output_text"] = "output_text"
-    text: str
-    annotations: list[Annotation] = Field(default_factory=list)
-    logprobs: list[dict[str, Any]] | None = None
-
-
-class Refusal(WirePart):
-    """The model declined to answer."""
-
-    type: Literal["refusal"] = "refusal"
-    refusal: str
-
-
-class SummaryText(WirePart):
-    """One part of a reasoning summary."""
-
-    type: Literal["summary_text"] = "summary_text"
-    text: str
-
-
-class ReasoningText(WirePart):
-    """Raw reasoning text, where a model exposes it."""
-
-    type: Literal["reasoning_text"] = "reasoning_text"
-    text: str
-
-
-class UnknownPart(WirePart):
-    """A content part of a type we do not know; kept verbatim."""
-
-    type: str
-
-
-_PART_TAGS = frozenset({"input_text", "input_image", "input_file", "output_text", "refusal", "reasoning_text"})
-
-
-def _part_tag(value: Any) -> str:
-    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return kind if kind in _PART_TAGS else "unknown"
-
-
-ContentPart = Annotated[
-    Annotated[InputText, Tag("input_text")]
-    | Annotated[InputImage, Tag("input_image")]
-    | Annotated[InputFile, Tag("input_file")]
-    | Annotated[OutputText, Tag("output_text")]
-    | Annotated[Refusal, Tag("refusal")]
-    | Annotated[ReasoningText, Tag("reasoning_text")]
-    | Annotated[UnknownPart, Tag("unknown")],
-    Discriminator(_part_tag),
-]
 
 
 class Message(WirePart):
@@ -153,6 +64,8 @@ class FunctionCall(WirePart):
     call_id: str
     name: str
     arguments: str
+    namespace: str | None = None
+    """The ``namespace`` tool the function belongs to, if any."""
     status: ItemStatus | None = None
 
 
@@ -184,60 +97,6 @@ class ItemReference(WirePart):
     id: str
 
 
-class McpToolInfo(WirePart):
-    """A tool an MCP server offers, as listed in ``mcp_list_tools``."""
-
-    name: str
-    description: str | None = None
-    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
-    annotations: dict[str, Any] | None = None
-
-
-class McpListTools(WirePart):
-    """The tools an MCP server offered; reused from earlier turns instead of asking again."""
-
-    type: Literal["mcp_list_tools"] = "mcp_list_tools"
-    id: str | None = None
-    server_label: str
-    tools: list[McpToolInfo] = Field(default_factory=list)
-    error: str | None = None
-
-
-class McpCall(WirePart):
-    """A call the server made to an MCP tool, with its output or error."""
-
-    type: Literal["mcp_call"] = "mcp_call"
-    id: str | None = None
-    server_label: str
-    name: str
-    arguments: str
-    output: str | None = None
-    error: dict[str, Any] | None = None
-    """``{"type": "mcp_protocol_error" | "mcp_tool_execution_error" | "http_error", ...}``."""
-    status: Literal["in_progress", "completed", "incomplete", "calling", "failed"] | None = None
-    approval_request_id: str | None = None
-
-
-class McpApprovalRequest(WirePart):
-    """The model wants to call an MCP tool that needs the client's approval first."""
-
-    type: Literal["mcp_approval_request"] = "mcp_approval_request"
-    id: str | None = None
-    server_label: str
-    name: str
-    arguments: str
-
-
-class McpApprovalResponse(WirePart):
-    """The client's answer to an ``mcp_approval_request``."""
-
-    type: Literal["mcp_approval_response"] = "mcp_approval_response"
-    id: str | None = None
-    approval_request_id: str
-    approve: bool
-    reason: str | None = None
-
-
 class Compaction(WirePart):
     """What an earlier part of a conversation was compacted into: opaque to the client, which sends it
     back as input; the server expands it into the summary it stands for."""
@@ -267,6 +126,16 @@ _ITEM_TAGS = frozenset(
         "mcp_approval_request",
         "mcp_approval_response",
         "compaction",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "shell_call",
+        "shell_call_output",
+        "local_shell_call",
+        "local_shell_call_output",
+        "apply_patch_call",
+        "apply_patch_call_output",
+        "tool_search_call",
+        "tool_search_output",
     }
 )
 
@@ -292,12 +161,22 @@ Item = Annotated[
     | Annotated[McpApprovalRequest, Tag("mcp_approval_request")]
     | Annotated[McpApprovalResponse, Tag("mcp_approval_response")]
     | Annotated[Compaction, Tag("compaction")]
+    | Annotated[CustomToolCall, Tag("custom_tool_call")]
+    | Annotated[CustomToolCallOutput, Tag("custom_tool_call_output")]
+    | Annotated[ShellCall, Tag("shell_call")]
+    | Annotated[ShellCallOutput, Tag("shell_call_output")]
+    | Annotated[LocalShellCall, Tag("local_shell_call")]
+    | Annotated[LocalShellCallOutput, Tag("local_shell_call_output")]
+    | Annotated[ApplyPatchCall, Tag("apply_patch_call")]
+    | Annotated[ApplyPatchCallOutput, Tag("apply_patch_call_output")]
+    | Annotated[ToolSearchCall, Tag("tool_search_call")]
+    | Annotated[ToolSearchOutput, Tag("tool_search_output")]
     | Annotated[UnknownItem, Tag("unknown")],
     Discriminator(_item_tag),
 ]
 
 
-def item_text(item: Message | FunctionCallOutput) -> str:
+def item_text(item: Message | FunctionCallOutput | CustomToolCallOutput) -> str:
     """The plain text carried by a message or a tool output, parts joined by newlines."""
     content = item.content if isinstance(item, Message) else item.output
     if isinstance(content, str):

@@ -78,6 +78,13 @@ class ConversationRef(WireModel):
     id: str
 
 
+class ContextManagement(WirePart):
+    """One server-side context management entry; ``compaction`` is the one there is."""
+
+    type: str
+    compact_threshold: int | None = Field(default=None, ge=1)
+
+
 class CreateResponseRequest(WireModel):
     """Every field the seeds name; unknown fields are accepted and ignored."""
 
@@ -114,10 +121,22 @@ class CreateResponseRequest(WireModel):
     repetition_penalty: float | None = Field(default=None, gt=0)
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     presence_penalty: float | None = Field(default=None, ge=-2, le=2)
-    context_management: list[dict[str, Any]] | None = None
+    context_management: list[ContextManagement] | None = None
     """Server-side context management, e.g. ``[{"type": "compaction", "compact_threshold": 200000}]``."""
+
+    def compact_threshold(self) -> int | None:
+        """The input size (tokens) from which a create compacts its context first, if asked."""
+        for entry in self.context_management or []:
+            if entry.type == "compaction" and entry.compact_threshold is not None:
+                return entry.compact_threshold
+        return None
+
     stop: str | list[str] | None = None
     seed: int | None = None
+    ignore_eos: bool | None = None
+    """Keep generating past the model's end-of-sequence token, up to ``max_output_tokens`` (OpenVINO, vLLM)."""
+    include_stop_str_in_output: bool | None = None
+    """Keep the ``stop`` string that ended the output at its end (OpenVINO, vLLM)."""
 
     @field_validator("stop")
     @classmethod

@@ -7,7 +7,8 @@ from typing import Any, Literal
 from pydantic import Field, computed_field, field_validator
 
 from ._base import WireModel
-from ._items import Item, Message, OutputText
+from ._items import Item, Message
+from ._parts import OutputText
 from ._request import TextConfig
 from ._tools import Tool, ToolChoice
 

@@ -9,14 +9,20 @@ from pydantic import Discriminator, Field, Tag, field_validator
 from ._base import WireModel, WirePart
 
 __all__ = [
+    "CLIENT_TOOL_TYPES",
     "AllowedTools",
+    "CustomTool",
+    "CustomToolFormat",
     "FunctionTool",
     "HostedToolChoice",
     "McpTool",
+    "NamedCustomChoice",
     "NamedFunctionChoice",
+    "NamespaceTool",
     "Tool",
     "ToolChoice",
     "ToolRef",
+    "ToolSearchTool",
     "UnknownTool",
 ]
 
@@ -38,6 +44,45 @@ class FunctionTool(WireModel):
     @classmethod
     def _unset_strict(cls, value: Any) -> Any:
         return False if value is None else value
+
+
+class CustomToolFormat(WirePart):
+    """How a custom tool's input is written: free ``text``, or a ``grammar`` (``lark`` or ``regex``)."""
+
+    type: Literal["text", "grammar"] = "text"
+    syntax: Literal["lark", "regex"] | None = None
+    definition: str | None = None
+
+
+class CustomTool(WirePart):
+    """A tool the client runs whose input is free-form text (a patch, a query), not JSON arguments."""
+
+    type: Literal["custom"] = "custom"
+    name: str = Field(min_length=1, max_length=128)
+    description: str | None = None
+    format: CustomToolFormat | None = None
+
+
+class NamespaceTool(WirePart):
+    """A named group of function and custom tools; calls name the namespace they came from."""
+
+    type: Literal["namespace"] = "namespace"
+    name: str = Field(min_length=1, max_length=128)
+    description: str | None = None
+    tools: list[Annotated[FunctionTool | CustomTool, Field(discriminator="type")]]
+
+
+class ToolSearchTool(WirePart):
+    """Search over tools held back from the model; ``execution: client`` means the client runs it."""
+
+    type: Literal["tool_search"] = "tool_search"
+    execution: Literal["server", "client"] = "server"
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+CLIENT_TOOL_TYPES = frozenset({"shell", "local_shell", "apply_patch"})
+"""Tool types with a fixed shape that the client runs: offered to the model, returned as their own items."""
 
 
 class McpTool(WirePart):
@@ -84,27 +129,43 @@ class UnknownTool(WirePart):
 
 def _tool_tag(value: Any) -> str:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return kind if kind in ("function", "mcp") else "other"
+    return kind if kind in ("function", "mcp", "custom", "namespace", "tool_search") else "other"
 
 
 Tool = Annotated[
-    Annotated[FunctionTool, Tag("function")] | Annotated[McpTool, Tag("mcp")] | Annotated[UnknownTool, Tag("other")],
+    Annotated[FunctionTool, Tag("function")]
+    | Annotated[McpTool, Tag("mcp")]
+    | Annotated[CustomTool, Tag("custom")]
+    | Annotated[NamespaceTool, Tag("namespace")]
+    | Annotated[ToolSearchTool, Tag("tool_search")]
+    | Annotated[UnknownTool, Tag("other")],
     Discriminator(_tool_tag),
 ]
 
 
 class NamedFunctionChoice(WirePart):
-    """Force a call to this function."""
+    """Force a call to this function (of ``namespace``, when it belongs to one)."""
 
     type: Literal["function"]
     name: str
+    namespace: str | None = None
+
+
+class NamedCustomChoice(WirePart):
+    """Force a call to this custom tool."""
+
+    type: Literal["custom"]
+    name: str
+    namespace: str | None = None
 
 
 class ToolRef(WirePart):
-    """A tool named inside ``allowed_tools``: a function by name, an MCP server (and tool), or a hosted tool."""
+    """A tool named inside ``allowed_tools``: a function or custom tool by name (and namespace), a
+    whole namespace, an MCP server (and tool), or a tool type (``shell``, ``web_search``)."""
 
     type: str
     name: str | None = None
+    namespace: str | None = None
     server_label: str | None = None
 
 
@@ -128,7 +189,7 @@ def _choice_tag(value: Any) -> str:
     if isinstance(value, str):
         return "mode"
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    if kind in ("function", "allowed_tools"):
+    if kind in ("function", "custom", "allowed_tools"):
         return str(kind)
     return "hosted"
 
@@ -136,6 +197,7 @@ def _choice_tag(value: Any) -> str:
 ToolChoice = Annotated[
     Annotated[Literal["auto", "none", "required"], Tag("mode")]
     | Annotated[NamedFunctionChoice, Tag("function")]
+    | Annotated[NamedCustomChoice, Tag("custom")]
     | Annotated[AllowedTools, Tag("allowed_tools")]
     | Annotated[HostedToolChoice, Tag("hosted")],
     Discriminator(_choice_tag),

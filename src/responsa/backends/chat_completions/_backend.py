@@ -38,6 +38,10 @@ class UpstreamModel:
     upstream_model: str | None = None
     api_key: str | None = None
     strategy: Strategy = "least_busy"
+    context_window: int | None = None
+    """Tokens the model reads and writes in one turn, from the model registry (for ``truncation: auto``)."""
+    vision: bool = True
+    """Whether the model reads images; ``vision = false`` in the registry makes ``input_image`` a 400."""
 
 
 class _Retry(Exception):
@@ -71,6 +75,14 @@ class ChatCompletionsBackend(Backend):
             jar = aiohttp.DummyCookieJar()
             self._client = aiohttp.ClientSession(connector=connector, timeout=timeout, cookie_jar=jar)
         return self._client
+
+    def reads_images(self, model: str) -> bool:
+        upstream = self._models.get(model)
+        return upstream.vision if upstream is not None else True
+
+    def context_window(self, model: str) -> int | None:
+        upstream = self._models.get(model)
+        return upstream.context_window if upstream is not None else None
 
     def models(self) -> Sequence[str]:
         return list(self._models)

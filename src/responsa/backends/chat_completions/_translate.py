@@ -83,6 +83,10 @@ def chat_body(request: ModelRequest, upstream_model: str) -> dict[str, Any]:
             body[key] = value
     if sampling.stop:
         body["stop"] = list(sampling.stop)
+    if sampling.ignore_eos:  # vLLM's and SGLang's extra sampling parameters
+        body["ignore_eos"] = True
+    if sampling.include_stop:
+        body["include_stop_str_in_output"] = True
     return body
 
 

@@ -46,9 +46,16 @@ class LlamaCppBackend(Backend):
         path = model_path or default_gguf()
         self.name = name or (DEFAULT_MODEL_NAME if model_path is None else path.stem)
         self._thread = InferenceThread(path, n_ctx=n_ctx)
+        self._n_ctx = n_ctx
 
     def models(self) -> Sequence[str]:
         return [self.name]
+
+    def context_window(self, model: str) -> int | None:
+        return self._n_ctx
+
+    def reads_images(self, model: str) -> bool:
+        return False  # SmolLM2 and the chat-template prompt here are text only
 
     @asynccontextmanager
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[list[ModelEvent]]]:

@@ -22,10 +22,12 @@ from responsa.backends._base import (
     TextDelta,
     TokenUsage,
     ToolCallDelta,
+    check_fits,
 )
 from responsa.backends._stops import StopMatcher
 from responsa.protocol import InvalidRequest, JsonObjectFormat, JsonSchemaFormat, ResponsaError, new_id
 
+from ._grammars import GrammarUnsupported, lark_to_gbnf, regex_to_gbnf
 from ._prompt import ParsedCall, ToolCallSplitter, required_call_schema, template_messages
 
 if TYPE_CHECKING:
@@ -118,15 +120,9 @@ class InferenceThread:
         if job.count_only:
             job.emit(Started(len(tokens)))
             return
+        check_fits(len(tokens), request.max_output_tokens, self.n_ctx)
         budget = self.n_ctx - len(tokens)
-        if budget <= 0 or (request.max_output_tokens or 1) > budget:
-            raise InvalidRequest(
-                f"The input ({len(tokens)} tokens) and max_output_tokens leave no room in the model's "
-                f"context window of {self.n_ctx} tokens.",
-                param="input",
-                code="context_length_exceeded",
-            )
-        grammar = _grammar(request, forced)
+        grammar = _custom_grammar(request) or _grammar(request, forced)
         job.emit(Started(len(tokens)))
         limit = min(request.max_output_tokens or budget, budget)
         writer = _Writer(job, request, forced)
@@ -151,10 +147,14 @@ class InferenceThread:
             presence_penalty=sampling.presence_penalty or 0.0,
             grammar=grammar,
         ):
-            if job.cancelled.is_set() or llama_vocab_is_eog(llm._model.vocab, token):
+            if job.cancelled.is_set():
+                break
+            end_of_sequence = llama_vocab_is_eog(llm._model.vocab, token)
+            if end_of_sequence and not sampling.ignore_eos:
                 break
             produced += 1
-            if writer.text(decoder.decode(llm.detokenize([token]))):
+            # Past an end of sequence (ignore_eos) there is nothing to show; the token still counts.
+            if not end_of_sequence and writer.text(decoder.decode(llm.detokenize([token]))):
                 break
             if produced >= limit:
                 reason = "length"
@@ -169,8 +169,10 @@ class _Writer:
     def __init__(self, job: Job, request: ModelRequest, forced: dict[str, Any] | None) -> None:
         self._job = job
         self._request = request
-        self._stops = StopMatcher(request.sampling.stop)
+        self._stops = StopMatcher(request.sampling.stop, include=request.sampling.include_stop)
         self._forced_name = request.forced_tool
+        self._raw_input = request.forced_tool in request.tool_grammars
+        """A custom tool's input is generated as plain text (under its grammar), sent as JSON arguments."""
         self._collect: list[str] | None = [] if forced is not None and self._forced_name is None else None
         self._calls = 0
         names = {tool.name for tool in request.tools}
@@ -179,6 +181,9 @@ class _Writer:
 
     def text(self, text: str) -> bool:
         """Pass ``text`` on; True when a stop string ended the output."""
+        if self._forced_name is not None and self._raw_input:
+            self._input_piece(self._forced_name, json.dumps(text, ensure_ascii=False)[1:-1])
+            return False
         if self._forced_name is not None:
             self._call_piece(self._forced_name, text)
             return False
@@ -211,8 +216,14 @@ class _Writer:
         elif arguments:
             self._job.emit(ToolCallDelta(0, arguments))
 
+    def _input_piece(self, name: str, encoded: str) -> None:
+        """More of a custom tool's JSON arguments (``{"input": "..."}``), opened on the first piece."""
+        self._call_piece(name, ('{"input": "' if self._calls == 0 else "") + encoded)
+
     def close(self, reason: FinishReason, usage: TokenUsage) -> None:
-        if self._collect is not None:
+        if self._forced_name is not None and self._raw_input:
+            self._input_piece(self._forced_name, '"}')
+        elif self._collect is not None:
             call = json.loads("".join(self._collect) or "{}")
             self._job.emit(ToolCallDelta(0, json.dumps(call.get("arguments", {})), name=call.get("name"),
                                          call_id=new_id("call")))  # fmt: skip
@@ -236,6 +247,25 @@ def _forced_schema(request: ModelRequest) -> dict[str, Any] | None:
     if request.tool_mode == "required" and tools:
         return required_call_schema(tools)
     return None
+
+
+def _custom_grammar(request: ModelRequest) -> LlamaGrammar | None:
+    """The grammar of the custom tool the model must call, if it has one; 400 if it cannot be enforced."""
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    found = request.tool_grammars.get(request.forced_tool or "")
+    if found is None:
+        return None
+    syntax, definition = found
+    try:
+        gbnf = lark_to_gbnf(definition) if syntax == "lark" else regex_to_gbnf(definition)
+        return LlamaGrammar.from_string(gbnf, verbose=False)
+    except (GrammarUnsupported, ValueError, RuntimeError) as exc:
+        raise InvalidRequest(
+            f"The grammar of custom tool '{request.forced_tool}' cannot be enforced by the embedded model: {exc}",
+            param="tools",
+            code="unsupported_grammar",
+        ) from exc
 
 
 def _grammar(request: ModelRequest, forced: dict[str, Any] | None) -> LlamaGrammar | None:

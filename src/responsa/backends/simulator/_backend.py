@@ -32,6 +32,7 @@ from responsa.backends._base import (
     TextDelta,
     TokenUsage,
     ToolCallDelta,
+    check_fits,
     one_at_a_time,
     read_texts,
 )
@@ -110,9 +111,14 @@ class SimulatorBackend(Backend):
     async def count_tokens(self, request: ModelRequest) -> int:
         return _input_tokens(request)
 
+    def context_window(self, model: str) -> int | None:
+        profile = self._profiles.get(model)
+        return profile.context_window if profile is not None else None
+
     @asynccontextmanager
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[list[ModelEvent]]]:
         profile = self._profiles[request.model]
+        _check_window(request, profile)
         effort = _effort(profile, request.reasoning_effort)
         fault = request.fault
         if fault is None and self._fault_rate and self._chance.random() < self._fault_rate:
@@ -281,9 +287,16 @@ def _answer_text(request: ModelRequest, turn: _Turn, rng: random.Random, tempera
     text = _prose_answer(turn, rng, temperature)
     if isinstance(fmt, JsonObjectFormat):
         return json.dumps({"answer": text})
-    for stop in request.sampling.stop:
-        if stop and stop in text:
-            text = text[: text.index(stop)]
+    sampling = request.sampling
+    budget = request.max_output_tokens
+    if sampling.ignore_eos and budget:  # a model that may not stop goes on until the budget runs out
+        more = text
+        while count_tokens(text) < budget:
+            text += " " + more
+    hits = [(text.index(stop), stop) for stop in sampling.stop if stop and stop in text]
+    if hits:
+        at, stop = min(hits)
+        text = text[: at + (len(stop) if sampling.include_stop else 0)]
     return text
 
 
@@ -295,3 +308,11 @@ def _prose_answer(turn: _Turn, rng: random.Random, temperature: float) -> str:
     if literal:
         return literal.group(1).strip().strip("\"'")
     return prose(turn.prompt, rng, temperature)
+
+
+def _check_window(request: ModelRequest, profile: ModelProfile) -> None:
+    """400 when the input and ``max_output_tokens`` do not fit the model's context window, as real models say."""
+    window = profile.context_window
+    if window is None:
+        return
+    check_fits(_input_tokens(request), request.max_output_tokens, window)

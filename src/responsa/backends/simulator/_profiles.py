@@ -30,6 +30,8 @@ class ModelProfile:
     """0 means as fast as the server can go."""
     jitter: float = 0.0
     """Relative spread of each delay (0.2: +-20%)."""
+    context_window: int | None = None
+    """Tokens one turn may read and write; more input is a 400 (or dropped under ``truncation: auto``)."""
 
 
 def default_profiles() -> dict[str, ModelProfile]:
@@ -57,7 +59,7 @@ def load_profiles(path: Path, base: dict[str, ModelProfile] | None = None) -> di
     with path.open("rb") as handle:
         data: dict[str, Any] = tomllib.load(handle)
     profiles = dict(base if base is not None else default_profiles())
-    allowed = {"reasoning", "efforts", "default_effort", "ttft_ms", "tokens_per_second", "jitter"}
+    allowed = {"reasoning", "efforts", "default_effort", "ttft_ms", "tokens_per_second", "jitter", "context_window"}
     for name, entry in (data.get("models") or {}).items():
         unknown = set(entry) - allowed
         if unknown:

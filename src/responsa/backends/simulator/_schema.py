@@ -19,6 +19,9 @@ __all__ = ["Hints", "instance_for"]
 _PLACE_WORDS = ("location", "city", "place", "country", "region", "address", "destination", "origin")
 _NAME_WORDS = ("name", "person", "user", "author", "title", "company")
 _TEXT_WORDS = ("query", "search", "text", "prompt", "message", "topic", "question", "q", "keyword", "term")
+_CODE_WORDS = ("cmd", "command", "code", "script", "expression", "patch", "input")
+"""Parameters a model fills with a span the user quoted in backticks ("run `ls -la`")."""
+_CODE_SPAN = re.compile(r"`([^`]+)`")
 _FORMATS = {
     "date": "2026-01-15",
     "date-time": "2026-01-15T12:00:00Z",
@@ -38,6 +41,9 @@ class Hints:
 
     text: str
     entity: str | None = None
+    all_properties: bool = True
+    """Fill every property of an object (structured output); else, as models call tools, the required
+    ones and those the text mentions by name."""
     _used_numbers: int = 0
 
     def next_number(self, low: float, high: float) -> float | None:
@@ -52,6 +58,10 @@ class Hints:
     @property
     def names(self) -> list[str]:
         return entities(self.text)
+
+    @property
+    def code_spans(self) -> list[str]:
+        return _CODE_SPAN.findall(self.text)
 
     @property
     def words(self) -> list[str]:
@@ -146,7 +156,13 @@ def _pick_enum(options: list[Any], hints: Hints) -> Any:
 def _object(schema: dict[str, Any], root: dict[str, Any], hints: Hints, depth: int) -> dict[str, Any]:
     properties: dict[str, Any] = schema.get("properties", {})
     required = list(schema.get("required", []))
-    names = list(properties) if depth < 4 else required
+    if depth >= 4:
+        names = required
+    elif hints.all_properties:
+        names = list(properties)
+    else:
+        mentioned = hints.text.lower()
+        names = [name for name in properties if name in required or name.lower().replace("_", " ") in mentioned]
     result = {name: _value(properties.get(name, {}), root, hints, name, depth + 1) for name in names}
     for name in required:
         if name not in result:
@@ -203,7 +219,7 @@ def _number(schema: dict[str, Any], hints: Hints, integer: bool) -> int | float:
     if integer:
         value = math.ceil(value) if value != int(value) else int(value)
         return int(min(max(value, math.ceil(low) if low != -math.inf else value), high))
-    return float(value)
+    return int(value) if float(value).is_integer() and abs(value) < 2**53 else float(value)  # models write 10, not 10.0
 
 
 def _string(schema: dict[str, Any], hints: Hints, key: str) -> str:
@@ -211,7 +227,9 @@ def _string(schema: dict[str, Any], hints: Hints, key: str) -> str:
     if isinstance(fmt, str) and fmt in _FORMATS:
         return _FORMATS[fmt]
     lowered = key.lower()
-    if hints.entity and any(word in lowered for word in (*_PLACE_WORDS, *_NAME_WORDS)):
+    if hints.code_spans and any(word in lowered for word in _CODE_WORDS):
+        text = hints.code_spans[0]
+    elif hints.entity and any(word in lowered for word in (*_PLACE_WORDS, *_NAME_WORDS)):
         text = hints.entity
     elif any(word in lowered for word in _PLACE_WORDS + _NAME_WORDS) and hints.names:
         text = hints.names[0]

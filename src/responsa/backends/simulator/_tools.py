@@ -85,7 +85,7 @@ def _calls_for(tool: FunctionTool, prompt: str, parallel: bool) -> list[PlannedC
     targets: list[str | None] = list(names) if parallel and len(names) > 1 and _entity_parameter(schema) else [None]
     calls = []
     for entity in targets:
-        arguments = instance_for(schema, Hints(text=prompt, entity=entity))
+        arguments = instance_for(schema, Hints(text=prompt, entity=entity, all_properties=False))
         if not isinstance(arguments, dict):
             arguments = {}
         try:

@@ -1,0 +1,61 @@
+"""The part of building a response every kind of output shares: numbering events and snapshotting."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from responsa.protocol import (
+    Compaction,
+    CompactionEvent,
+    LifecycleEvent,
+    LifecycleType,
+    OutputItemEvent,
+    ResponseObject,
+    StreamEvent,
+)
+
+__all__ = ["Emitter"]
+
+ItemT = TypeVar("ItemT", bound=BaseModel)
+
+
+class Emitter:
+    """Owns the response being built and numbers every event it emits from 0 without gaps."""
+
+    def __init__(self, response: ResponseObject) -> None:
+        self.response = response
+        self.snapshots = True
+        """Whether lifecycle events carry copies of the response (False when no one reads the events)."""
+        self._sequence = 0
+
+    def _emit(self, event: StreamEvent) -> StreamEvent:
+        event.sequence_number = self._sequence
+        self._sequence += 1
+        return event
+
+    def _snapshot(self, item: ItemT) -> ItemT:
+        """The item as it is now, for an event (the item itself changes later); itself when no one reads events.
+
+        A shallow copy is enough: the builder only ever reassigns an item's fields (``status``,
+        ``content``, ``arguments``...), never changes what they hold in place."""
+        return item.model_copy() if self.snapshots else item
+
+    def _lifecycle(self, kind: LifecycleType) -> StreamEvent:
+        if not self.snapshots:  # nobody will read it: skip copying the whole response
+            return self._emit(LifecycleEvent(type=kind, response=self.response))
+        # Only the output list and its items change later: copy those, share the rest.
+        output = [item.model_copy() for item in self.response.output]
+        return self._emit(LifecycleEvent(type=kind, response=self.response.model_copy(update={"output": output})))
+
+    def record_compaction(self, item: Compaction) -> list[StreamEvent]:
+        """A compaction made before the model ran: added, compacting, done, at once."""
+        index = len(self.response.output)
+        self.response.output.append(item)
+        where = {"item_id": item.id or "", "output_index": index}
+        return [
+            self._emit(OutputItemEvent(type="response.output_item.added", output_index=index, item=item)),
+            self._emit(CompactionEvent(**where)),
+            self._emit(OutputItemEvent(type="response.output_item.done", output_index=index, item=item)),
+        ]

@@ -1,0 +1,80 @@
+"""The response object a request starts as: its parameters echoed as the OpenAI API echoes them."""
+
+from __future__ import annotations
+
+import time
+
+from responsa.backends import Backend
+from responsa.protocol import (
+    CreateResponseRequest,
+    InvalidRequest,
+    McpTool,
+    ResponseObject,
+    ResponseReasoning,
+    TextConfig,
+    Tool,
+    new_id,
+)
+
+from ._tool_choice import HOSTED_TOOLS
+
+__all__ = ["new_response", "unavailable_hosted"]
+
+
+def unavailable_hosted(request: CreateResponseRequest, backend: Backend, policy: str) -> list[dict[str, str]]:
+    """Hosted tools the backend cannot run: 400 under the ``reject`` policy, else what to report
+    as left out (``ignored_tools``)."""
+    ignored = []
+    for index, tool in enumerate(request.tools):
+        if tool.type not in HOSTED_TOOLS or tool.type in backend.hosted_tools():
+            continue
+        message = f"Tool type '{tool.type}' is not available with model '{request.model}'."
+        if policy == "reject":
+            raise InvalidRequest(message, param=f"tools[{index}].type", code="unsupported_value")
+        ignored.append({"type": tool.type, "param": f"tools[{index}]", "message": message + " It was left out."})
+    return ignored
+
+
+def _without_credentials(tools: list[Tool]) -> list[Tool]:
+    """MCP ``headers`` are never echoed back, nor stored (the stored body is the response object)."""
+    return [tool.model_copy(update={"headers": None}) if isinstance(tool, McpTool) else tool for tool in tools]
+
+
+def _reasoning_echo(request: CreateResponseRequest) -> ResponseReasoning:
+    asked = request.reasoning
+    if asked is None:
+        return ResponseReasoning()
+    return ResponseReasoning(effort=asked.effort, summary=asked.summary or asked.generate_summary)
+
+
+def new_response(request: CreateResponseRequest, stored: bool) -> ResponseObject:
+    conversation = request.conversation_id
+    return ResponseObject(
+        id=new_id("resp"),
+        created_at=int(time.time()),
+        status="queued" if request.background else "in_progress",
+        background=request.background,
+        instructions=request.instructions,
+        max_output_tokens=request.max_output_tokens,
+        max_tool_calls=request.max_tool_calls,
+        metadata=request.metadata or {},
+        model=request.model,
+        parallel_tool_calls=request.parallel_tool_calls,
+        previous_response_id=request.previous_response_id,
+        prompt_cache_key=request.prompt_cache_key,
+        reasoning=_reasoning_echo(request),
+        safety_identifier=request.safety_identifier,
+        service_tier=request.service_tier or "default",
+        store=stored,
+        conversation=None if conversation is None else {"id": conversation},
+        temperature=1.0 if request.temperature is None else request.temperature,
+        presence_penalty=request.presence_penalty or 0.0,
+        frequency_penalty=request.frequency_penalty or 0.0,
+        text=request.text or TextConfig(),
+        tool_choice=request.tool_choice,
+        tools=_without_credentials(request.tools),
+        top_logprobs=request.top_logprobs or 0,
+        top_p=1.0 if request.top_p is None else request.top_p,
+        truncation=request.truncation,
+        user=request.user,
+    )

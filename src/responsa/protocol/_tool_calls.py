@@ -1,0 +1,167 @@
+"""The call items of tools the client runs besides plain functions, and their outputs.
+
+Agent clients (Codex, the Agents SDK) send ``custom`` tools (free-form input), ``shell`` and
+``local_shell`` (commands), ``apply_patch`` (file operations) and client-side ``tool_search``;
+the model's calls come back as these items and the client's results come in as their outputs.
+Shapes follow ``openai.types.responses``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ._base import WirePart
+from ._parts import ContentPart
+
+__all__ = [
+    "ApplyPatchCall",
+    "ApplyPatchCallOutput",
+    "CustomToolCall",
+    "CustomToolCallOutput",
+    "LocalShellAction",
+    "LocalShellCall",
+    "LocalShellCallOutput",
+    "ShellAction",
+    "ShellCall",
+    "ShellCallOutput",
+    "ShellOutput",
+    "ToolSearchCall",
+    "ToolSearchOutput",
+]
+
+CallStatus = Literal["in_progress", "completed", "incomplete"]
+
+
+class CustomToolCall(WirePart):
+    """The model calls a ``custom`` tool with free-form text ``input``."""
+
+    type: Literal["custom_tool_call"] = "custom_tool_call"
+    id: str | None = None
+    call_id: str
+    name: str
+    input: str
+    namespace: str | None = None
+    """The ``namespace`` tool the custom tool belongs to, if any."""
+    status: CallStatus | None = None
+
+
+class CustomToolCallOutput(WirePart):
+    """The client's result for a ``custom_tool_call``, matched by ``call_id``."""
+
+    type: Literal["custom_tool_call_output"] = "custom_tool_call_output"
+    id: str | None = None
+    call_id: str
+    output: str | list[ContentPart]
+    status: CallStatus | None = None
+
+
+class ShellAction(WirePart):
+    """Commands for the ``shell`` tool, run in order."""
+
+    commands: list[str]
+    timeout_ms: int | None = None
+    max_output_length: int | None = None
+
+
+class ShellCall(WirePart):
+    """The model asks the client to run shell commands."""
+
+    type: Literal["shell_call"] = "shell_call"
+    id: str | None = None
+    call_id: str
+    action: ShellAction
+    status: CallStatus | None = None
+
+
+class ShellOutput(WirePart):
+    """What one command printed and how it ended (``{"type": "exit", "exit_code": n}`` or ``timeout``)."""
+
+    stdout: str = ""
+    stderr: str = ""
+    outcome: dict[str, Any] | None = None
+
+
+class ShellCallOutput(WirePart):
+    """The client's result for a ``shell_call``: one entry per command."""
+
+    type: Literal["shell_call_output"] = "shell_call_output"
+    id: str | None = None
+    call_id: str
+    output: list[ShellOutput]
+    max_output_length: int | None = None
+    status: CallStatus | None = None
+
+
+class LocalShellAction(WirePart):
+    """One command (argv) for the ``local_shell`` tool."""
+
+    type: Literal["exec"] = "exec"
+    command: list[str]
+    env: dict[str, str] = Field(default_factory=dict)
+    timeout_ms: int | None = None
+    user: str | None = None
+    working_directory: str | None = None
+
+
+class LocalShellCall(WirePart):
+    """The model asks the client to run a command on its machine."""
+
+    type: Literal["local_shell_call"] = "local_shell_call"
+    id: str | None = None
+    call_id: str
+    action: LocalShellAction
+    status: CallStatus | None = None
+
+
+class LocalShellCallOutput(WirePart):
+    """The client's result for a ``local_shell_call``; ``id`` is the call's ``call_id``."""
+
+    type: Literal["local_shell_call_output"] = "local_shell_call_output"
+    id: str
+    output: str
+    status: CallStatus | None = None
+
+
+class ApplyPatchCall(WirePart):
+    """The model asks the client to create, update or delete a file:
+    ``operation`` is ``{"type": "create_file" | "update_file" | "delete_file", "path", "diff"?}``."""
+
+    type: Literal["apply_patch_call"] = "apply_patch_call"
+    id: str | None = None
+    call_id: str
+    operation: dict[str, Any]
+    status: CallStatus | None = None
+
+
+class ApplyPatchCallOutput(WirePart):
+    """The client's result for an ``apply_patch_call``."""
+
+    type: Literal["apply_patch_call_output"] = "apply_patch_call_output"
+    id: str | None = None
+    call_id: str
+    status: Literal["completed", "failed"] = "completed"
+    output: str | None = None
+
+
+class ToolSearchCall(WirePart):
+    """The model searches the client's deferred tools (``tool_search`` with ``execution: client``)."""
+
+    type: Literal["tool_search_call"] = "tool_search_call"
+    id: str | None = None
+    call_id: str | None = None
+    arguments: Any = None
+    execution: Literal["server", "client"] = "client"
+    status: CallStatus | None = None
+
+
+class ToolSearchOutput(WirePart):
+    """The tools a ``tool_search_call`` found; offered to the model from then on."""
+
+    type: Literal["tool_search_output"] = "tool_search_output"
+    id: str | None = None
+    call_id: str | None = None
+    execution: Literal["server", "client"] = "client"
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    status: CallStatus | None = None
