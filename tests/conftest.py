@@ -10,6 +10,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,9 +122,9 @@ def sqlite_server(factory: pytest.TempPathFactory, name: str, **settings: Any) -
         yield live
 
 
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    """A fresh PostgreSQL database for this test session (dropped at the end).
+@contextmanager
+def fresh_postgres_database() -> Iterator[str]:
+    """A new, empty PostgreSQL database for the block (dropped after it).
 
     Skipped when no server answers, unless RESPONSA_REQUIRE_POSTGRES is set (as CI does).
     """
@@ -145,8 +146,17 @@ def postgres_url() -> Iterator[str]:
         if os.environ.get("RESPONSA_REQUIRE_POSTGRES"):
             raise
         pytest.skip(f"no PostgreSQL at {admin}: {exc}")
-    yield admin.rsplit("/", 1)[0] + f"/{name}"
-    anyio.run(run, f"DROP DATABASE {name} WITH (FORCE)")
+    try:
+        yield admin.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        anyio.run(run, f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A fresh PostgreSQL database for this test session (dropped at the end)."""
+    with fresh_postgres_database() as url:
+        yield url
 
 
 def store_contains(db_url: str, needle: str) -> bool:

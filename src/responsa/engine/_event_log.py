@@ -1,5 +1,10 @@
 """The event log of a background response: kept in memory for followers in this process and
-written to the store in batches, so any process can replay it after a sequence number."""
+written to the store in batches, so any process can replay it after a sequence number.
+
+A follower never sees a response end before the end is durable: the terminal event is stored in
+the same transaction as the response's final state (``tail``), and followers here get it, and the
+end of the stream, only once that is committed (``settle``).
+"""
 
 from __future__ import annotations
 
@@ -12,9 +17,16 @@ from responsa.store import LoggedEvent, Store
 
 __all__ = ["EventLog", "replay"]
 
+_TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed", "response.cancelled"})
+"""Event types that tell a client the response has ended."""
+
 
 class EventLog:
-    """Append-only; ``follow`` yields what is there and waits for more until ``close``."""
+    """Append-only; ``follow`` yields what is there and waits for more until ``end``.
+
+    Life cycle: ``extend`` (repeatedly) → ``close`` (no more events; ``drained`` once all but the ``tail`` are
+    in the store) → ``settle`` (the final state and the tail are committed) → ``end`` (followers stop).
+    """
 
     def __init__(self, store: Store, response_id: str) -> None:
         self._store = store
@@ -22,27 +34,51 @@ class EventLog:
         self.events: list[LoggedEvent] = []
         self._written = 0
         self._grew = anyio.Event()
+        self._terminal: int | None = None
+        """Index of the terminal event, withheld from followers until ``settle``."""
+        self._settled = False
+        self._ended = False
         self.closed = False
         self.drained = anyio.Event()
         """Set once the log is closed and every event is in the store."""
 
     def extend(self, events: Sequence[StreamEvent]) -> None:
-        self.events += [LoggedEvent(event.sequence_number, event.type, event.model_dump_json()) for event in events]
+        for event in events:
+            if event.type in _TERMINAL_EVENTS and self._terminal is None:
+                self._terminal = len(self.events)
+            self.events.append(LoggedEvent(event.sequence_number, event.type, event.model_dump_json()))
         self._wake()
 
     def close(self) -> None:
         self.closed = True
         self._wake()
 
+    def settle(self) -> None:
+        """The response's final state is committed: followers may see it end."""
+        self._settled = True
+        self._wake()
+
+    def end(self) -> None:
+        """Followers stop after what they may see (without ``settle``, not the terminal event)."""
+        self._ended = True
+        self._wake()
+
     def _wake(self) -> None:
         self._grew.set()
         self._grew = anyio.Event()
 
+    def _visible(self) -> int:
+        return len(self.events) if self._settled or self._terminal is None else self._terminal
+
+    def tail(self) -> list[LoggedEvent]:
+        """The terminal event onwards: written with the final state, not by ``write_behind``."""
+        return [] if self._terminal is None else self.events[self._terminal :]
+
     async def write_behind(self) -> None:
-        """Write new events to the store in batches until the log is closed and all are written."""
+        """Write new events to the store in batches until the log is closed and all before the tail are written."""
         while True:
             grew = self._grew
-            batch = self.events[self._written :]
+            batch = self.events[self._written : len(self.events) if self._terminal is None else self._terminal]
             if batch:
                 await self._store.append_events(self._response_id, batch)
                 self._written += len(batch)
@@ -53,15 +89,16 @@ class EventLog:
                 await grew.wait()
 
     async def follow(self, after: int) -> AsyncIterator[list[LoggedEvent]]:
-        """Events with a sequence number above ``after``, in batches as they come, until the log closes."""
+        """Events with a sequence number above ``after``, in batches as they come, until the log ends."""
         index = after + 1
         while True:
             grew = self._grew
-            if index < len(self.events):
-                batch = self.events[index:]
-                index += len(batch)
+            visible = self._visible()
+            if index < visible:
+                batch = self.events[index:visible]
+                index = visible
                 yield batch
-            if self.closed:
+            if self._ended:
                 return
             await grew.wait()
 
@@ -69,7 +106,7 @@ class EventLog:
 async def replay(store: Store, response_id: str, after: int, poll: float = 0.1) -> AsyncIterator[list[LoggedEvent]]:
     """Events from the store after ``after``, in batches, polling until the response has ended and all are read.
 
-    The log is fully written before a response is stored as ended, so one read after seeing the end
+    The log is fully written when a response is stored as ended, so one read after seeing the end
     finds the rest.
     """
     position = after

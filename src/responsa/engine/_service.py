@@ -7,7 +7,6 @@ store, except which responses are generating right now in this process (for canc
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack
 
@@ -25,7 +24,6 @@ from responsa.protocol import (
     McpListTools,
     NotFound,
     ResponsaError,
-    ResponseError,
     ResponseObject,
     ServiceUnavailable,
     StreamEvent,
@@ -39,6 +37,7 @@ from ._client_tools import plan_client_tools
 from ._compaction import Compactor
 from ._event_log import EventLog, replay
 from ._images import check_images
+from ._leases import Leases
 from ._mcp import McpPlan, approved_calls, check_approvals, check_mcp_tools, plan_mcp
 from ._new_response import new_response, unavailable_hosted
 from ._periodic import every
@@ -79,7 +78,7 @@ class ResponseService:
         self._mcp = mcp or McpConnector()
         self._url_policy = url_policy or UrlPolicy()
         self._running: dict[str, Run] = {}
-        self._lease = lease
+        self.leases = Leases(store, lease)
         self._on_usage = on_usage
         self._max_input_items = max_input_items
         self._compactor = compactor
@@ -197,14 +196,21 @@ class ResponseService:
             if not builder.finished:
                 builder.cancel()
             with anyio.CancelScope(shield=True):
-                await run.exit_stack.aclose()
-                if run.log is not None:
-                    # Every event is stored before the response is stored as ended (see replay).
-                    run.log.close()
-                    await run.log.drained.wait()
-                await self._persist_once(run)
-                self._running.pop(run.response.id, None)
-                run.done.set()
+                try:
+                    await run.exit_stack.aclose()
+                    if run.log is not None:
+                        # Every event is stored when the response is stored as ended (see replay).
+                        run.log.close()
+                        await run.log.drained.wait()
+                    await self._persist_once(run)
+                    if run.log is not None:
+                        run.log.settle()
+                finally:
+                    if run.log is not None:
+                        run.log.end()
+                    self.leases.release(run.response.id)
+                    self._running.pop(run.response.id, None)
+                    run.done.set()
 
     async def _turns(self, run: Run) -> AsyncIterator[list[StreamEvent]]:
         builder = run.builder
@@ -244,23 +250,13 @@ class ResponseService:
         assert isinstance(created, LifecycleEvent)
         queued = created.response
         store = run.store
-        await store.save_response(queued, run.input_items)
-        await store.renew_lease(queued.id, time.time() + self._lease)
+        await store.save_response(queued, run.input_items, lease_until=self.leases.take(queued.id))
         run.inputs_saved = True
         run.log = EventLog(store, run.response.id)
         self._running[run.response.id] = run
         self._background.start_soon(run.log.write_behind)
         self._background.start_soon(self._drive, run)
-        self._background.start_soon(self._hold_lease, run)
         return queued
-
-    async def _hold_lease(self, run: Run) -> None:
-        """Renew the run's lease every third of its length while it runs, so others know it is alive."""
-        while not run.done.is_set():
-            with anyio.move_on_after(self._lease / 3):
-                await run.done.wait()
-            if not run.done.is_set():
-                await self._store.renew_lease(run.response.id, time.time() + self._lease)
 
     async def _drive(self, run: Run) -> None:
         assert run.log is not None
@@ -282,32 +278,6 @@ class ResponseService:
                 param="stream",
             )
         return replay(self._store.scoped(tenant), response_id, after)
-
-    async def recover(self) -> int:
-        """Background responses whose process died (their lease ran out) cannot be resumed mid-way:
-        mark them failed, saying why, and end their event logs. Run at start-up and periodically."""
-        orphans = await self._store.orphaned_background(time.time())
-        for tenant, response in orphans:
-            store = self._store.scoped(tenant)
-            response.status = "failed"
-            response.error = ResponseError(
-                code="server_restarted",
-                message="The server running this background response stopped before it finished; it was not resumed.",
-            )
-            logged = await store.events_after(response.id, -1, limit=1_000_000)
-            sequence = logged[-1].sequence_number + 1 if logged else 0
-            failed = LifecycleEvent(type="response.failed", response=response, sequence_number=sequence)
-            await store.append_events(response.id, [LoggedEvent(sequence, failed.type, failed.model_dump_json())])
-            await store.save_response(response)
-        if orphans:
-            logger.warning("%d background responses whose process stopped were marked failed", len(orphans))
-        return len(orphans)
-
-    async def watch_orphans(self) -> None:
-        """Look for orphaned background responses once per lease, for the server's lifetime (the first
-        look is the server's own, at start-up)."""
-        await anyio.sleep(self._lease)
-        await every(self._lease, self.recover, "looking for orphaned background responses")
 
     async def drain(self, grace: float) -> None:
         """Shutdown: let background runs finish for ``grace`` seconds, then stop the rest as failed."""
@@ -338,7 +308,8 @@ class ResponseService:
 
         async def record(recorded: anyio.Event) -> None:
             try:
-                await run.store.save_response(run.response, run.input_items)
+                lease = self.leases.take(run.response.id)
+                await run.store.save_response(run.response, run.input_items, lease_until=lease)
                 run.inputs_saved = True
             finally:
                 recorded.set()
@@ -350,8 +321,9 @@ class ResponseService:
 
     async def _persist_once(self, run: Run) -> None:
         """The final save, before the terminal event goes out: a client that saw a response end can
-        always retrieve it. Background runs save at the very end instead, after their event log is
-        stored (see replay); the save cannot be cut short, or a conversation could get a turn twice."""
+        always retrieve it. Background runs save at the very end instead, with the end of their event
+        log once the rest is stored (see replay); the save cannot be cut short, or a conversation
+        could get a turn twice."""
         if run.persisted or (run.log is not None and not run.log.closed):
             return
         run.persisted = True
@@ -370,7 +342,8 @@ class ResponseService:
             turn = [*run.input_items, *response.output]
         if response.store:
             inputs = None if run.inputs_saved else run.input_items
-            await run.store.save_response(response, inputs, append_to_conversation=turn)
+            end = run.log.tail() if run.log is not None else []
+            await run.store.save_response(response, inputs, append_to_conversation=turn, events=end)
         elif turn and response.conversation:
             await run.store.append_conversation_items(response.conversation["id"], turn)
 
@@ -409,7 +382,7 @@ class ResponseService:
                 code="response_not_cancellable",
             )
         await self._store.request_cancel(response_id)
-        with anyio.move_on_after(self._lease):
+        with anyio.move_on_after(self.leases.length):
             while response.status not in TERMINAL_STATUSES:
                 await anyio.sleep(CANCEL_POLL)
                 response = await self.get(response_id, tenant)

@@ -132,12 +132,14 @@ def create_app(settings: Settings) -> Starlette:
             app.state.backend_health = registry.health
             app.state.conversations = ConversationService(store)
             app.state.models = registry.models()
-            await app.state.service.recover()
+            leases = app.state.service.leases
+            await leases.recover()
             if store.retention.expires:
                 sweep = partial(_sweep, store)
                 tasks.start_soon(every, _sweep_interval(store.retention), sweep, "the retention sweep")
             tasks.start_soon(registry.monitor)
-            tasks.start_soon(app.state.service.watch_orphans)
+            tasks.start_soon(leases.watch_orphans)
+            tasks.start_soon(leases.renew_forever)
             tasks.start_soon(app.state.service.watch_cancels)
             yield
             await app.state.service.drain(settings.shutdown_grace_secs)

@@ -76,11 +76,15 @@ class Store(Protocol):
         response: ResponseObject,
         input_items: Sequence[Item] | None = None,
         append_to_conversation: Sequence[Item] = (),
+        events: Sequence[LoggedEvent] = (),
+        lease_until: float | None = None,
     ) -> None:
         """Insert a response (first save: ``input_items`` given, even empty) or update it; output replaced.
 
-        ``append_to_conversation`` items are appended to ``response.conversation`` in the same
-        transaction, contiguously, so two responses on one conversation never interleave.
+        In the same transaction: ``append_to_conversation`` items are appended to
+        ``response.conversation``, contiguously, so two responses on one conversation never
+        interleave; ``events`` join the response's event log (its end, stored with the state it
+        announces); ``lease_until`` (first save) is the running process's first lease on it.
         """
 
     async def get_response(self, response_id: str) -> ResponseObject | None: ...
@@ -91,8 +95,8 @@ class Store(Protocol):
     async def events_after(self, response_id: str, after: int, limit: int = 1000) -> list[LoggedEvent]:
         """Logged events with a sequence number above ``after``, in order."""
 
-    async def renew_lease(self, response_id: str, until: float) -> None:
-        """The running process still works on this background response until ``until``."""
+    async def renew_leases(self, response_ids: Sequence[str], until: float) -> None:
+        """The running process still works on these responses until ``until``."""
 
     async def request_cancel(self, response_id: str) -> None:
         """Ask whichever process runs the response to stop it."""
@@ -100,9 +104,9 @@ class Store(Protocol):
     async def cancels_requested(self, response_ids: Sequence[str]) -> list[str]:
         """Which of these responses someone asked to cancel."""
 
-    async def orphaned_background(self, now: float) -> list[tuple[str, ResponseObject]]:
-        """(tenant, response) of background responses queued or in progress whose lease ran out, of
-        every tenant: nobody runs them any more."""
+    async def orphaned(self, now: float) -> list[tuple[str, ResponseObject]]:
+        """(tenant, response) of responses queued or in progress whose lease ran out (or that never had
+        one), of every tenant: nobody runs them any more."""
 
     async def delete_response(self, response_id: str) -> bool:
         """Remove a response and its items; False when it did not exist."""

@@ -59,6 +59,8 @@ class SqlStore(ConversationQueries):
         response: ResponseObject,
         input_items: Sequence[Item] | None = None,
         append_to_conversation: Sequence[Item] = (),
+        events: Sequence[LoggedEvent] = (),
+        lease_until: float | None = None,
     ) -> None:
         body = orjson.dumps(response.model_dump(mode="json", exclude={"output", "output_text"})).decode()
         conversation_id = response.conversation["id"] if response.conversation else None
@@ -75,6 +77,7 @@ class SqlStore(ConversationQueries):
                     "conversation_id": conversation_id,
                     "background": response.background,
                     "tenant": self.tenant,
+                    "lease_until": lease_until,
                 }
                 conn.execute(sql.INSERT_RESPONSE, [row])
                 self._evict_responses_over_cap(conn)
@@ -89,6 +92,8 @@ class SqlStore(ConversationQueries):
                 conn.execute(sql.INSERT_ITEMS, rows)
             if append_to_conversation and conversation_id is not None:
                 append_items(conn, conversation_id, append_to_conversation)
+            if events:
+                conn.execute(sql.APPEND_EVENTS, _event_rows(response.id, events))
 
         await self._db.write(work)
 
@@ -108,18 +113,18 @@ class SqlStore(ConversationQueries):
     async def append_events(self, response_id: str, events: Sequence[LoggedEvent]) -> None:
         if not events:
             return
-        rows = [
-            {"response_id": response_id, "sequence_number": e.sequence_number, "type": e.type, "body": e.data}
-            for e in events
-        ]
+        rows = _event_rows(response_id, events)
         await self._db.write(lambda conn: conn.execute(sql.APPEND_EVENTS, rows))
 
     async def events_after(self, response_id: str, after: int, limit: int = 1000) -> list[LoggedEvent]:
         where = {"response_id": response_id, "after": after, "tenant": self.tenant, "limit": limit}
         return await self._db.read(lambda conn: [LoggedEvent(*row) for row in conn.execute(sql.EVENTS_AFTER, where)])
 
-    async def renew_lease(self, response_id: str, until: float) -> None:
-        await self._db.write(lambda conn: conn.execute(sql.RENEW_LEASE, {"response_id": response_id, "until": until}))
+    async def renew_leases(self, response_ids: Sequence[str], until: float) -> None:
+        if not response_ids:
+            return
+        where = {"ids": list(response_ids), "until": until}
+        await self._db.write(lambda conn: conn.execute(sql.RENEW_LEASES, where))
 
     async def request_cancel(self, response_id: str) -> None:
         await self._db.write(lambda conn: conn.execute(sql.ASK_CANCEL, {"response_id": response_id}))
@@ -130,10 +135,10 @@ class SqlStore(ConversationQueries):
         ids = {"ids": list(response_ids)}
         return await self._db.read(lambda conn: list(conn.execute(sql.CANCELS_ASKED, ids).scalars()))
 
-    async def orphaned_background(self, now: float) -> list[tuple[str, ResponseObject]]:
+    async def orphaned(self, now: float) -> list[tuple[str, ResponseObject]]:
         column = responses.c
         query = select(column.id, column.tenant).where(
-            column.background.is_(True),
+            column.background.in_((True, False)),  # so that the (background, status) index serves
             column.status.in_(("queued", "in_progress")),
             (column.lease_until.is_(None)) | (column.lease_until < now),
         )
@@ -246,6 +251,13 @@ def _item_rows(response_id: str, role: str, items: Sequence[Item]) -> list[dict[
     return [
         {"response_id": response_id, "role": role, "position": i, "item_id": item.id, "body": dump_item(item)}
         for i, item in enumerate(items)
+    ]
+
+
+def _event_rows(response_id: str, events: Sequence[LoggedEvent]) -> list[dict[str, Any]]:
+    return [
+        {"response_id": response_id, "sequence_number": e.sequence_number, "type": e.type, "body": e.data}
+        for e in events
     ]
 
 

@@ -32,7 +32,7 @@ __all__ = [
     "NEXT_POSITION",
     "OUTPUTS",
     "OWN_ITEMS",
-    "RENEW_LEASE",
+    "RENEW_LEASES",
     "RESPONSE_BODY",
     "RESPONSE_EXISTS",
     "RESPONSE_LINK",
@@ -54,9 +54,10 @@ UPDATE_RESPONSE = (
 RESPONSE_EXISTS = select(_r.id).where(_r.id == bindparam("response_id"), *_live_response)
 RESPONSE_LINK = select(_r.status, _r.previous_response_id).where(_r.id == bindparam("response_id"), *_live_response)
 RESPONSE_BODY = select(_r.body).where(_r.id == bindparam("response_id"), *_live_response)
-RENEW_LEASE = update(responses).where(_r.id == bindparam("response_id")).values(lease_until=bindparam("until"))
+_ids = _r.id.in_(bindparam("ids", expanding=True))
+RENEW_LEASES = update(responses).where(_ids).values(lease_until=bindparam("until"))
 ASK_CANCEL = update(responses).where(_r.id == bindparam("response_id")).values(cancel_requested=True)
-CANCELS_ASKED = select(_r.id).where(_r.id.in_(bindparam("ids", expanding=True)), _r.cancel_requested)
+CANCELS_ASKED = select(_r.id).where(_ids, _r.cancel_requested)
 
 INSERT_ITEMS = insert(response_items)
 DELETE_OUTPUTS = delete(response_items).where(_i.response_id == bindparam("response_id"), _i.role == "output")

@@ -32,7 +32,7 @@ responses = Table(
     Column("stored_at", Float, nullable=False, server_default="0"),
     Column("conversation_id", String(80), nullable=True),
     Column("background", Boolean, nullable=False, server_default=false()),
-    # Until when the process running a background response vouches for it; past it, it is orphaned.
+    # Until when the process running an unfinished response vouches for it; past it, it is orphaned.
     Column("lease_until", Float, nullable=True),
     # Set by whichever process receives POST .../cancel; the process running the response acts on it.
     Column("cancel_requested", Boolean, nullable=False, server_default=false()),

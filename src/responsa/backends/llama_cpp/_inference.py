@@ -71,6 +71,7 @@ class InferenceThread:
         self._llm: Llama | None = None
         self._formatter: Jinja2ChatFormatter
         self._lock = threading.Lock()
+        self._current: Job | None = None
 
     def submit(self, job: Job) -> None:
         with self._lock:
@@ -80,22 +81,29 @@ class InferenceThread:
         self._jobs.put(job)
 
     def stop(self) -> None:
-        """Finish the current job and end the thread (blocking)."""
+        """Cut the current job short at its next token and end the thread (blocking): the model must not
+        be freed, nor the interpreter exit, while llama.cpp still works on it."""
         with self._lock:
             thread, self._thread = self._thread, None
         if thread is not None:
             self._jobs.put(None)
+            current = self._current
+            if current is not None:
+                current.cancelled.set()
             thread.join()
 
     def _loop(self) -> None:
         while (job := self._jobs.get()) is not None:
             if job.cancelled.is_set():  # its client left while it waited in the queue
                 continue
+            self._current = job
             try:
                 self._run(job)
             except BaseException as exc:  # the event loop side turns it into a response error
                 logger.exception("llama.cpp generation failed")
                 job.emit(exc)
+            finally:
+                self._current = None
 
     def _model(self) -> Llama:
         if self._llm is None:
