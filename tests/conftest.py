@@ -7,6 +7,7 @@ import os
 import secrets
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -66,13 +67,18 @@ class StreamReader:
     def __init__(self, url: str, body: dict[str, Any], after: int, timeout: float = 30) -> None:
         self.events: list[dict[str, Any]] = []
         self.ready = threading.Event()
+        self.status: int | None = None
+        self.first_at: float | None = None
+        """When the first event arrived (``time.monotonic``)."""
         self._thread = threading.Thread(target=self._read, args=(url, body, after, timeout))
         self._thread.start()
 
     def _read(self, url: str, body: dict[str, Any], after: int, timeout: float) -> None:
         with httpx.stream("POST", url, json=body, timeout=timeout) as reply:
+            self.status = reply.status_code
             for line in reply.iter_lines():
                 if line.startswith("data: {"):
+                    self.first_at = self.first_at or time.monotonic()
                     self.events.append(json.loads(line[6:]))
                     if len(self.events) == after:
                         self.ready.set()
@@ -100,6 +106,18 @@ def wait_until_answering(url: str, process: subprocess.Popen[bytes], seconds: fl
             assert process.poll() is None, f"the process serving {url} exited"
             assert time.monotonic() < deadline, f"{url} did not answer within {seconds}s"
             time.sleep(0.1)
+
+
+def start_serve(*options: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """A ``responsa serve`` process with ``options`` on a free port, answering; and its URL. Its output
+    goes to ``log``; the caller stops it."""
+    port = free_port()
+    command = [sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), *options]
+    with log.open("ab") as sink:
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    wait_until_answering(f"{url}/health", process)
+    return process, url
 
 
 def serve(settings: Settings) -> _Serving:

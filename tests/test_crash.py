@@ -12,7 +12,6 @@ import json
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ import asyncpg
 import httpx
 import pytest
 
-from tests.conftest import free_port, fresh_postgres_database, wait_until_answering
+from tests.conftest import fresh_postgres_database, start_serve
 
 ROUNDS = 3
 CLIENTS = 24
@@ -65,14 +64,9 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 def _serve(db_url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     """A ``responsa serve`` process on the store, answering; and its URL."""
-    port = free_port()
-    command = [sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), "--db", db_url, "--no-embedded",
-               "--sim-token-delay-ms", "2", "--background-lease-secs", str(LEASE_SECONDS), "--log-level", "warning"]  # fmt: skip
-    with log.open("ab") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    wait_until_answering(f"{url}/health", process)
-    return process, url
+    options = ["--db", db_url, "--no-embedded", "--sim-token-delay-ms", "2", "--log-level", "warning",
+               "--background-lease-secs", str(LEASE_SECONDS)]  # fmt: skip
+    return start_serve(*options, log=log)
 
 
 async def _one(client: httpx.AsyncClient, mode: str, number: int, seen: Seen) -> None:

@@ -222,6 +222,38 @@ def main() -> None:
     help="Most input items one response request may carry (400 above).",
 )
 @click.option(
+    "--redis",
+    "redis_url",
+    default=None,
+    envvar="RESPONSA_REDIS",
+    help="redis://host:port/db: keep rate-limit buckets there, so every replica shares one limit "
+    "(default: each process limits on its own).",
+)
+@click.option(
+    "--redis-fail-open/--redis-fail-closed",
+    default=True,
+    show_default=True,
+    envvar="RESPONSA_REDIS_FAIL_OPEN",
+    help="With Redis unreachable, serve under this process's own limits, or refuse with 503.",
+)
+@click.option(
+    "--max-generations",
+    default=256,
+    show_default=True,
+    type=click.IntRange(min=1),
+    envvar="RESPONSA_MAX_GENERATIONS",
+    help="Generations one backend runs at once in this process (the embedded model: always one); more wait in line.",
+)
+@click.option(
+    "--max-queued-generations",
+    default=64,
+    show_default=True,
+    type=click.IntRange(min=0),
+    envvar="RESPONSA_MAX_QUEUED_GENERATIONS",
+    help="Requests that wait, first come first served, for a backend at --max-generations; past "
+    "them, 429 with retry-after.",
+)
+@click.option(
     "--log-level",
     default="info",
     show_default=True,

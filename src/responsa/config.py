@@ -115,6 +115,14 @@ class Settings:
     api_keys: tuple[ApiKey, ...] = ()
     max_body_bytes: int = 16 * 1024 * 1024
     max_input_items: int = 4096
+    redis_url: str | None = None
+    """Redis for fleet-wide rate limits (None: each process limits on its own)."""
+    redis_fail_open: bool = True
+    """With Redis unreachable, serve under this process's own limits (else 503)."""
+    max_generations: int = 256
+    """Generations one backend runs at once in this process (the embedded model runs one)."""
+    max_queued_generations: int = 64
+    """Requests waiting for a backend at its cap; past them, 429."""
     secret_key: str | None = None
     default_truncation: Literal["disabled", "auto"] = "disabled"
     """``truncation`` for requests that do not say (the API's default is ``disabled``)."""

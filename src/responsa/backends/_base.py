@@ -235,6 +235,11 @@ class Backend(ABC):
         """Built-in tool types this backend can run; requests offering others are refused."""
         return frozenset()
 
+    def parallel(self) -> int | None:
+        """How many generations it can run at once, where it knows (the embedded model: one);
+        None: as many as the server admits."""
+        return None
+
     def health(self) -> dict[str, bool]:
         """Workers this backend spreads requests over, and whether each is up; none by default."""
         return {}

@@ -7,13 +7,12 @@ store, except which responses are generating right now in this process (for canc
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from contextlib import AsyncExitStack
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 
 import anyio
 from anyio.abc import TaskGroup
 
-from responsa.backends import BackendRegistry, ModelRequest
+from responsa.backends import BackendRegistry
 from responsa.protocol import (
     TERMINAL_STATUSES,
     Conflict,
@@ -21,7 +20,6 @@ from responsa.protocol import (
     InvalidRequest,
     Item,
     LifecycleEvent,
-    McpListTools,
     NotFound,
     ResponsaError,
     ResponseObject,
@@ -32,18 +30,13 @@ from responsa.protocol import (
 from responsa.store import ItemPage, LoggedEvent, Order, Store
 from responsa.tools import McpConnector, UrlPolicy
 
-from ._accumulate import OutputBuilder
-from ._client_tools import plan_client_tools
 from ._compaction import Compactor
 from ._event_log import EventLog, replay
-from ._images import check_images
 from ._leases import Leases
-from ._mcp import McpPlan, approved_calls, check_approvals, check_mcp_tools, plan_mcp
-from ._new_response import new_response, unavailable_hosted
+from ._opening import Opener
 from ._periodic import every
-from ._prepare import build_model_request, check_request, load_history, normalize_input
+from ._prepare import build_model_request
 from ._run import Run
-from ._truncation import token_counter, truncated
 
 __all__ = ["MAX_ROUNDS", "ResponseService"]
 
@@ -67,10 +60,11 @@ class ResponseService:
         mcp: McpConnector | None = None,
         url_policy: UrlPolicy | None = None,
         lease: float = 15.0,
-        on_usage: Callable[[str, Usage], None] | None = None,
+        on_usage: Callable[[str, Usage], Awaitable[None]] | None = None,
         max_input_items: int = 4096,
         compactor: Compactor | None = None,
         hosted_tools: str = "ignore",
+        admission: tuple[int, int] = (256, 64),
     ) -> None:
         self._store = store
         self._backends = backends
@@ -80,9 +74,9 @@ class ResponseService:
         self._running: dict[str, Run] = {}
         self.leases = Leases(store, lease)
         self._on_usage = on_usage
-        self._max_input_items = max_input_items
-        self._compactor = compactor
-        self._hosted_tools = hosted_tools
+        self._opener = Opener(
+            store, backends, self._mcp, self._url_policy, compactor, hosted_tools, max_input_items, admission
+        )
 
     async def start(
         self,
@@ -91,80 +85,8 @@ class ResponseService:
         tenant: str = "default",
         history: Sequence[Item] | None = None,
     ) -> Run:
-        """Validate, rebuild context, do the MCP groundwork and open the model stream.
-
-        ``history`` is the context before this request when the caller holds it (a WebSocket
-        connection's own cache of its last response); otherwise it comes from the store.
-        Anything that goes wrong here is an HTTP error and nothing is stored.
-        """
-        check_request(request)
-        if isinstance(request.input, list) and len(request.input) > self._max_input_items:
-            raise InvalidRequest(
-                f"Too many input items: {len(request.input)}; at most {self._max_input_items} are allowed.",
-                param="input",
-                code="too_many_items",
-            )
-        servers = check_mcp_tools(request, self._url_policy)
-        backend = self._backends.resolve(request.model)
-        ignored = unavailable_hosted(request, backend, self._hosted_tools)
-        store = self._store.scoped(tenant)
-        history = list(history) if history is not None else await load_history(store, request)
-        input_items = await normalize_input(store, request, history)
-        check_images(input_items, backend.reads_images(request.model), request.model)
-        response = new_response(request, stored=request.store and store.retention.responses_enabled)
-        if ignored:
-            response.ignored_tools = ignored  # type: ignore[attr-defined]  # an extension field (see docs/api.md)
-        client = plan_client_tools(request.tools, [*history, *input_items])
-        plan: McpPlan | None = None
-        listings: list[McpListTools] = []
-        if servers:
-            plan, listings = await plan_mcp(self._mcp, servers, history, set(client.routes))
-        check_approvals(plan, history, input_items)
-        builder = OutputBuilder(
-            response, plan.routes if plan else None, plan.needs_approval if plan else None, client.routes
-        )
-        builder.snapshots = request.stream or request.background
-        opening = builder.start()
-        for listing in listings:
-            opening += builder.record_list_tools(listing)
-        if plan is not None:
-            for call in await approved_calls(self._mcp, plan, history, input_items):
-                opening += builder.record_call(call)
-        context = [*history, *input_items]
-        if self._compactor is not None:
-            context = self._compactor.expand(context, tenant)
-        unavailable = frozenset(entry["type"] for entry in ignored)
-
-        def build(items: list[Item]) -> ModelRequest:
-            return build_model_request(
-                request, [*items, *response.output], fault, client, plan, unavailable=unavailable
-            )
-
-        count = token_counter(backend, build)
-        if self._compactor is not None:
-            compaction, context = await self._compactor.compact_within(request, backend, context, count, tenant)
-            if compaction is not None:
-                opening += builder.record_compaction(compaction)
-        context = await truncated(request, backend, context, count)
-        model_request = build(context)
-        stack = AsyncExitStack()
-        model_events = await stack.enter_async_context(backend.stream(model_request))
-        return Run(
-            request,
-            response,
-            input_items,
-            store,
-            context,
-            backend,
-            builder,
-            opening,
-            model_events,
-            stack,
-            fault,
-            plan,
-            client,
-            unavailable,
-        )
+        """Validate, rebuild context, do the MCP groundwork and open the model stream (see ``Opener``)."""
+        return await self._opener.open(request, fault, tenant, history)
 
     async def events(self, run: Run) -> AsyncGenerator[list[StreamEvent]]:
         """Drive a started run to its end, yielding its stream events in batches (those that happen
@@ -336,7 +258,7 @@ class ResponseService:
             await run.recorded.wait()
         response = run.response
         if response.usage is not None and self._on_usage is not None:
-            self._on_usage(run.tenant, response.usage)
+            await self._on_usage(run.tenant, response.usage)
         turn: list[Item] = []
         if response.conversation and response.status in ("completed", "incomplete"):
             turn = [*run.input_items, *response.output]

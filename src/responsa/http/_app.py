@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
 
@@ -21,7 +21,7 @@ from responsa.store import Retention, SqlStore
 from responsa.tools import McpConnector, UrlPolicy
 
 from ._errors import EXCEPTION_HANDLERS
-from ._limits import RateLimiter
+from ._limits import Limiter, RateLimiter
 from ._metrics import Metrics
 from ._middleware import Gate
 from ._routes import routes
@@ -93,9 +93,17 @@ async def _sweep(store: SqlStore) -> None:
         logger.info("retention sweep removed %d objects", removed)
 
 
-def _usage_reporter(app: Starlette) -> Callable[[str, Usage], None]:
-    def report(tenant: str, usage: Usage) -> None:
-        app.state.limiter.spend(tenant, usage.total_tokens)
+def _limiter(settings: Settings) -> Limiter:
+    if settings.redis_url is None:
+        return RateLimiter(settings.api_keys)
+    from ._redis_limits import RedisRateLimiter  # redis-py is loaded only when asked for
+
+    return RedisRateLimiter(settings.api_keys, settings.redis_url, settings.redis_fail_open)
+
+
+def _usage_reporter(app: Starlette) -> Callable[[str, Usage], Awaitable[None]]:
+    async def report(tenant: str, usage: Usage) -> None:
+        await app.state.limiter.spend(tenant, usage.total_tokens)
         app.state.metrics.count_usage(usage.input_tokens, usage.output_tokens)
 
     return report
@@ -111,6 +119,7 @@ def create_app(settings: Settings) -> Starlette:
             stack.push_async_callback(registry.aclose)
             store = SqlStore(settings.db_url, _retention(settings))
             stack.push_async_callback(store.aclose)
+            stack.push_async_callback(app.state.limiter.aclose)
             await store.migrate()
             tasks = await stack.enter_async_context(anyio.create_task_group())
             compactor = Compactor(store, registry, Sealer(secret_key(settings)))
@@ -126,6 +135,7 @@ def create_app(settings: Settings) -> Starlette:
                 lease=settings.background_lease_secs,
                 on_usage=_usage_reporter(app),
                 max_input_items=settings.max_input_items,
+                admission=(settings.max_generations, settings.max_queued_generations),
                 hosted_tools=settings.hosted_tools,
                 compactor=compactor,
             )
@@ -150,7 +160,7 @@ def create_app(settings: Settings) -> Starlette:
     app.state.websocket_max_age = settings.websocket_max_age_secs
     # What a create that leaves a field out gets, where the server's settings differ from the API's default.
     app.state.create_defaults = {"truncation": "auto"} if settings.default_truncation == "auto" else None
-    app.state.limiter = RateLimiter(settings.api_keys)
+    app.state.limiter = _limiter(settings)
     app.state.metrics = Metrics(lambda: app.state.backend_health())
     app.add_middleware(
         Gate,

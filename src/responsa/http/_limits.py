@@ -1,7 +1,9 @@
 """Per-key rate limits: requests per minute and tokens per minute, as token buckets.
 
-Buckets live in this process (each replica limits on its own); a key's bucket refills continuously
-and a request is refused while its bucket is empty, with ``retry-after`` saying when it will not be.
+``RateLimiter`` keeps the buckets in this process (each replica limits on its own); with Redis,
+``RedisRateLimiter`` (``_redis_limits``) keeps them there, so the whole fleet shares one limit. A
+key's bucket refills continuously and a request is refused while its bucket is empty, with
+``retry-after`` saying when it will not be.
 """
 
 from __future__ import annotations
@@ -9,11 +11,22 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
 from responsa.config import ApiKey
 from responsa.protocol import RateLimited
 
-__all__ = ["RateLimiter"]
+__all__ = ["Limiter", "RateLimiter", "refusal"]
+
+
+class Limiter(Protocol):
+    """``admit`` before a request; ``spend`` the tokens a response used once it ends."""
+
+    async def admit(self, tenant: str) -> None: ...
+
+    async def spend(self, tenant: str, tokens: int) -> None: ...
+
+    async def aclose(self) -> None: ...
 
 
 @dataclass
@@ -32,7 +45,7 @@ class _Bucket:
 
 
 class RateLimiter:
-    """``admit`` before a request; ``spend`` the tokens a response used once it ends."""
+    """Buckets in this process."""
 
     def __init__(self, keys: tuple[ApiKey, ...]) -> None:
         now = time.monotonic()
@@ -47,8 +60,11 @@ class RateLimiter:
             if key.tokens_per_minute
         }
 
-    def admit(self, tenant: str) -> None:
+    async def admit(self, tenant: str) -> None:
         """Let a request through, or 429 while the tenant's token or request bucket is empty."""
+        self.admit_now(tenant)
+
+    def admit_now(self, tenant: str) -> None:
         now = time.monotonic()
         _check(self._tokens.get(tenant), "tokens", now)
         requests = self._requests.get(tenant)
@@ -56,11 +72,26 @@ class RateLimiter:
         if requests is not None:
             requests.level -= 1
 
-    def spend(self, tenant: str, tokens: int) -> None:
+    async def spend(self, tenant: str, tokens: int) -> None:
+        self.spend_now(tenant, tokens)
+
+    def spend_now(self, tenant: str, tokens: int) -> None:
         bucket = self._tokens.get(tenant)
         if bucket is not None:
             bucket.refill(time.monotonic())
             bucket.level -= tokens
+
+    async def aclose(self) -> None:
+        return None
+
+
+def refusal(what: str, capacity: int, wait: int) -> RateLimited:
+    """The 429 for an empty bucket."""
+    return RateLimited(
+        f"Rate limit reached: {what} per minute ({capacity}). Retry in {wait}s.",
+        code="rate_limit_exceeded",
+        headers={"retry-after": str(wait)},
+    )
 
 
 def _check(bucket: _Bucket | None, what: str, now: float) -> None:
@@ -68,9 +99,4 @@ def _check(bucket: _Bucket | None, what: str, now: float) -> None:
         return
     bucket.refill(now)
     if bucket.level < 1:
-        wait = bucket.seconds_until_positive()
-        raise RateLimited(
-            f"Rate limit reached: {what} per minute ({int(bucket.capacity)}). Retry in {wait}s.",
-            code="rate_limit_exceeded",
-            headers={"retry-after": str(wait)},
-        )
+        raise refusal(what, int(bucket.capacity), bucket.seconds_until_positive())

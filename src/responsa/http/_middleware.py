@@ -16,7 +16,7 @@ from responsa.config import ApiKey
 from responsa.protocol import AuthenticationFailed, PayloadTooLarge, ResponsaError
 
 from ._errors import error_response
-from ._limits import RateLimiter
+from ._limits import Limiter
 from ._metrics import Metrics, route_of
 
 __all__ = ["DEFAULT_TENANT", "Gate"]
@@ -29,7 +29,7 @@ _OPEN_PATHS = frozenset({"/health", "/metrics"})
 
 class Gate:
     def __init__(
-        self, app: ASGIApp, keys: tuple[ApiKey, ...], limiter: RateLimiter, metrics: Metrics, max_body_bytes: int
+        self, app: ASGIApp, keys: tuple[ApiKey, ...], limiter: Limiter, metrics: Metrics, max_body_bytes: int
     ) -> None:
         self.app = app
         self.keys = keys
@@ -57,7 +57,7 @@ class Gate:
             await send(message)
 
         try:
-            tenant = self._admit(scope, headers)
+            tenant = await self._admit(scope, headers)
             scope.setdefault("state", {})["tenant"] = tenant
             await self.app(scope, receive, send_with_id)
         except ResponsaError as refused:
@@ -88,7 +88,7 @@ class Gate:
         logger.info("websocket tenant=%s path=%s", tenant, scope["path"])
         await self.app(scope, receive, send)
 
-    def _admit(self, scope: Scope, headers: dict[bytes, Any]) -> str:
+    async def _admit(self, scope: Scope, headers: dict[bytes, Any]) -> str:
         """The tenant of the request, or the error refusing it (401, 429, 413)."""
         if scope["path"] in _OPEN_PATHS:
             return DEFAULT_TENANT
@@ -96,7 +96,7 @@ class Gate:
         length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
             raise PayloadTooLarge(f"The request body is larger than {self.max_body_bytes} bytes.")
-        self.limiter.admit(tenant)
+        await self.limiter.admit(tenant)
         return tenant
 
     def _tenant(self, headers: dict[bytes, Any]) -> str:

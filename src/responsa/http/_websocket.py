@@ -28,7 +28,7 @@ from responsa.engine import ResponseService
 from responsa.protocol import CreateResponseRequest, InvalidRequest, Item, ResponsaError
 
 from ._errors import invalid_from_validation
-from ._limits import RateLimiter
+from ._limits import Limiter
 from ._sse import encode_json
 
 __all__ = ["responses_socket"]
@@ -98,12 +98,12 @@ def _parse(text: str, defaults: dict[str, Any] | None) -> CreateResponseRequest:
 async def _serve_one(socket: WebSocket, connection: _Connection, text: str) -> None:
     """Run one ``response.create`` to its end, sending its events; errors become error messages."""
     service: ResponseService = socket.app.state.service
-    limiter: RateLimiter = socket.app.state.limiter
+    limiter: Limiter = socket.app.state.limiter
     previous: str | None = None
     try:
         request = _parse(text, socket.app.state.create_defaults)
         previous = request.previous_response_id
-        limiter.admit(connection.tenant)
+        await limiter.admit(connection.tenant)
         run = await service.start(request, tenant=connection.tenant, history=connection.history(request))
         async with aclosing(service.events(run)) as batches:  # a client gone mid-way ends the run now
             async for events in batches:

@@ -54,6 +54,9 @@ class LlamaCppBackend(Backend):
     def context_window(self, model: str) -> int | None:
         return self._n_ctx
 
+    def parallel(self) -> int | None:
+        return 1  # one inference thread, one sequence
+
     def reads_images(self, model: str) -> bool:
         return False  # SmolLM2 and the chat-template prompt here are text only
 

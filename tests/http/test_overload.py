@@ -1,0 +1,70 @@
+"""Overload is visible and fair: a backend runs at most ``--max-generations`` at once, the next
+``--max-queued-generations`` requests wait first come first served, and past them a request gets 429
+with ``retry-after`` at once; the embedded model runs one generation at a time behind the same line."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import openai
+import pytest
+
+from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
+from tests.conftest import LiveServer, StreamReader, sqlite_server
+
+
+@pytest.fixture(scope="module")
+def capped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    yield from sqlite_server(
+        tmp_path_factory, "capped", max_generations=2, max_queued_generations=2, sim_token_delay_ms=15
+    )
+
+
+def _overloaded(server: LiveServer, model: str) -> openai.RateLimitError:
+    with openai.OpenAI(base_url=server.v1, api_key="unused", max_retries=0) as client:
+        started = time.monotonic()
+        with pytest.raises(openai.RateLimitError) as refused:
+            client.responses.create(model=model, input="One more, please")
+        assert time.monotonic() - started < 1.0  # refused at once, not after waiting
+    return refused.value
+
+
+def test_past_the_cap_and_the_line_a_request_is_refused_and_the_line_is_served_in_order(capped: LiveServer) -> None:
+    body = {"model": "sim", "input": "Tell me about rivers", "stream": True}
+    running = [StreamReader(f"{capped.v1}/responses", body, after=1) for _ in range(2)]
+    for stream in running:
+        assert stream.ready.wait(10)
+    waiting = []
+    for _ in range(2):
+        waiting.append(StreamReader(f"{capped.v1}/responses", body, after=1))
+        time.sleep(0.2)  # so that they arrive in this order
+    assert not any(stream.ready.is_set() for stream in waiting)  # in line, not generating
+
+    error = _overloaded(capped, "sim")
+    assert error.code == "server_overloaded"
+    assert error.response.headers["retry-after"] == "1"
+    assert error.body["type"] == "rate_limit_error"  # type: ignore[index]
+
+    for stream in [*running, *waiting]:
+        assert stream.join(30)
+        assert stream.status == 200 and stream.events[-1]["type"] == "response.completed"
+    first, second = (stream.first_at for stream in waiting)
+    assert first is not None and second is not None and first < second  # first come, first served
+    ended = min(stream.events[-1]["response"]["completed_at"] for stream in running)
+    assert waiting[0].events[0]["response"]["created_at"] >= ended - 1  # it started when a slot freed
+
+
+def test_the_embedded_model_runs_one_generation_and_lines_up_the_rest(tmp_path_factory: pytest.TempPathFactory) -> None:
+    for server in sqlite_server(tmp_path_factory, "embedded_cap", max_queued_generations=1):
+        body = {"model": DEFAULT_MODEL_NAME, "input": "Count to fifty", "stream": True,
+                "max_output_tokens": 96, "ignore_eos": True}  # fmt: skip
+        running = StreamReader(f"{server.v1}/responses", body, after=1)
+        assert running.ready.wait(60)
+        waiting = StreamReader(f"{server.v1}/responses", body, after=1)
+        time.sleep(0.2)
+        assert _overloaded(server, DEFAULT_MODEL_NAME).code == "server_overloaded"
+        for stream in (running, waiting):
+            assert stream.join(60)
+            assert stream.events[-1]["type"] in ("response.completed", "response.incomplete")
+        assert running.events[-1]["response"]["completed_at"] <= waiting.events[0]["response"]["created_at"] + 1
