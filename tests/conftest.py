@@ -108,13 +108,13 @@ def wait_until_answering(url: str, process: subprocess.Popen[bytes], seconds: fl
             time.sleep(0.1)
 
 
-def start_serve(*options: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """A ``responsa serve`` process with ``options`` on a free port, answering; and its URL. Its output
-    goes to ``log``; the caller stops it."""
+def start_serve(*options: str, log: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """A ``responsa serve`` process with ``options`` (and ``env`` added to the environment) on a free
+    port, answering; and its URL. Its output goes to ``log``; the caller stops it."""
     port = free_port()
     command = [sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), *options]
     with log.open("ab") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
     url = f"http://127.0.0.1:{port}"
     wait_until_answering(f"{url}/health", process)
     return process, url

@@ -48,6 +48,11 @@ def test_no_upward_imports(subpackage: str) -> None:
             assert parts[0] not in EXTERNAL_FORBIDDEN.get(subpackage, set()), f"{path} imports {name}"
 
 
+def test_tracing_is_a_leaf_every_layer_may_use() -> None:
+    imported = imported_modules(PACKAGE / "tracing.py")
+    assert not {name for name in imported if name.split(".")[0] == "responsa"}
+
+
 def test_public_api_is_pinned() -> None:
     assert set(responsa.engine.__all__) == {
         "Compactor",

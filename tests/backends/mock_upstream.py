@@ -74,6 +74,7 @@ class MockUpstream:
         self.client_ports: list[int] = []
         self.cookies: list[str | None] = []
         """The ``cookie`` header of each chat request (every reply sets one, as some proxies do)."""
+        self.traceparents: list[str | None] = []
         self.healthy = True
         self.token_count: int | None = None
         """What ``POST /tokenize`` (vLLM's, at the root) answers; None: the route is missing (404)."""
@@ -103,6 +104,7 @@ class MockUpstream:
         if request.client is not None:
             self.client_ports.append(request.client.port)
         self.cookies.append(request.headers.get("cookie"))
+        self.traceparents.append(request.headers.get("traceparent"))
         reply = self.script.popleft() if self.script else Stream(text_chunks("hello", " from", " upstream"))
         if isinstance(reply, Fail):
             return JSONResponse({"error": {"message": reply.message}}, status_code=reply.status, headers=reply.headers)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 
+from responsa import tracing
 from responsa.backends import Backend, BackendRegistry, ModelRequest
 from responsa.protocol import CreateResponseRequest, InvalidRequest, Item, McpListTools, McpTool
 from responsa.store import Store
@@ -23,7 +24,7 @@ from ._images import check_images
 from ._mcp import McpPlan, approved_calls, check_approvals, check_mcp_tools, plan_mcp
 from ._new_response import new_response, unavailable_hosted
 from ._prepare import build_model_request, check_request, load_history, normalize_input
-from ._run import Run
+from ._run import Run, open_model_call
 from ._truncation import token_counter, truncated
 
 __all__ = ["Opener"]
@@ -73,11 +74,20 @@ class Opener:
         backend = self._backends.resolve(request.model)
         stack = AsyncExitStack()
         await stack.enter_async_context(self._admission(backend).slot())
+        attributes = {"gen_ai.request.model": request.model, "responsa.tenant": tenant,
+                      "responsa.stream": request.stream, "responsa.background": request.background}  # fmt: skip
+        span = tracing.start(f"response {request.model}", attributes)
         try:
-            return await self._open(request, fault, tenant, history, backend, servers, stack)
-        except BaseException:
+            with tracing.current(span):  # what opening the run does (reads, listings, counts) is the span's
+                run = await self._open(request, fault, tenant, history, backend, servers, stack)
+        except BaseException as exc:
             await stack.aclose()
+            tracing.finish(span, {}, f"{type(exc).__name__}: {exc}")
             raise
+        run.span = span
+        if span is not None:
+            span.set_attribute("gen_ai.response.id", run.response.id)
+        return run
 
     async def _open(
         self,
@@ -129,7 +139,7 @@ class Opener:
             if compaction is not None:
                 opening += builder.record_compaction(compaction)
         context = await truncated(request, backend, context, count)
-        model_events = await stack.enter_async_context(backend.stream(build(context)))
+        model_events = await open_model_call(stack, backend, build(context))
         return Run(
             request,
             response,

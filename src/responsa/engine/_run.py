@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
 
-from responsa.backends import Backend, ModelEvent
+from responsa import tracing
+from responsa.backends import Backend, ModelEvent, ModelRequest
 from responsa.protocol import CreateResponseRequest, Item, ResponsaError, ResponseObject, StreamEvent
 from responsa.store import Store
 
@@ -17,7 +19,10 @@ from ._client_tools import ClientTools
 from ._event_log import EventLog
 from ._mcp import McpPlan
 
-__all__ = ["Run"]
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
+
+__all__ = ["Run", "open_model_call"]
 
 
 @dataclass
@@ -55,7 +60,33 @@ class Run:
     log: EventLog | None = None
     """Background runs only: every event, for followers here and (via the store) anywhere."""
     shutting_down: bool = False
+    span: Span | None = None
+    """With tracing on: this response's span, parent of its model calls, tool calls and saves."""
 
     @property
     def tenant(self) -> str:
         return self.store.tenant
+
+    def end_span(self) -> None:
+        """End the response's span with its outcome and token counts."""
+        if self.span is None:
+            return
+        usage = self.response.usage
+        attributes: dict[str, str | int] = {"responsa.status": self.response.status}
+        if usage is not None:
+            attributes["gen_ai.usage.input_tokens"] = usage.input_tokens
+            attributes["gen_ai.usage.output_tokens"] = usage.output_tokens
+        tracing.finish(self.span, attributes, self.error.message if self.error is not None else None)
+
+
+async def open_model_call(
+    stack: AsyncExitStack, backend: Backend, request: ModelRequest
+) -> AsyncIterator[list[ModelEvent]]:
+    """Open a model call that ``stack`` closes. With tracing on, the call is a span, current while it
+    connects (an upstream gets its ``traceparent``) and ended when the call closes."""
+    attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": request.model}
+    call = tracing.start(f"chat {request.model}", attributes)
+    if call is not None:
+        stack.callback(call.end)
+    with tracing.current(call):
+        return await stack.enter_async_context(backend.stream(request))

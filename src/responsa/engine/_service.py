@@ -12,6 +12,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 import anyio
 from anyio.abc import TaskGroup
 
+from responsa import tracing
 from responsa.backends import BackendRegistry
 from responsa.protocol import (
     TERMINAL_STATUSES,
@@ -36,7 +37,7 @@ from ._leases import Leases
 from ._opening import Opener
 from ._periodic import every
 from ._prepare import build_model_request
-from ._run import Run
+from ._run import Run, open_model_call
 
 __all__ = ["MAX_ROUNDS", "ResponseService"]
 
@@ -128,6 +129,7 @@ class ResponseService:
                     if run.log is not None:
                         run.log.settle()
                 finally:
+                    run.end_span()
                     if run.log is not None:
                         run.log.end()
                     self.leases.release(run.response.id)
@@ -151,7 +153,8 @@ class ResponseService:
             pending, builder.pending_calls = builder.pending_calls, []
             for call in pending:
                 assert run.mcp is not None  # only MCP routes make pending calls
-                outcome = await self._mcp.call_tool(run.mcp.servers[call.server_label], call.name, call.arguments)
+                with tracing.current(run.span):
+                    outcome = await self._mcp.call_tool(run.mcp.servers[call.server_label], call.name, call.arguments)
                 yield builder.call_finished(call, outcome.output, outcome.error)
             run.tool_calls_made += len(pending)
             if not pending or builder.client_calls or builder.approval_requests:
@@ -161,7 +164,8 @@ class ResponseService:
             request = build_model_request(
                 run.request, context, run.fault, run.client, run.mcp, run.tool_calls_made, last, run.unavailable
             )
-            run.model_events = await run.exit_stack.enter_async_context(run.backend.stream(request))
+            with tracing.current(run.span):
+                run.model_events = await open_model_call(run.exit_stack, run.backend, request)
         yield builder.complete()
 
     async def launch(self, run: Run) -> ResponseObject:
@@ -230,8 +234,9 @@ class ResponseService:
 
         async def record(recorded: anyio.Event) -> None:
             try:
-                lease = self.leases.take(run.response.id)
-                await run.store.save_response(run.response, run.input_items, lease_until=lease)
+                with tracing.current(run.span):
+                    lease = self.leases.take(run.response.id)
+                    await run.store.save_response(run.response, run.input_items, lease_until=lease)
                 run.inputs_saved = True
             finally:
                 recorded.set()
@@ -249,7 +254,7 @@ class ResponseService:
         if run.persisted or (run.log is not None and not run.log.closed):
             return
         run.persisted = True
-        with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True), tracing.current(run.span):
             await self._persist(run)
 
     async def _persist(self, run: Run) -> None:

@@ -10,6 +10,7 @@ from functools import partial
 import anyio
 from starlette.applications import Starlette
 
+from responsa import tracing
 from responsa.backends import Backend, BackendRegistry
 from responsa.backends.chat_completions import ChatCompletionsBackend, Strategy, UpstreamModel, discover_models
 from responsa.backends.llama_cpp import LlamaCppBackend
@@ -115,6 +116,8 @@ def create_app(settings: Settings) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
+            if tracing.configured_from_environment():  # before the store opens: its writes are spans
+                stack.callback(tracing.shutdown)
             registry = BackendRegistry(await _backends(settings))
             stack.push_async_callback(registry.aclose)
             store = SqlStore(settings.db_url, _retention(settings))

@@ -12,6 +12,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
+from responsa import tracing
 from responsa.config import ApiKey
 from responsa.protocol import AuthenticationFailed, PayloadTooLarge, ResponsaError
 
@@ -25,6 +26,7 @@ logger = logging.getLogger("responsa.access")
 
 DEFAULT_TENANT = "default"
 _OPEN_PATHS = frozenset({"/health", "/metrics"})
+_TRACE_HEADERS = ("traceparent", "tracestate")
 
 
 class Gate:
@@ -48,7 +50,6 @@ class Gate:
         request_id = headers.get(b"x-request-id", b"").decode(errors="replace")[:128] or f"req_{uuid.uuid4().hex}"
         started = time.perf_counter()
         status = {"code": 500}
-        tenant = DEFAULT_TENANT
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -57,12 +58,12 @@ class Gate:
             await send(message)
 
         try:
-            tenant = await self._admit(scope, headers)
-            scope.setdefault("state", {})["tenant"] = tenant
-            await self.app(scope, receive, send_with_id)
-        except ResponsaError as refused:
-            await error_response(refused)(scope, receive, send_with_id)
+            if tracing.enabled():
+                await self._traced(scope, receive, send_with_id, headers, status)
+            else:
+                await self._serve(scope, receive, send_with_id, headers)
         finally:
+            tenant = _tenant_of(scope)
             elapsed = time.perf_counter() - started
             route = route_of(scope["path"])
             self.metrics.requests.labels(scope["method"], route, str(status["code"])).inc()
@@ -71,6 +72,26 @@ class Gate:
                 "request_id=%s tenant=%s method=%s path=%s status=%d duration_ms=%.1f",
                 request_id, tenant, scope["method"], scope["path"], status["code"], elapsed * 1000,
             )  # fmt: skip
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, headers: dict[bytes, Any]) -> None:
+        """Admit and answer the request, or refuse it."""
+        try:
+            scope.setdefault("state", {})["tenant"] = await self._admit(scope, headers)
+            await self.app(scope, receive, send)
+        except ResponsaError as refused:
+            await error_response(refused)(scope, receive, send)
+
+    async def _traced(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[bytes, Any], status: dict[str, int]
+    ) -> None:
+        """``_serve`` in a server span that continues the caller's trace (``traceparent``)."""
+        incoming = {name: headers[name.encode()].decode() for name in _TRACE_HEADERS if name.encode() in headers}
+        attributes = {"http.request.method": scope["method"], "url.path": scope["path"]}
+        name = f"{scope['method']} {route_of(scope['path'])}"
+        with tracing.span(name, attributes, tracing.extract(incoming), kind="SERVER") as span:
+            await self._serve(scope, receive, send, headers)
+            if span is not None:
+                span.set_attributes({"http.response.status_code": status["code"], "responsa.tenant": _tenant_of(scope)})
 
     async def _socket(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A WebSocket handshake: the API key of its headers names the tenant (limits apply per message).
@@ -114,3 +135,9 @@ class Gate:
                 )
             tenant = key.tenant
         return tenant
+
+
+def _tenant_of(scope: Scope) -> str:
+    """The tenant the request was admitted for (the default before admission)."""
+    tenant: str = scope.get("state", {}).get("tenant", DEFAULT_TENANT)
+    return tenant

@@ -33,6 +33,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.sql import ClauseElement, Executable
 from sqlalchemy.sql.compiler import SQLCompiler
 
+from responsa import tracing
+
 __all__ = ["Database", "Rows", "Sql", "open_database"]
 
 logger = logging.getLogger(__name__)
@@ -92,10 +94,35 @@ class Database(Protocol):
 
 
 def open_database(url: str) -> Database:
-    """The database for a ``sqlite://`` or ``postgresql://`` URL (driver prefixes are accepted too)."""
-    if url.startswith("sqlite"):
-        return SqliteDatabase(url)
-    return AsyncDriverDatabase(url)
+    """The database for a ``sqlite://`` or ``postgresql://`` URL (driver prefixes are accepted too);
+    with tracing on, every write is a span."""
+    database: Database = SqliteDatabase(url) if url.startswith("sqlite") else AsyncDriverDatabase(url)
+    if tracing.enabled():
+        return _TracedDatabase(database, "sqlite" if url.startswith("sqlite") else "postgresql")
+    return database
+
+
+class _TracedDatabase:
+    """A span per write, named after the store method that asked for it."""
+
+    def __init__(self, database: Database, system: str) -> None:
+        self._database = database
+        self._system = system
+        self.private = database.private
+
+    async def read(self, work: Callable[[Sql], T]) -> T:
+        return await self._database.read(work)
+
+    async def write(self, work: Callable[[Sql], T]) -> T:
+        operation = work.__qualname__.split(".<locals>")[0].rsplit(".", 1)[-1]
+        with tracing.span(f"store {operation}", {"db.system.name": self._system, "db.operation.name": operation}):
+            return await self._database.write(work)
+
+    async def migrate(self, upgrade: Migration) -> None:
+        await self._database.migrate(upgrade)
+
+    async def aclose(self) -> None:
+        await self._database.aclose()
 
 
 class SqliteDatabase:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from responsa import tracing
 from responsa.protocol import McpTool, McpToolInfo
 
 if TYPE_CHECKING:
@@ -44,6 +45,15 @@ class McpConnector:
 
     async def list_tools(self, server: McpTool) -> tuple[list[McpToolInfo], str | None]:
         """The server's tools, or ``([], reason)`` when it cannot be listed."""
+        with tracing.span("mcp list_tools", {"mcp.server.label": server.server_label}) as span:
+            tools, error = await self._list_tools(server)
+            if span is not None:
+                span.set_attribute("mcp.tools", len(tools))
+                if error:
+                    span.set_attribute("error.type", error)
+            return tools, error
+
+    async def _list_tools(self, server: McpTool) -> tuple[list[McpToolInfo], str | None]:
         try:
             with anyio.fail_after(self.list_timeout):
                 async with _client(server) as client:
@@ -66,6 +76,14 @@ class McpConnector:
         return tools, None
 
     async def call_tool(self, server: McpTool, name: str, arguments: str) -> CallOutcome:
+        attributes = {"mcp.server.label": server.server_label, "gen_ai.tool.name": name}
+        with tracing.span(f"mcp call {name}", attributes) as span:
+            outcome = await self._call_tool(server, name, arguments)
+            if span is not None and outcome.error is not None:
+                span.set_attribute("error.type", str(outcome.error.get("type")))
+            return outcome
+
+    async def _call_tool(self, server: McpTool, name: str, arguments: str) -> CallOutcome:
         try:
             parsed = json.loads(arguments or "{}")
         except json.JSONDecodeError as exc:
@@ -96,6 +114,7 @@ async def _client(server: McpTool) -> AsyncIterator[Client]:
 
     url = server.server_url or ""
     headers = dict(server.headers or {})
+    tracing.inject(headers)
     if url.rstrip("/").endswith("/sse"):
         async with Client(sse_client(url, headers=headers)) as client:
             yield client

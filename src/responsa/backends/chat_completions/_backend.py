@@ -17,6 +17,7 @@ import aiohttp
 import anyio
 import orjson
 
+from responsa import tracing
 from responsa.backends._base import Backend, ModelEvent, ModelRequest, estimate_tokens
 from responsa.protocol import InvalidRequest, ModelError, RateLimited, ResponsaError, ServiceUnavailable
 
@@ -97,6 +98,7 @@ class ChatCompletionsBackend(Backend):
         headers = {"content-type": "application/json"}
         if model.api_key:
             headers["authorization"] = f"Bearer {model.api_key}"
+        tracing.inject(headers)  # the upstream's spans join this model call's trace
         last_error: ResponsaError = ServiceUnavailable(f"No healthy worker is available for model '{model.name}'.")
         for worker in pool.candidates():
             worker.in_flight += 1
