@@ -116,7 +116,8 @@ def main() -> None:
     "mcp_allow_hosts",
     multiple=True,
     envvar="RESPONSA_MCP_ALLOW_HOSTS",
-    help="A host MCP server_urls may name besides loopback (repeatable; env: space-separated).",
+    help="A host (host or host:port) MCP server_urls may name; without API keys, loopback too (repeatable; "
+    "env: space-separated).",
 )
 @click.option(
     "--mcp-call-timeout-secs",

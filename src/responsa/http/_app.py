@@ -127,8 +127,8 @@ def create_app(settings: Settings) -> Starlette:
             tasks = await stack.enter_async_context(anyio.create_task_group())
             compactor = Compactor(store, registry, Sealer(secret_key(settings)))
             app.state.compactor = compactor
-            connector = McpConnector(settings.mcp_call_timeout_secs, settings.mcp_list_timeout_secs)
-            policy = UrlPolicy(settings.mcp_allow_hosts)
+            policy = UrlPolicy(settings.mcp_allow_hosts, allow_loopback=not settings.api_keys)
+            connector = McpConnector(settings.mcp_call_timeout_secs, settings.mcp_list_timeout_secs, policy)
             app.state.service = ResponseService(
                 store,
                 registry,

@@ -22,6 +22,8 @@ import anyio
 from responsa import tracing
 from responsa.protocol import McpTool, McpToolInfo
 
+from ._mcp_policy import UrlPolicy
+
 if TYPE_CHECKING:
     from mcp import Client
 
@@ -39,9 +41,11 @@ class CallOutcome:
 class McpConnector:
     """Talks to MCP servers with per-operation deadlines."""
 
-    def __init__(self, call_timeout: float = 30.0, list_timeout: float = 15.0) -> None:
+    def __init__(self, call_timeout: float = 30.0, list_timeout: float = 15.0, policy: UrlPolicy | None = None) -> None:
         self.call_timeout = call_timeout
         self.list_timeout = list_timeout
+        self.policy = policy or UrlPolicy()
+        """Checked again before every HTTP request an MCP client sends (redirects included)."""
 
     async def list_tools(self, server: McpTool) -> tuple[list[McpToolInfo], str | None]:
         """The server's tools, or ``([], reason)`` when it cannot be listed."""
@@ -56,7 +60,7 @@ class McpConnector:
     async def _list_tools(self, server: McpTool) -> tuple[list[McpToolInfo], str | None]:
         try:
             with anyio.fail_after(self.list_timeout):
-                async with _client(server) as client:
+                async with _client(server, self.policy) as client:
                     listed = await client.list_tools()
         except TimeoutError:
             return [], f"Listing the tools of {server.server_label!r} timed out after {self.list_timeout:g}s."
@@ -90,7 +94,7 @@ class McpConnector:
             return CallOutcome(error={"type": "mcp_protocol_error", "code": -32602, "message": f"Invalid JSON: {exc}"})
         try:
             with anyio.fail_after(self.call_timeout):
-                async with _client(server) as client:
+                async with _client(server, self.policy) as client:
                     result = await client.call_tool(name, parsed if isinstance(parsed, dict) else {})
         except TimeoutError:
             message = f"The call to {name!r} timed out after {self.call_timeout:g}s."
@@ -105,8 +109,9 @@ class McpConnector:
 
 
 @asynccontextmanager
-async def _client(server: McpTool) -> AsyncIterator[Client]:
-    """A connected, initialised session; everything it opened is closed on exit."""
+async def _client(server: McpTool, policy: UrlPolicy) -> AsyncIterator[Client]:
+    """A connected, initialised session; everything it opened is closed on exit. Every HTTP request
+    it sends is checked by ``policy`` first."""
     from mcp import Client
     from mcp.client.sse import sse_client
     from mcp.client.streamable_http import streamable_http_client
@@ -115,11 +120,17 @@ async def _client(server: McpTool) -> AsyncIterator[Client]:
     url = server.server_url or ""
     headers = dict(server.headers or {})
     tracing.inject(headers)
+
+    def guarded_client(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:
+        client = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+        client.event_hooks = {"request": [policy.guard], "response": []}
+        return client
+
     if url.rstrip("/").endswith("/sse"):
-        async with Client(sse_client(url, headers=headers)) as client:
+        async with Client(sse_client(url, headers=headers, httpx_client_factory=guarded_client)) as client:
             yield client
         return
-    async with create_mcp_http_client(headers=headers) as http_client:
+    async with guarded_client(headers=headers) as http_client:
         async with Client(streamable_http_client(url, http_client=http_client)) as client:
             yield client
 

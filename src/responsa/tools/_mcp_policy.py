@@ -1,12 +1,24 @@
-"""Which MCP ``server_url``s the server may connect to: loopback and configured hosts, never
-link-local or cloud-metadata addresses (a tool definition must not become a way into the network)."""
+"""Which MCP ``server_url``s the server may connect to (a tool definition must not become a way into
+the network): hosts allowed by name with ``--mcp-allow-host``, and loopback only while the server
+has no API keys (one trusted user on their own machine). With API keys, clients are not trusted:
+a loopback or private address is as closed as any other unless allowed by name, or a tenant could
+probe the server's own ports (a database, say) through a tool. Link-local, multicast, unspecified
+and cloud-metadata addresses are never reachable.
+
+Host names are resolved and every address they resolve to is checked: when the request is
+validated, and again by ``guard`` before every HTTP request the MCP client sends (redirects
+included), so a name that resolves differently later is judged again.
+"""
 
 from __future__ import annotations
 
 import ipaddress
 import socket
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import urlsplit
+
+import anyio
 
 from responsa.protocol import InvalidRequest
 
@@ -14,35 +26,63 @@ __all__ = ["UrlPolicy"]
 
 _METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata", "instance-data", "metadata.azure.internal"})
 
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
 
 class UrlPolicy:
     """``check(url)`` raises a 400 naming ``param`` unless the URL is allowed."""
 
-    def __init__(self, allowed_hosts: Iterable[str] = ()) -> None:
-        self._allowed = {host.lower() for host in allowed_hosts}
+    def __init__(self, allowed_hosts: Iterable[str] = (), allow_loopback: bool = True) -> None:
+        self._allowed = {entry.lower() for entry in allowed_hosts}
+        """``host`` (any port) or ``host:port`` entries."""
+        self._allow_loopback = allow_loopback
 
     def check(self, url: str | None, param: str) -> None:
         if not url:
             raise InvalidRequest("An MCP tool needs a 'server_url'.", param=param, code="missing_required_parameter")
-        parts = urlsplit(url)
-        host = (parts.hostname or "").lower()
-        if parts.scheme not in ("http", "https") or not host:
-            raise InvalidRequest(f"Invalid MCP server_url {url!r}: expected http(s)://host/...", param=param)
+        host, port = _host_and_port(url, param)
+        self._judge(url, param, host, port, _addresses(host))
+
+    async def guard(self, request: Any) -> None:
+        """An HTTP client's request hook: every request the MCP client sends is checked again."""
+        url = str(request.url)
+        host, port = _host_and_port(url, "tools")
+        try:
+            infos = await anyio.getaddrinfo(host, port)
+        except OSError:
+            infos = []
+        self._judge(url, "tools", host, port, [ipaddress.ip_address(info[4][0]) for info in infos])
+
+    def _judge(self, url: str, param: str, host: str, port: int, addresses: list[Address]) -> None:
         if host in _METADATA_HOSTS:
             raise self._refused(url, param, "cloud metadata endpoints are never allowed")
-        addresses = _addresses(host)
         if any(address.is_link_local or address.is_multicast or address.is_unspecified for address in addresses):
             raise self._refused(url, param, "link-local, multicast and unspecified addresses are never allowed")
-        if host in self._allowed or (addresses and all(address.is_loopback for address in addresses)):
+        if host in self._allowed or f"{host}:{port}" in self._allowed:
             return
-        raise self._refused(url, param, "only loopback and hosts allowed with --mcp-allow-host are reachable")
+        if self._allow_loopback and addresses and all(address.is_loopback for address in addresses):
+            return
+        reachable = "loopback and hosts" if self._allow_loopback else "with API keys configured, hosts"
+        raise self._refused(url, param, f"only {reachable} allowed with --mcp-allow-host are reachable")
 
     @staticmethod
     def _refused(url: str, param: str, why: str) -> InvalidRequest:
         return InvalidRequest(f"MCP server_url {url!r} is not allowed: {why}.", param=param, code="mcp_url_not_allowed")
 
 
-def _addresses(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+def _host_and_port(url: str, param: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if parts.scheme not in ("http", "https") or not host:
+        raise InvalidRequest(f"Invalid MCP server_url {url!r}: expected http(s)://host/...", param=param)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise InvalidRequest(f"Invalid MCP server_url {url!r}: bad port.", param=param) from None
+    return host, port
+
+
+def _addresses(host: str) -> list[Address]:
     """The host's IP addresses: itself if it is one, else what it resolves to (empty if it does not)."""
     try:
         return [ipaddress.ip_address(host)]
