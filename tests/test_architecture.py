@@ -67,6 +67,8 @@ def test_public_api_is_pinned() -> None:
         "ItemPage",
         "LoggedEvent",
         "Order",
+        "ResponseFilter",
+        "ResponsePage",
         "Retention",
         "SqlStore",
         "Store",

@@ -28,7 +28,7 @@ from responsa.protocol import (
     StreamEvent,
     Usage,
 )
-from responsa.store import ItemPage, LoggedEvent, Order, Store
+from responsa.store import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Store
 from responsa.tools import McpConnector, UrlPolicy
 
 from ._compaction import Compactor
@@ -284,6 +284,13 @@ class ResponseService:
         if response is None:
             raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
         return response
+
+    async def list_responses(
+        self, wanted: ResponseFilter, *, limit: int, order: Order, after: str | None, before: str | None, tenant: str
+    ) -> ResponsePage:
+        """A page of the tenant's stored responses, as ``wanted``."""
+        store = self._store.scoped(tenant)
+        return await store.list_responses(wanted, limit=limit, order=order, after=after, before=before)
 
     async def delete(self, response_id: str, tenant: str = "default") -> None:
         if not await self._store.scoped(tenant).delete_response(response_id):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -9,12 +10,14 @@ import orjson
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
-from responsa.protocol import InvalidRequest, Item, PayloadTooLarge
-from responsa.store import ItemPage, Order
+from responsa.protocol import TERMINAL_STATUSES, InvalidRequest, Item, PayloadTooLarge, ResponseObject
+from responsa.store import ItemPage, Order, ResponseFilter
 
 from ._errors import invalid_from_validation
 
-__all__ = ["Paging", "item_list_body", "page_body", "paging", "read_model", "tenant_of"]
+__all__ = ["Paging", "item_list_body", "page_body", "paging", "read_model", "response_filter", "tenant_of"]
+
+_STATUSES = TERMINAL_STATUSES | {"queued", "in_progress"}
 
 
 def tenant_of(request: Request) -> str:
@@ -70,7 +73,39 @@ def paging(request: Request, default_limit: int) -> Paging:
     return Paging(limit, "asc" if order == "asc" else "desc", query.get("after"), query.get("before"))
 
 
-def item_list_body(items: list[Item], has_more: bool = False) -> dict[str, Any]:
+def response_filter(request: Request) -> ResponseFilter:
+    """The filters of ``GET /v1/responses``: ``model``, ``status``, ``metadata[KEY]``, ``created_after``,
+    ``created_before`` (Unix seconds) and ``previous_response_id``."""
+    query = request.query_params
+    status = query.get("status")
+    if status is not None and status not in _STATUSES:
+        raise InvalidRequest(
+            f"Invalid 'status': {status!r}. Expected one of {', '.join(sorted(_STATUSES))}.",
+            param="status",
+            code="invalid_value",
+        )
+    times: dict[str, int] = {}
+    for name in ("created_after", "created_before"):
+        raw = query.get(name)
+        if raw is not None:
+            if not raw.isdigit():
+                raise InvalidRequest(
+                    f"Invalid {name!r}: {raw!r}. Expected Unix seconds.", param=name, code="invalid_value"
+                )
+            times[name] = int(raw)
+    metadata = {
+        key[9:-1]: value for key, value in query.multi_items() if key.startswith("metadata[") and key[-1] == "]"
+    }
+    return ResponseFilter(
+        model=query.get("model"),
+        status=status,
+        metadata=metadata,
+        previous_response_id=query.get("previous_response_id"),
+        **times,
+    )
+
+
+def item_list_body(items: Sequence[Item | ResponseObject], has_more: bool = False) -> dict[str, Any]:
     """The ``{"object": "list", "data", "first_id", "last_id", "has_more"}`` envelope."""
     data = [item.model_dump(mode="json") for item in items]
     return {

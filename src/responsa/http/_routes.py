@@ -14,7 +14,7 @@ from responsa.protocol import CreateResponseRequest, DeletedObject, InvalidReque
 from ._compaction_routes import compaction_routes
 from ._conversation_routes import conversation_routes
 from ._errors import json_response
-from ._parsing import page_body, paging, read_model, tenant_of
+from ._parsing import item_list_body, page_body, paging, read_model, response_filter, tenant_of
 from ._sse import SseResponse, sse_logged, sse_stream
 from ._websocket import responses_socket
 
@@ -43,6 +43,17 @@ async def create_response(request: Request) -> Response:
         return _sse(request, sse_stream(service.events(run)))
     response = await service.create(run)
     return json_response(response.model_dump(mode="json"))
+
+
+async def list_responses(request: Request) -> Response:
+    """The caller's stored responses, newest first by default, with cursor paging and filters (an
+    extension, as Llama Stack's; see docs/api.md)."""
+    page = paging(request, default_limit=20)
+    found = await _service(request).list_responses(
+        response_filter(request), limit=page.limit, order=page.order, after=page.after, before=page.before,
+        tenant=tenant_of(request),
+    )  # fmt: skip
+    return json_response(item_list_body(found.responses, found.has_more))
 
 
 async def get_response(request: Request) -> Response:
@@ -109,6 +120,7 @@ def routes() -> list[BaseRoute]:
     for prefix in PREFIXES:
         table += [
             Route(f"{prefix}/responses", create_response, methods=["POST"]),
+            Route(f"{prefix}/responses", list_responses, methods=["GET"]),
             WebSocketRoute(f"{prefix}/responses", responses_socket),
             Route(f"{prefix}/responses/{{response_id}}", get_response, methods=["GET"]),
             Route(f"{prefix}/responses/{{response_id}}", delete_response, methods=["DELETE"]),

@@ -1,6 +1,6 @@
 """Durable storage of responses and items."""
 
-from ._base import ItemPage, LoggedEvent, Order, Retention, Store
+from ._base import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Retention, Store
 from ._sql import SqlStore
 
-__all__ = ["ItemPage", "LoggedEvent", "Order", "Retention", "SqlStore", "Store"]
+__all__ = ["ItemPage", "LoggedEvent", "Order", "ResponseFilter", "ResponsePage", "Retention", "SqlStore", "Store"]

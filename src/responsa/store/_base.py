@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from responsa.protocol import Conversation, Item, ResponseObject
 
-__all__ = ["ItemPage", "LoggedEvent", "Order", "Retention", "Store"]
+__all__ = ["ItemPage", "LoggedEvent", "Order", "ResponseFilter", "ResponsePage", "Retention", "Store"]
 
 Order = Literal["asc", "desc"]
 
@@ -18,6 +18,28 @@ class ItemPage:
     """One page of a listing; ``has_more`` says whether a next page exists."""
 
     items: list[Item]
+    has_more: bool
+
+
+@dataclass(frozen=True)
+class ResponseFilter:
+    """Which responses a listing shows; unset fields do not filter."""
+
+    model: str | None = None
+    status: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    created_after: int | None = None
+    """Created at or after this Unix time (seconds)."""
+    created_before: int | None = None
+    """Created before this Unix time (seconds)."""
+    previous_response_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ResponsePage:
+    """One page of a listing of responses; ``has_more`` says whether a next page exists."""
+
+    responses: list[ResponseObject]
     has_more: bool
 
 
@@ -107,6 +129,11 @@ class Store(Protocol):
     async def orphaned(self, now: float) -> list[tuple[str, ResponseObject]]:
         """(tenant, response) of responses queued or in progress whose lease ran out (or that never had
         one), of every tenant: nobody runs them any more."""
+
+    async def list_responses(
+        self, wanted: ResponseFilter, *, limit: int, order: Order, after: str | None, before: str | None
+    ) -> ResponsePage:
+        """A page of this tenant's stored responses (ordered by creation; ``after``/``before`` are ids)."""
 
     async def delete_response(self, response_id: str) -> bool:
         """Remove a response and its items; False when it did not exist."""

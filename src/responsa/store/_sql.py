@@ -15,11 +15,12 @@ from sqlalchemy.exc import DBAPIError
 from responsa.protocol import TERMINAL_STATUSES, Item, ResponseObject
 
 from . import _statements as sql
-from ._base import ItemPage, LoggedEvent, Order, Retention
+from ._base import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Retention
 from ._context_cache import ContextCache
 from ._database import Database, Sql, open_database
 from ._migrate import upgrade_in_child, upgrade_to_head
 from ._paging import dump_item, item_page, load_item
+from ._response_listing import list_rows
 from ._sql_conversations import ConversationQueries, append_items
 from ._tables import SCHEMA_VERSION, conversation_items, conversations, response_events, response_items, responses
 
@@ -149,6 +150,23 @@ class SqlStore(ConversationQueries):
             if response is not None:
                 orphans.append((tenant, response))
         return orphans
+
+    async def list_responses(
+        self, wanted: ResponseFilter, *, limit: int, order: Order, after: str | None, before: str | None
+    ) -> ResponsePage:
+        live = self._live(self.retention.response_ttl)
+        sqlite = self._url.startswith("sqlite")
+
+        def work(conn: Sql) -> tuple[list[tuple[str, str, list[str]]], bool]:
+            return list_rows(conn, sqlite, live, wanted, limit=limit, order=order, after=after, before=before)
+
+        rows, has_more = await self._db.read(work)
+        found = []
+        for _response_id, body, outputs in rows:
+            data: dict[str, Any] = orjson.loads(body)
+            data["output"] = [orjson.loads(item) for item in outputs]
+            found.append(ResponseObject.model_validate(data))
+        return ResponsePage(found, has_more)
 
     async def delete_response(self, response_id: str) -> bool:
         def work(conn: Sql) -> bool:
