@@ -16,6 +16,8 @@ from responsa.protocol import (
     StreamEvent,
 )
 
+from ._timeline import Timeline
+
 __all__ = ["Emitter"]
 
 ItemT = TypeVar("ItemT", bound=BaseModel)
@@ -29,10 +31,14 @@ class Emitter:
         self.snapshots = True
         """Whether lifecycle events carry copies of the response (False when no one reads the events)."""
         self._sequence = 0
+        self.timeline = Timeline()
+        """When each output item started and ended (and what else the run marks)."""
 
     def _emit(self, event: StreamEvent) -> StreamEvent:
         event.sequence_number = self._sequence
         self._sequence += 1
+        if type(event) is OutputItemEvent:
+            self.timeline.item(event)
         return event
 
     def _snapshot(self, item: ItemT) -> ItemT:

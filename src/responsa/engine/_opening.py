@@ -7,6 +7,7 @@ Anything that goes wrong here is an HTTP error and nothing is stored.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 
@@ -63,6 +64,7 @@ class Opener:
         ``history`` is the context before this request when the caller holds it (a WebSocket
         connection's own cache of its last response); otherwise it comes from the store.
         """
+        received = time.time()
         check_request(request)
         if isinstance(request.input, list) and len(request.input) > self._max_input_items:
             raise InvalidRequest(
@@ -85,6 +87,7 @@ class Opener:
             tracing.finish(span, {}, f"{type(exc).__name__}: {exc}")
             raise
         run.span = span
+        run.builder.timeline.received_at(received)
         if span is not None:
             span.set_attribute("gen_ai.response.id", run.response.id)
         return run
@@ -139,7 +142,7 @@ class Opener:
             if compaction is not None:
                 opening += builder.record_compaction(compaction)
         context = await truncated(request, backend, context, count)
-        model_events = await open_model_call(stack, backend, build(context))
+        model_events = await open_model_call(stack, backend, build(context), builder.timeline)
         return Run(
             request,
             response,

@@ -18,6 +18,7 @@ from ._accumulate import OutputBuilder
 from ._client_tools import ClientTools
 from ._event_log import EventLog
 from ._mcp import McpPlan
+from ._timeline import Timeline
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -80,10 +81,11 @@ class Run:
 
 
 async def open_model_call(
-    stack: AsyncExitStack, backend: Backend, request: ModelRequest
+    stack: AsyncExitStack, backend: Backend, request: ModelRequest, timeline: Timeline
 ) -> AsyncIterator[list[ModelEvent]]:
-    """Open a model call that ``stack`` closes. With tracing on, the call is a span, current while it
-    connects (an upstream gets its ``traceparent``) and ended when the call closes."""
+    """Open a model call that ``stack`` closes, marked on ``timeline``. With tracing on, the call is a
+    span, current while it connects (an upstream gets its ``traceparent``) and ended when the call closes."""
+    timeline.mark("model.called", model=request.model)
     attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": request.model}
     call = tracing.start(f"chat {request.model}", attributes)
     if call is not None:

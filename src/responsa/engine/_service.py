@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -139,9 +140,13 @@ class ResponseService:
     async def _turns(self, run: Run) -> AsyncIterator[list[StreamEvent]]:
         builder = run.builder
         for round_number in range(MAX_ROUNDS):
+            first = True
             async for batch in run.model_events:
                 if run.cancel_requested.is_set():
                     break
+                if first:
+                    builder.timeline.mark("model.first_output")
+                    first = False
                 yield [event for model_event in batch for event in builder.feed(model_event)]
             if run.cancel_requested.is_set():
                 if run.shutting_down:
@@ -153,8 +158,10 @@ class ResponseService:
             pending, builder.pending_calls = builder.pending_calls, []
             for call in pending:
                 assert run.mcp is not None  # only MCP routes make pending calls
+                builder.timeline.mark("mcp.call.started", item_id=call.id, name=call.name)
                 with tracing.current(run.span):
                     outcome = await self._mcp.call_tool(run.mcp.servers[call.server_label], call.name, call.arguments)
+                builder.timeline.mark("mcp.call.ended", item_id=call.id, error=outcome.error is not None)
                 yield builder.call_finished(call, outcome.output, outcome.error)
             run.tool_calls_made += len(pending)
             if not pending or builder.client_calls or builder.approval_requests:
@@ -165,7 +172,7 @@ class ResponseService:
                 run.request, context, run.fault, run.client, run.mcp, run.tool_calls_made, last, run.unavailable
             )
             with tracing.current(run.span):
-                run.model_events = await open_model_call(run.exit_stack, run.backend, request)
+                run.model_events = await open_model_call(run.exit_stack, run.backend, request, builder.timeline)
         yield builder.complete()
 
     async def launch(self, run: Run) -> ResponseObject:
@@ -270,7 +277,8 @@ class ResponseService:
         if response.store:
             inputs = None if run.inputs_saved else run.input_items
             end = run.log.tail() if run.log is not None else []
-            await run.store.save_response(response, inputs, append_to_conversation=turn, events=end)
+            timing = run.builder.timeline.ended(response)
+            await run.store.save_response(response, inputs, append_to_conversation=turn, events=end, timing=timing)
         elif turn and response.conversation:
             await run.store.append_conversation_items(response.conversation["id"], turn)
 
@@ -284,6 +292,14 @@ class ResponseService:
         if response is None:
             raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
         return response
+
+    async def timeline(self, response_id: str, tenant: str = "default") -> dict[str, Any]:
+        """The response's timing record (see ``Timeline``); responses stored before it existed have none."""
+        response = await self.get(response_id, tenant)
+        marks = await self._store.scoped(tenant).get_timing(response_id)
+        usage = response.usage.model_dump(mode="json") if response.usage else None
+        return {"object": "response.timeline", "response_id": response_id, "status": response.status,
+                "usage": usage, "marks": marks or []}  # fmt: skip
 
     async def list_responses(
         self, wanted: ResponseFilter, *, limit: int, order: Order, after: str | None, before: str | None, tenant: str

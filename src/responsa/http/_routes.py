@@ -72,6 +72,12 @@ async def get_response(request: Request) -> Response:
     return json_response(response.model_dump(mode="json"))
 
 
+async def get_timeline(request: Request) -> Response:
+    """The response's timing record (an extension; see docs/api.md)."""
+    timeline = await _service(request).timeline(request.path_params["response_id"], tenant_of(request))
+    return json_response(timeline)
+
+
 async def delete_response(request: Request) -> Response:
     response_id = request.path_params["response_id"]
     await _service(request).delete(response_id, tenant_of(request))
@@ -126,6 +132,7 @@ def routes() -> list[BaseRoute]:
             Route(f"{prefix}/responses/{{response_id}}", delete_response, methods=["DELETE"]),
             Route(f"{prefix}/responses/{{response_id}}/cancel", cancel_response, methods=["POST"]),
             Route(f"{prefix}/responses/{{response_id}}/input_items", list_input_items, methods=["GET"]),
+            Route(f"{prefix}/responses/{{response_id}}/timeline", get_timeline, methods=["GET"]),
             Route(f"{prefix}/models", list_models, methods=["GET"]),
             *conversation_routes(prefix),
             *compaction_routes(prefix),

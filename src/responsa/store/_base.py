@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from responsa.protocol import Conversation, Item, ResponseObject
 
@@ -100,16 +100,21 @@ class Store(Protocol):
         append_to_conversation: Sequence[Item] = (),
         events: Sequence[LoggedEvent] = (),
         lease_until: float | None = None,
+        timing: str | None = None,
     ) -> None:
         """Insert a response (first save: ``input_items`` given, even empty) or update it; output replaced.
 
         In the same transaction: ``append_to_conversation`` items are appended to
         ``response.conversation``, contiguously, so two responses on one conversation never
         interleave; ``events`` join the response's event log (its end, stored with the state it
-        announces); ``lease_until`` (first save) is the running process's first lease on it.
+        announces); ``lease_until`` (first save) is the running process's first lease on it;
+        ``timing`` is its timing record (JSON), kept when a later save gives none.
         """
 
     async def get_response(self, response_id: str) -> ResponseObject | None: ...
+
+    async def get_timing(self, response_id: str) -> list[dict[str, Any]] | None:
+        """The response's timing record, or None (none kept, or no such response)."""
 
     async def append_events(self, response_id: str, events: Sequence[LoggedEvent]) -> None:
         """Add to a response's event log (sequence numbers are unique per response)."""

@@ -62,6 +62,7 @@ class SqlStore(ConversationQueries):
         append_to_conversation: Sequence[Item] = (),
         events: Sequence[LoggedEvent] = (),
         lease_until: float | None = None,
+        timing: str | None = None,
     ) -> None:
         body = orjson.dumps(response.model_dump(mode="json", exclude={"output", "output_text"})).decode()
         conversation_id = response.conversation["id"] if response.conversation else None
@@ -79,13 +80,14 @@ class SqlStore(ConversationQueries):
                     "background": response.background,
                     "tenant": self.tenant,
                     "lease_until": lease_until,
+                    "timing": timing,
                 }
                 conn.execute(sql.INSERT_RESPONSE, [row])
                 self._evict_responses_over_cap(conn)
                 rows = _item_rows(response.id, "input", input_items)
             else:
                 update = {"response_id": response.id, "owner": self.tenant, "new_status": response.status}
-                conn.execute(sql.UPDATE_RESPONSE, {**update, "new_body": body})
+                conn.execute(sql.UPDATE_RESPONSE, {**update, "new_body": body, "new_timing": timing})
                 conn.execute(sql.DELETE_OUTPUTS, {"response_id": response.id})
                 rows = []
             rows += _item_rows(response.id, "output", response.output)
@@ -110,6 +112,10 @@ class SqlStore(ConversationQueries):
 
         data = await self._db.read(work)
         return None if data is None else ResponseObject.model_validate(data)
+
+    async def get_timing(self, response_id: str) -> list[dict[str, Any]] | None:
+        timing = await self._db.read(lambda conn: conn.execute(sql.TIMING, self._live_response(response_id)).scalar())
+        return None if timing is None else list(orjson.loads(timing))
 
     async def append_events(self, response_id: str, events: Sequence[LoggedEvent]) -> None:
         if not events:

@@ -37,6 +37,7 @@ __all__ = [
     "RESPONSE_EXISTS",
     "RESPONSE_LINK",
     "SET_METADATA",
+    "TIMING",
     "UPDATE_RESPONSE",
 ]
 
@@ -49,12 +50,17 @@ INSERT_RESPONSE = insert(responses)
 UPDATE_RESPONSE = (
     update(responses)
     .where(_r.id == bindparam("response_id"), _r.tenant == bindparam("owner"))
-    .values(status=bindparam("new_status"), body=bindparam("new_body"))
+    .values(
+        status=bindparam("new_status"),
+        body=bindparam("new_body"),
+        timing=func.coalesce(bindparam("new_timing"), _r.timing),
+    )
 )
 RESPONSE_EXISTS = select(_r.id).where(_r.id == bindparam("response_id"), *_live_response)
 RESPONSE_LINK = select(_r.status, _r.previous_response_id).where(_r.id == bindparam("response_id"), *_live_response)
 RESPONSE_BODY = select(_r.body).where(_r.id == bindparam("response_id"), *_live_response)
 _ids = _r.id.in_(bindparam("ids", expanding=True))
+TIMING = select(_r.timing).where(_r.id == bindparam("response_id"), *_live_response)
 RENEW_LEASES = update(responses).where(_ids).values(lease_until=bindparam("until"))
 ASK_CANCEL = update(responses).where(_r.id == bindparam("response_id")).values(cancel_requested=True)
 CANCELS_ASKED = select(_r.id).where(_ids, _r.cancel_requested)

@@ -14,7 +14,7 @@ __all__ = [
     "responses",
 ]
 
-SCHEMA_VERSION = "0005"
+SCHEMA_VERSION = "0006"
 """The newest migration's revision (a test keeps the two equal): a store already there skips Alembic."""
 
 metadata = MetaData()
@@ -38,6 +38,8 @@ responses = Table(
     Column("cancel_requested", Boolean, nullable=False, server_default=false()),
     # The API key's tenant that created it; other tenants never see it.
     Column("tenant", String(80), nullable=False, server_default="default"),
+    # Its timing record (JSON list of marks), written with its final state.
+    Column("timing", Text, nullable=True),
 )
 Index("ix_responses_stored_at", responses.c.stored_at)
 Index("ix_responses_background_status", responses.c.background, responses.c.status)
