@@ -47,7 +47,7 @@ def configured_from_environment(environ: Mapping[str, str] = os.environ) -> bool
         return False
     exporter = environ.get("OTEL_TRACES_EXPORTER", "").strip().lower()
     endpoint = environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-    if exporter in ("", "none") and not (endpoint and exporter != "none"):
+    if exporter == "none" or (not exporter and not endpoint):
         return False
     if exporter == "console":
         from opentelemetry.sdk.trace.export import ConsoleSpanExporter
