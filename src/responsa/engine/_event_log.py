@@ -17,7 +17,7 @@ from responsa.store import LoggedEvent, Store
 
 __all__ = ["EventLog", "replay"]
 
-_TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed", "response.cancelled"})
+_TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 """Event types that tell a client the response has ended."""
 
 
@@ -67,18 +67,22 @@ class EventLog:
         self._grew.set()
         self._grew = anyio.Event()
 
+    def _tail_start(self) -> int:
+        """Where the tail (the terminal event onwards) begins; the end of the log while there is none."""
+        return len(self.events) if self._terminal is None else self._terminal
+
     def _visible(self) -> int:
-        return len(self.events) if self._settled or self._terminal is None else self._terminal
+        return len(self.events) if self._settled else self._tail_start()
 
     def tail(self) -> list[LoggedEvent]:
         """The terminal event onwards: written with the final state, not by ``write_behind``."""
-        return [] if self._terminal is None else self.events[self._terminal :]
+        return self.events[self._tail_start() :]
 
     async def write_behind(self) -> None:
         """Write new events to the store in batches until the log is closed and all before the tail are written."""
         while True:
             grew = self._grew
-            batch = self.events[self._written : len(self.events) if self._terminal is None else self._terminal]
+            batch = self.events[self._written : self._tail_start()]
             if batch:
                 await self._store.append_events(self._response_id, batch)
                 self._written += len(batch)

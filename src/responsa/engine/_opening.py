@@ -15,7 +15,7 @@ from responsa import tracing
 from responsa.backends import Backend, BackendRegistry, ModelRequest
 from responsa.protocol import CreateResponseRequest, InvalidRequest, Item, McpListTools, McpTool
 from responsa.store import Store
-from responsa.tools import McpConnector, UrlPolicy
+from responsa.tools import McpConnector
 
 from ._accumulate import OutputBuilder
 from ._admission import Admission
@@ -39,7 +39,6 @@ class Opener:
         store: Store,
         backends: BackendRegistry,
         mcp: McpConnector,
-        url_policy: UrlPolicy,
         compactor: Compactor | None,
         hosted_tools: str,
         max_input_items: int,
@@ -48,7 +47,6 @@ class Opener:
         self._store = store
         self._backends = backends
         self._mcp = mcp
-        self._url_policy = url_policy
         self._compactor = compactor
         self._hosted_tools = hosted_tools
         self._max_input_items = max_input_items
@@ -72,7 +70,7 @@ class Opener:
                 param="input",
                 code="too_many_items",
             )
-        servers = check_mcp_tools(request, self._url_policy)
+        servers = check_mcp_tools(request, self._mcp.policy)
         backend = self._backends.resolve(request.model)
         stack = AsyncExitStack()
         await stack.enter_async_context(self._admission(backend).slot())

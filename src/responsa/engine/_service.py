@@ -30,7 +30,7 @@ from responsa.protocol import (
     Usage,
 )
 from responsa.store import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Store
-from responsa.tools import McpConnector, UrlPolicy
+from responsa.tools import McpConnector
 
 from ._compaction import Compactor
 from ._event_log import EventLog, replay
@@ -60,7 +60,6 @@ class ResponseService:
         backends: BackendRegistry,
         background: TaskGroup | None = None,
         mcp: McpConnector | None = None,
-        url_policy: UrlPolicy | None = None,
         lease: float = 15.0,
         on_usage: Callable[[str, Usage], Awaitable[None]] | None = None,
         max_input_items: int = 4096,
@@ -72,13 +71,10 @@ class ResponseService:
         self._backends = backends
         self._background = background
         self._mcp = mcp or McpConnector()
-        self._url_policy = url_policy or UrlPolicy()
         self._running: dict[str, Run] = {}
         self.leases = Leases(store, lease)
         self._on_usage = on_usage
-        self._opener = Opener(
-            store, backends, self._mcp, self._url_policy, compactor, hosted_tools, max_input_items, admission
-        )
+        self._opener = Opener(store, backends, self._mcp, compactor, hosted_tools, max_input_items, admission)
 
     async def start(
         self,

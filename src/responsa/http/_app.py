@@ -134,7 +134,6 @@ def create_app(settings: Settings) -> Starlette:
                 registry,
                 background=tasks,
                 mcp=connector,
-                url_policy=policy,
                 lease=settings.background_lease_secs,
                 on_usage=_usage_reporter(app),
                 max_input_items=settings.max_input_items,

@@ -101,17 +101,14 @@ class SqlStore(ConversationQueries):
         await self._db.write(work)
 
     async def get_response(self, response_id: str) -> ResponseObject | None:
-        def work(conn: Sql) -> dict[str, Any] | None:
+        def work(conn: Sql) -> tuple[str, list[str]] | None:
             body = conn.execute(sql.RESPONSE_BODY, self._live_response(response_id)).scalar()
             if body is None:
                 return None
-            data: dict[str, Any] = orjson.loads(body)
-            outputs = conn.execute(sql.OUTPUTS, {"response_id": response_id}).scalars()
-            data["output"] = [orjson.loads(item) for item in outputs]
-            return data
+            return body, list(conn.execute(sql.OUTPUTS, {"response_id": response_id}).scalars())
 
-        data = await self._db.read(work)
-        return None if data is None else ResponseObject.model_validate(data)
+        found = await self._db.read(work)
+        return None if found is None else _response_of(*found)
 
     async def get_timing(self, response_id: str) -> list[dict[str, Any]] | None:
         timing = await self._db.read(lambda conn: conn.execute(sql.TIMING, self._live_response(response_id)).scalar())
@@ -167,12 +164,7 @@ class SqlStore(ConversationQueries):
             return list_rows(conn, sqlite, live, wanted, limit=limit, order=order, after=after, before=before)
 
         rows, has_more = await self._db.read(work)
-        found = []
-        for _response_id, body, outputs in rows:
-            data: dict[str, Any] = orjson.loads(body)
-            data["output"] = [orjson.loads(item) for item in outputs]
-            found.append(ResponseObject.model_validate(data))
-        return ResponsePage(found, has_more)
+        return ResponsePage([_response_of(body, outputs) for _response_id, body, outputs in rows], has_more)
 
     async def delete_response(self, response_id: str) -> bool:
         def work(conn: Sql) -> bool:
@@ -276,6 +268,13 @@ def _item_rows(response_id: str, role: str, items: Sequence[Item]) -> list[dict[
         {"response_id": response_id, "role": role, "position": i, "item_id": item.id, "body": dump_item(item)}
         for i, item in enumerate(items)
     ]
+
+
+def _response_of(body: str, outputs: list[str]) -> ResponseObject:
+    """A stored response from its row's body (the response without ``output``) and its output items."""
+    data: dict[str, Any] = orjson.loads(body)
+    data["output"] = [orjson.loads(item) for item in outputs]
+    return ResponseObject.model_validate(data)
 
 
 def _event_rows(response_id: str, events: Sequence[LoggedEvent]) -> list[dict[str, Any]]:

@@ -45,7 +45,8 @@ class McpConnector:
         self.call_timeout = call_timeout
         self.list_timeout = list_timeout
         self.policy = policy or UrlPolicy()
-        """Checked again before every HTTP request an MCP client sends (redirects included)."""
+        """Which server_urls requests may name (checked when a request is validated), checked again before
+        every HTTP request an MCP client sends (redirects included)."""
 
     async def list_tools(self, server: McpTool) -> tuple[list[McpToolInfo], str | None]:
         """The server's tools, or ``([], reason)`` when it cannot be listed."""
