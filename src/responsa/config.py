@@ -10,7 +10,16 @@ from typing import Any, Literal
 
 from platformdirs import user_data_dir
 
-__all__ = ["ApiKey", "Settings", "UpstreamConfig", "default_db_url", "load_keys_file", "load_model_file"]
+__all__ = [
+    "SAMPLING_KEYS",
+    "ApiKey",
+    "EmbeddedModelConfig",
+    "Settings",
+    "UpstreamConfig",
+    "default_db_url",
+    "load_keys_file",
+    "load_model_file",
+]
 
 
 def default_db_url() -> str:
@@ -31,36 +40,110 @@ class UpstreamConfig:
     vision: bool = True
 
 
-def load_model_file(path: Path) -> tuple[UpstreamConfig, ...]:
-    """Read a model registry (TOML): one ``[models.<name>]`` table per model.
+@dataclass(frozen=True)
+class EmbeddedModelConfig:
+    """One GGUF served in-process: ``serve --model SOURCE`` or a model-file entry with ``source``.
+    Settings left None take the serve options' values (``--embedded-context``, ``--threads``...)."""
+
+    source: str
+    name: str | None = None
+    """The name in ``/v1/models`` (default: from the file name, or ``repo:quant``)."""
+    path: Path | None = None
+    """The local file, once the CLI has fetched the source."""
+    context: int | None = None
+    threads: int | None = None
+    gpu_layers: int | None = None
+    chat_template: Path | None = None
+    """A Jinja file used instead of the template in the GGUF's metadata."""
+    sampling: tuple[tuple[str, float], ...] = ()
+    """Defaults for the sampling controls a request leaves out, e.g. ``(("temperature", 0.7),)``."""
+
+
+SAMPLING_KEYS = (
+    "temperature",
+    "top_p",
+    "top_k",
+    "min_p",
+    "repetition_penalty",
+    "frequency_penalty",
+    "presence_penalty",
+)
+_UPSTREAM_KEYS = {"urls", "url", "upstream_model", "api_key", "strategy", "context_window", "vision"}
+_EMBEDDED_KEYS = {"source", "context", "threads", "gpu_layers", "chat_template", *SAMPLING_KEYS}
+
+
+def load_model_file(path: Path) -> tuple[tuple[UpstreamConfig, ...], tuple[EmbeddedModelConfig, ...]]:
+    """Read a model registry (TOML): one ``[models.<name>]`` table per model, served by upstream
+    workers (``urls``) or in-process from a GGUF (``source``).
 
     Raises ``ValueError`` with the file and model named when an entry is malformed.
     """
     with path.open("rb") as handle:
         data: dict[str, Any] = tomllib.load(handle)
-    models: list[UpstreamConfig] = []
+    upstreams: list[UpstreamConfig] = []
+    embedded: list[EmbeddedModelConfig] = []
     for name, entry in (data.get("models") or {}).items():
-        urls = entry.get("urls") or ([entry["url"]] if "url" in entry else [])
-        if not urls or not all(isinstance(url, str) for url in urls):
-            raise ValueError(f"{path}: model {name!r} needs 'urls' (a list of base URLs ending in /v1)")
-        strategy = entry.get("strategy", "least_busy")
-        if strategy not in ("least_busy", "round_robin"):
-            raise ValueError(f"{path}: model {name!r}: strategy must be 'least_busy' or 'round_robin'")
-        unknown = set(entry) - {"urls", "url", "upstream_model", "api_key", "strategy", "context_window", "vision"}
-        if unknown:
-            raise ValueError(f"{path}: model {name!r}: unknown keys {sorted(unknown)}")
-        window = entry.get("context_window")
-        if window is not None and (not isinstance(window, int) or window < 1):
-            raise ValueError(f"{path}: model {name!r}: context_window must be a positive integer")
-        vision = entry.get("vision", True)
-        if not isinstance(vision, bool):
-            raise ValueError(f"{path}: model {name!r}: vision must be true or false")
-        models.append(
-            UpstreamConfig(
-                name, tuple(urls), entry.get("upstream_model"), entry.get("api_key"), strategy, window, vision
-            )
-        )
-    return tuple(models)
+        if "source" in entry:
+            embedded.append(_embedded_entry(path, name, entry))
+        else:
+            upstreams.append(_upstream_entry(path, name, entry))
+    return tuple(upstreams), tuple(embedded)
+
+
+def _upstream_entry(path: Path, name: str, entry: dict[str, Any]) -> UpstreamConfig:
+    urls = entry.get("urls") or ([entry["url"]] if "url" in entry else [])
+    if not urls or not all(isinstance(url, str) for url in urls):
+        raise ValueError(f"{path}: model {name!r} needs 'urls' (a list of base URLs ending in /v1) or a 'source'")
+    strategy = entry.get("strategy", "least_busy")
+    if strategy not in ("least_busy", "round_robin"):
+        raise ValueError(f"{path}: model {name!r}: strategy must be 'least_busy' or 'round_robin'")
+    unknown = set(entry) - _UPSTREAM_KEYS
+    if unknown:
+        raise ValueError(f"{path}: model {name!r}: unknown keys {sorted(unknown)}")
+    window = _positive(path, name, entry, "context_window")
+    vision = entry.get("vision", True)
+    if not isinstance(vision, bool):
+        raise ValueError(f"{path}: model {name!r}: vision must be true or false")
+    return UpstreamConfig(
+        name, tuple(urls), entry.get("upstream_model"), entry.get("api_key"), strategy, window, vision
+    )
+
+
+def _embedded_entry(path: Path, name: str, entry: dict[str, Any]) -> EmbeddedModelConfig:
+    unknown = set(entry) - _EMBEDDED_KEYS
+    if unknown:
+        raise ValueError(f"{path}: model {name!r}: unknown keys {sorted(unknown)} (a 'source' model takes "
+                         f"{', '.join(sorted(_EMBEDDED_KEYS))})")  # fmt: skip
+    if not isinstance(entry["source"], str):
+        raise ValueError(f"{path}: model {name!r}: source must be a string")
+    gpu_layers = entry.get("gpu_layers")
+    if gpu_layers is not None and (not isinstance(gpu_layers, int) or gpu_layers < -1):
+        raise ValueError(f"{path}: model {name!r}: gpu_layers must be an integer, -1 for all")
+    template = entry.get("chat_template")
+    if template is not None and not isinstance(template, str):
+        raise ValueError(f"{path}: model {name!r}: chat_template must be the path of a Jinja file")
+    sampling = []
+    for key in SAMPLING_KEYS:
+        if key in entry:
+            if not isinstance(entry[key], int | float) or isinstance(entry[key], bool):
+                raise ValueError(f"{path}: model {name!r}: {key} must be a number")
+            sampling.append((key, entry[key]))
+    return EmbeddedModelConfig(
+        source=entry["source"],
+        name=name,
+        context=_positive(path, name, entry, "context"),
+        threads=_positive(path, name, entry, "threads"),
+        gpu_layers=gpu_layers,
+        chat_template=(path.parent / template) if template else None,
+        sampling=tuple(sampling),
+    )
+
+
+def _positive(path: Path, name: str, entry: dict[str, Any], key: str) -> int | None:
+    value = entry.get(key)
+    if value is not None and (not isinstance(value, int) or value < 1):
+        raise ValueError(f"{path}: model {name!r}: {key} must be a positive integer")
+    return value
 
 
 @dataclass(frozen=True)
@@ -102,6 +185,7 @@ class Settings:
     port: int = 8080
     db_url: str = field(default_factory=default_db_url)
     embedded: bool = True
+    """Serve the packaged model (SmolLM2, or ``gguf``)."""
     gguf: Path | None = None
     simulator: bool = True
     upstreams: tuple[str, ...] = ()
@@ -115,6 +199,10 @@ class Settings:
     api_keys: tuple[ApiKey, ...] = ()
     max_body_bytes: int = 16 * 1024 * 1024
     max_input_items: int = 4096
+    max_file_bytes: int = 512 * 1024 * 1024
+    embedding_model: str | None = None
+    """A served model whose ``/v1/embeddings`` vector stores use for hybrid search (None: keywords only)."""
+    """Largest upload to ``POST /v1/files`` (413 above); OpenAI's limit is 512 MB."""
     redis_url: str | None = None
     """Redis for fleet-wide rate limits (None: each process limits on its own)."""
     redis_fail_open: bool = True
@@ -127,7 +215,15 @@ class Settings:
     default_truncation: Literal["disabled", "auto"] = "disabled"
     """``truncation`` for requests that do not say (the API's default is ``disabled``)."""
     embedded_context: int = 4096
-    """The embedded model's context window in tokens (SmolLM2 was trained to 8,192)."""
+    """Embedded models' context window in tokens (SmolLM2 was trained to 8,192)."""
+    embedded_models: tuple[EmbeddedModelConfig, ...] = ()
+    """GGUFs served beside (or, with ``embedded=False``, instead of) the packaged model."""
+    threads: int | None = None
+    """Threads each embedded model decodes with (None: every core)."""
+    gpu_layers: int = 0
+    """Layers each embedded model offloads to a GPU (-1: all), for llama.cpp builds with one."""
+    chat_template: Path | None = None
+    """A Jinja chat template for the embedded models instead of their GGUF's own."""
     websocket_max_age_secs: float = 3600.0
     """How long one WebSocket connection may stay open (then ``websocket_connection_limit_reached``)."""
     hosted_tools: Literal["ignore", "reject"] = "ignore"

@@ -7,6 +7,8 @@ streamed "hello" when it is empty) and records the request body and client port.
 from __future__ import annotations
 
 import json
+import re
+import zlib
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -17,6 +19,17 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+SYNONYMS = {"automobile": "car", "vehicle": "car", "cars": "car", "physician": "doctor", "medic": "doctor"}
+
+
+def meaning(text: str, dimensions: int = 64) -> list[float]:
+    """A toy embedding that knows a few synonyms: words (synonyms folded together) hashed into buckets,
+    so texts sharing meaning but no words are near each other, as with a real embedding model."""
+    vector = [0.0] * dimensions
+    for word in re.findall(r"[a-z]+", text.lower()):
+        vector[zlib.crc32(SYNONYMS.get(word, word).encode()) % dimensions] += 1.0
+    return vector
 
 
 @dataclass
@@ -79,13 +92,25 @@ class MockUpstream:
         self.token_count: int | None = None
         """What ``POST /tokenize`` (vLLM's, at the root) answers; None: the route is missing (404)."""
         self.tokenize_requests: list[dict[str, Any]] = []
+        self.embedding_requests: list[dict[str, Any]] = []
+        self.embeddings_fail = False
         self.app = Starlette(
             routes=[
                 Route("/v1/models", self._models, methods=["GET"]),
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
                 Route("/tokenize", self._tokenize, methods=["POST"]),
+                Route("/v1/embeddings", self._embeddings, methods=["POST"]),
             ]
         )
+
+    async def _embeddings(self, request: Request) -> Response:
+        body = json.loads(await request.body())
+        self.embedding_requests.append(body)
+        if self.embeddings_fail:
+            return JSONResponse({"error": {"message": "embedding service down"}}, status_code=500)
+        texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
+        data = [{"object": "embedding", "index": i, "embedding": meaning(text)} for i, text in enumerate(texts)]
+        return JSONResponse({"object": "list", "data": data, "model": body["model"]})
 
     async def _tokenize(self, request: Request) -> Response:
         self.tokenize_requests.append(json.loads(await request.body()))

@@ -86,6 +86,23 @@ def test_required_and_named_tool_choice_are_forced_by_grammar(client: openai.Ope
         jsonschema.validate(json.loads(call.arguments), WEATHER_TOOL["parameters"])
 
 
+def test_a_required_call_cut_short_by_max_output_tokens_is_incomplete_not_failed(http: httpx.Client) -> None:
+    # Greedy, this call ends after 33 tokens (`{ "name": "get_weather", "arguments": {"location": …}}`): 30 stop
+    # inside its arguments, which the response keeps as they were written.
+    body = {"model": MODEL, "input": "Weather in Paris?", "tools": [WEATHER_TOOL], "tool_choice": "required",
+            "max_output_tokens": 30, "temperature": 0, "stream": True}  # fmt: skip
+    events = parse_frames(http.post("/v1/responses", json=body).content)
+    final = events[-1]
+    assert final["type"] == "response.incomplete", final
+    assert final["response"]["incomplete_details"] == {"reason": "max_output_tokens"}
+    [call] = final["response"]["output"]
+    assert call["type"] == "function_call" and call["name"] == "get_weather"
+    assert call["arguments"].startswith('{ "location" : "') and call["status"] == "incomplete"
+    done = [e for e in events if e["type"] == "response.function_call_arguments.done"]
+    assert [e["arguments"] for e in done] == [call["arguments"]]
+    assert http.get(f"/v1/responses/{final['response']['id']}").json() == final["response"]
+
+
 def test_input_beyond_the_context_window_is_a_400(http: httpx.Client) -> None:
     reply = http.post("/v1/responses", json={"model": MODEL, "input": "word " * 5000, "max_output_tokens": 5})
     assert reply.status_code == 400

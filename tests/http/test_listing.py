@@ -65,6 +65,12 @@ def test_newest_first_with_cursor_paging_and_filters(client: openai.OpenAI, http
     assert _listed(http, created_after=now + 60, **scope)["data"] == []
     assert len(_listed(http, created_after=now - 600, created_before=now + 60, **scope)["data"]) == 6
 
+    conversation = client.conversations.create()
+    inside = [client.responses.create(model="sim", input=f"Reply with: {word}", conversation=conversation.id)
+              for word in ("one", "two")]  # fmt: skip
+    assert _ids(_listed(http, conversation=conversation.id, order="asc")) == [r.id for r in inside]
+    assert _listed(http, conversation="conv_missing")["data"] == []
+
 
 def test_bad_listing_parameters_are_400s(http: httpx.Client) -> None:
     for params, param in (({"status": "done"}, "status"), ({"limit": "0"}, "limit"),

@@ -41,6 +41,7 @@ __all__ = [
     "TokenUsage",
     "ToolCallDelta",
     "ToolMode",
+    "WorkerState",
     "check_fits",
     "estimate_tokens",
     "one_at_a_time",
@@ -200,6 +201,18 @@ async def one_at_a_time(events: AsyncIterator[ModelEvent]) -> AsyncIterator[list
         yield [event]
 
 
+@dataclass(frozen=True)
+class WorkerState:
+    """One upstream worker as the server page and ``/metrics`` show it."""
+
+    model: str
+    url: str
+    healthy: bool
+    in_flight: int
+    latency_ms: float | None
+    """Round trip of its last health check; None before the first."""
+
+
 class Backend(ABC):
     """A source of model output. ``stream`` is a context manager so the upstream always closes."""
 
@@ -240,9 +253,13 @@ class Backend(ABC):
         None: as many as the server admits."""
         return None
 
-    def health(self) -> dict[str, bool]:
-        """Workers this backend spreads requests over, and whether each is up; none by default."""
-        return {}
+    async def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, for vector stores' hybrid search; backends without embeddings refuse."""
+        raise InvalidRequest(f"The model '{model}' does not make embeddings.", param="model")
+
+    def workers(self) -> list[WorkerState]:
+        """Workers this backend spreads requests over, and how each is doing; none by default."""
+        return []
 
     async def monitor(self) -> None:
         """Background upkeep for the server's lifetime (health checks); most backends need none."""

@@ -8,7 +8,7 @@ import anyio
 
 from responsa.protocol import InvalidRequest
 
-from ._base import Backend
+from ._base import Backend, WorkerState
 
 __all__ = ["BackendRegistry"]
 
@@ -36,12 +36,9 @@ class BackendRegistry:
         """Every model name served, in registration order."""
         return list(self._by_model)
 
-    def health(self) -> dict[str, bool]:
-        """Every upstream worker and whether it takes requests (for metrics)."""
-        found: dict[str, bool] = {}
-        for backend in self._backends:
-            found.update(backend.health())
-        return found
+    def workers(self) -> list[WorkerState]:
+        """Every upstream worker and how it is doing (for metrics and the console's server page)."""
+        return [worker for backend in self._backends for worker in backend.workers()]
 
     async def monitor(self) -> None:
         """Run every backend's background upkeep until cancelled."""

@@ -3,9 +3,26 @@
 from ._accumulate import OutputBuilder
 from ._compaction import Compactor
 from ._conversations import ConversationService
+from ._files import FileService
 from ._periodic import every
 from ._run import Run
 from ._sealing import Sealer
 from ._service import ResponseService
+from ._vector_index import Embedder
+from ._vector_stores import VectorStoreService, batch_body, file_body, vector_store_body
 
-__all__ = ["Compactor", "ConversationService", "OutputBuilder", "ResponseService", "Run", "Sealer", "every"]
+__all__ = [
+    "Compactor",
+    "ConversationService",
+    "Embedder",
+    "FileService",
+    "OutputBuilder",
+    "ResponseService",
+    "Run",
+    "Sealer",
+    "VectorStoreService",
+    "batch_body",
+    "every",
+    "file_body",
+    "vector_store_body",
+]

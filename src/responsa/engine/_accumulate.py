@@ -34,7 +34,6 @@ from responsa.protocol import (
     FunctionCallArgumentsDone,
     HostedToolEvent,
     IncompleteDetails,
-    InputTokensDetails,
     McpApprovalRequest,
     McpCall,
     McpCallArgumentsDelta,
@@ -44,7 +43,6 @@ from responsa.protocol import (
     OutputText,
     OutputTextDelta,
     OutputTextDone,
-    OutputTokensDetails,
     Reasoning,
     ReasoningSummaryPartEvent,
     ReasoningSummaryTextDelta,
@@ -58,14 +56,15 @@ from responsa.protocol import (
     StreamEvent,
     SummaryText,
     UnknownItem,
-    Usage,
     new_id,
 )
 
 from ._client_tools import ClientCall, ClientRoute, InputDecoder, finish_call, new_call
+from ._file_search import FILE_SEARCH, FileSearchOutput
 from ._mcp_output import McpOutput
+from ._usage import add_usage, usage_of
 
-__all__ = ["OutputBuilder", "usage_of"]
+__all__ = ["OutputBuilder"]
 
 ItemEnd = Literal["completed", "incomplete"]
 Phase = Literal["commentary", "final_answer"]
@@ -75,7 +74,7 @@ _HOSTED_PHASES = {
     "code_interpreter_call": "interpreting",
     "image_generation_call": "generating",
 }
-OpenKind = Message | Reasoning | McpCall | McpApprovalRequest | ClientCall
+OpenKind = Message | Reasoning | McpCall | McpApprovalRequest | ClientCall | UnknownItem
 
 
 @dataclass
@@ -92,7 +91,7 @@ class _OpenItem:
     """For a custom tool call: its input text, out of the JSON arguments."""
 
 
-class OutputBuilder(McpOutput):
+class OutputBuilder(McpOutput, FileSearchOutput):
     """Builds ``response.output`` from model events and yields the matching stream events."""
 
     def __init__(
@@ -101,8 +100,11 @@ class OutputBuilder(McpOutput):
         mcp_routes: Mapping[str, str] | None = None,
         needs_approval: Callable[[str, str], bool] | None = None,
         client_routes: Mapping[str, ClientRoute] | None = None,
+        search_results: bool = False,
     ) -> None:
+        """``search_results``: keep ``file_search_call.results`` in the output (``include`` asked)."""
         super().__init__(response)
+        self._init_searches(search_results)
         self._open: _OpenItem | None = None
         self.finished = False
         self._mcp_routes = dict(mcp_routes or {})
@@ -187,6 +189,8 @@ class OutputBuilder(McpOutput):
                 events.append(
                     self._item_event("response.mcp_call.in_progress", self._open.item, self._open.output_index)
                 )
+            elif isinstance(self._open.item, UnknownItem):  # the server's file search
+                events.append(self._search_event("in_progress", self._open.item, self._open.output_index))
         assert self._open is not None
         if delta.arguments:
             self._open.chunks.append(delta.arguments)
@@ -201,9 +205,11 @@ class OutputBuilder(McpOutput):
                     events.append(self._emit(CustomToolCallInputDelta(delta=text, **where)))
         return events
 
-    def _new_call(self, delta: ToolCallDelta) -> ClientCall | McpCall | McpApprovalRequest:
+    def _new_call(self, delta: ToolCallDelta) -> ClientCall | McpCall | McpApprovalRequest | UnknownItem:
         name = delta.name or ""
         label = self._mcp_routes.get(name)
+        if label == FILE_SEARCH:
+            return self._new_search()
         if label is None:
             self.client_calls += 1
             return new_call(self._client_routes.get(name) or ClientRoute("function", name), delta.call_id)
@@ -304,7 +310,7 @@ class OutputBuilder(McpOutput):
         item_id = item.id or ""
         events: list[StreamEvent] = []
         if isinstance(item, Message):
-            part = OutputText(text=text, logprobs=[])
+            part = OutputText.model_validate({"text": text, "logprobs": [], "annotations": self.citations(text)})
             item.content = [part]
             item.phase = phase
             events.append(self._emit(OutputTextDone(item_id=item_id, output_index=index, content_index=0, text=text)))
@@ -339,11 +345,16 @@ class OutputBuilder(McpOutput):
         elif isinstance(item, McpApprovalRequest):
             item.arguments = text
             self.approval_requests.append(item)
+        elif isinstance(item, UnknownItem):  # the server's file search: done once it has run
+            if status == "completed":
+                self._search_asked(item, index, text)
+                return events
+            item.status = status  # type: ignore[attr-defined]  # an extra field of the raw item
         elif isinstance(item, Reasoning):
             events += self._close_reasoning(item, open_item)
         else:
             finish_call(item, text)
-        if not isinstance(item, McpApprovalRequest):
+        if not isinstance(item, McpApprovalRequest | UnknownItem):
             item.status = status
         events.append(
             self._emit(OutputItemEvent(type="response.output_item.done", output_index=index, item=self._snapshot(item)))
@@ -354,7 +365,7 @@ class OutputBuilder(McpOutput):
         """One model turn is over: close its open item and add up its usage. The response goes on."""
         phase: Phase = "commentary" if finish.reason == "tool_calls" else "final_answer"
         events = self._close_open("incomplete" if finish.reason == "length" else "completed", phase)
-        self._usage = finish.usage if self._usage is None else _add(self._usage, finish.usage)
+        self._usage = finish.usage if self._usage is None else add_usage(self._usage, finish.usage)
         self._reason = finish.reason
         return events
 
@@ -368,6 +379,7 @@ class OutputBuilder(McpOutput):
         else:
             self.response.status = "completed"
         self.response.completed_at = int(time.time())
+        self.strip_search_results()
         self.finished = True
         return [self._lifecycle("response.incomplete" if self._reason == "length" else "response.completed")]
 
@@ -390,23 +402,3 @@ class OutputBuilder(McpOutput):
         self.response.status = "cancelled"
         self.finished = True
         return events
-
-
-def _add(left: TokenUsage, right: TokenUsage) -> TokenUsage:
-    return TokenUsage(
-        input_tokens=left.input_tokens + right.input_tokens,
-        output_tokens=left.output_tokens + right.output_tokens,
-        cached_tokens=left.cached_tokens + right.cached_tokens,
-        reasoning_tokens=left.reasoning_tokens + right.reasoning_tokens,
-    )
-
-
-def usage_of(tokens: TokenUsage) -> Usage:
-    """The wire form of a model's token counts."""
-    return Usage(
-        input_tokens=tokens.input_tokens,
-        input_tokens_details=InputTokensDetails(cached_tokens=tokens.cached_tokens),
-        output_tokens=tokens.output_tokens,
-        output_tokens_details=OutputTokensDetails(reasoning_tokens=tokens.reasoning_tokens),
-        total_tokens=tokens.input_tokens + tokens.output_tokens,
-    )

@@ -22,9 +22,12 @@ from responsa.protocol import (
     McpCall,
     McpListTools,
     McpTool,
+    UnknownItem,
     new_id,
 )
 from responsa.tools import McpConnector, UrlPolicy
+
+from ._file_search import as_function_call
 
 __all__ = ["McpPlan", "approved_calls", "check_approvals", "check_mcp_tools", "model_items", "plan_mcp"]
 
@@ -137,6 +140,12 @@ def model_items(items: Sequence[Item]) -> list[Item]:
     for item in items:
         if isinstance(item, McpCall):
             seen += _as_function(item.id or new_id("mcp"), item.name, item.arguments, _call_result(item))
+        elif (
+            isinstance(item, UnknownItem)
+            and item.type == "file_search_call"
+            and getattr(item, "results", None) is not None
+        ):
+            seen += as_function_call(item)  # the server's search, in the response that made it
         elif isinstance(item, McpApprovalResponse) and not item.approve:
             request = requests.get(item.approval_request_id)
             if request is not None:

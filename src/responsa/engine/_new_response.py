@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 
 from responsa.backends import Backend
 from responsa.protocol import (
@@ -21,12 +22,14 @@ from ._tool_choice import HOSTED_TOOLS
 __all__ = ["new_response", "unavailable_hosted"]
 
 
-def unavailable_hosted(request: CreateResponseRequest, backend: Backend, policy: str) -> list[dict[str, str]]:
-    """Hosted tools the backend cannot run: 400 under the ``reject`` policy, else what to report
-    as left out (``ignored_tools``)."""
+def unavailable_hosted(
+    request: CreateResponseRequest, backend: Backend, policy: str, served: Collection[str] = ()
+) -> list[dict[str, str]]:
+    """Hosted tools the backend cannot run (and the server does not run itself, ``served``): 400
+    under the ``reject`` policy, else what to report as left out (``ignored_tools``)."""
     ignored = []
     for index, tool in enumerate(request.tools):
-        if tool.type not in HOSTED_TOOLS or tool.type in backend.hosted_tools():
+        if tool.type not in HOSTED_TOOLS or tool.type in backend.hosted_tools() or tool.type in served:
             continue
         message = f"Tool type '{tool.type}' is not available with model '{request.model}'."
         if policy == "reject":

@@ -21,12 +21,14 @@ from ._accumulate import OutputBuilder
 from ._admission import Admission
 from ._client_tools import plan_client_tools
 from ._compaction import Compactor
+from ._file_search import FILE_SEARCH, file_search_tool, plan_file_search
 from ._images import check_images
 from ._mcp import McpPlan, approved_calls, check_approvals, check_mcp_tools, plan_mcp
 from ._new_response import new_response, unavailable_hosted
 from ._prepare import build_model_request, check_request, load_history, normalize_input
 from ._run import Run, open_model_call
 from ._truncation import token_counter, truncated
+from ._vector_stores import VectorStoreService
 
 __all__ = ["Opener"]
 
@@ -43,8 +45,10 @@ class Opener:
         hosted_tools: str,
         max_input_items: int,
         admission: tuple[int, int],
+        vector_stores: VectorStoreService | None = None,
     ) -> None:
         self._store = store
+        self._vector_stores = vector_stores
         self._backends = backends
         self._mcp = mcp
         self._compactor = compactor
@@ -100,8 +104,12 @@ class Opener:
         servers: dict[str, McpTool],
         stack: AsyncExitStack,
     ) -> Run:
-        ignored = unavailable_hosted(request, backend, self._hosted_tools)
         store = self._store.scoped(tenant)
+        searcher = await plan_file_search(
+            request, self._vector_stores.for_tenant(tenant) if self._vector_stores else None
+        )
+        served = {FILE_SEARCH} if searcher else set()  # hosted tools the server runs itself
+        ignored = unavailable_hosted(request, backend, self._hosted_tools, served=served)
         history = list(history) if history is not None else await load_history(store, request)
         input_items = await normalize_input(store, request, history)
         check_images(input_items, backend.reads_images(request.model), request.model)
@@ -114,8 +122,16 @@ class Opener:
         if servers:
             plan, listings = await plan_mcp(self._mcp, servers, history, set(client.routes))
         check_approvals(plan, history, input_items)
+        if searcher is not None:  # the model calls the server's search as a function
+            plan = plan or McpPlan({})
+            plan.routes[FILE_SEARCH] = FILE_SEARCH
+            plan.tools.append(file_search_tool())
         builder = OutputBuilder(
-            response, plan.routes if plan else None, plan.needs_approval if plan else None, client.routes
+            response,
+            plan.routes if plan else None,
+            plan.needs_approval if plan else None,
+            client.routes,
+            search_results=searcher is not None and searcher.include_results,
         )
         builder.snapshots = request.stream or request.background
         opening = builder.start()
@@ -127,7 +143,7 @@ class Opener:
         context = [*history, *input_items]
         if self._compactor is not None:
             context = self._compactor.expand(context, tenant)
-        unavailable = frozenset(entry["type"] for entry in ignored)
+        unavailable = frozenset(entry["type"] for entry in ignored) | served
 
         def build(items: list[Item]) -> ModelRequest:
             return build_model_request(
@@ -141,7 +157,7 @@ class Opener:
                 opening += builder.record_compaction(compaction)
         context = await truncated(request, backend, context, count)
         model_events = await open_model_call(stack, backend, build(context), builder.timeline)
-        return Run(
+        run = Run(
             request,
             response,
             input_items,
@@ -157,6 +173,8 @@ class Opener:
             client,
             unavailable,
         )
+        run.file_search = searcher
+        return run
 
     def _admission(self, backend: Backend) -> Admission:
         admission = self._admissions.get(id(backend))

@@ -17,6 +17,7 @@ from responsa.store import Store
 from ._accumulate import OutputBuilder
 from ._client_tools import ClientTools
 from ._event_log import EventLog
+from ._file_search import FileSearcher
 from ._mcp import McpPlan
 from ._timeline import Timeline
 
@@ -48,6 +49,7 @@ class Run:
     client: ClientTools = field(default_factory=ClientTools)
     """The client-run tools as the model sees them."""
     unavailable: frozenset[str] = frozenset()
+    file_search: FileSearcher | None = None
     """Hosted tool types the backend cannot run, left out of what the model sees."""
     cancel_requested: anyio.Event = field(default_factory=anyio.Event)
     done: anyio.Event = field(default_factory=anyio.Event)

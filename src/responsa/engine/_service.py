@@ -34,11 +34,13 @@ from responsa.tools import McpConnector
 
 from ._compaction import Compactor
 from ._event_log import EventLog, replay
+from ._file_search import forces_file_search
 from ._leases import Leases
 from ._opening import Opener
 from ._periodic import every
 from ._prepare import build_model_request
 from ._run import Run, open_model_call
+from ._vector_stores import VectorStoreService
 
 __all__ = ["MAX_ROUNDS", "ResponseService"]
 
@@ -65,6 +67,7 @@ class ResponseService:
         max_input_items: int = 4096,
         compactor: Compactor | None = None,
         hosted_tools: str = "ignore",
+        vector_stores: VectorStoreService | None = None,
         admission: tuple[int, int] = (256, 64),
     ) -> None:
         self._store = store
@@ -74,7 +77,9 @@ class ResponseService:
         self._running: dict[str, Run] = {}
         self.leases = Leases(store, lease)
         self._on_usage = on_usage
-        self._opener = Opener(store, backends, self._mcp, compactor, hosted_tools, max_input_items, admission)
+        self._opener = Opener(
+            store, backends, self._mcp, compactor, hosted_tools, max_input_items, admission, vector_stores
+        )
 
     async def start(
         self,
@@ -159,13 +164,24 @@ class ResponseService:
                     outcome = await self._mcp.call_tool(run.mcp.servers[call.server_label], call.name, call.arguments)
                 builder.timeline.mark("mcp.call.ended", item_id=call.id, error=outcome.error is not None)
                 yield builder.call_finished(call, outcome.output, outcome.error)
-            run.tool_calls_made += len(pending)
-            if not pending or builder.client_calls or builder.approval_requests:
+            searches, builder.pending_searches = builder.pending_searches, []
+            for search in searches:
+                assert run.file_search is not None  # only the file search route makes pending searches
+                yield builder.search_running(search)
+                builder.timeline.mark("file_search.started", item_id=search.item.id)
+                results = await run.file_search.search(search.item.queries[0])  # type: ignore[attr-defined]
+                builder.timeline.mark("file_search.ended", item_id=search.item.id, results=len(results))
+                yield builder.search_finished(search, results)
+            run.tool_calls_made += len(pending) + len(searches)
+            if not (pending or searches) or builder.client_calls or builder.approval_requests:
                 break
             context = [*run.context, *run.response.output]
             last = round_number + 2 >= MAX_ROUNDS
+            asked = run.request
+            if searches and forces_file_search(asked):  # forced once: the model now answers from what it found
+                asked = asked.model_copy(update={"tool_choice": "none"})
             request = build_model_request(
-                run.request, context, run.fault, run.client, run.mcp, run.tool_calls_made, last, run.unavailable
+                asked, context, run.fault, run.client, run.mcp, run.tool_calls_made, last, run.unavailable
             )
             with tracing.current(run.span):
                 run.model_events = await open_model_call(run.exit_stack, run.backend, request, builder.timeline)

@@ -124,6 +124,8 @@ def resolve_tool_choice(
         types = {ref.type for ref in choice.tools}
         return ToolPolicy(allowed, [kind for kind in hosted if kind in types], choice.mode)
     if choice.type in HOSTED_TOOLS:  # {"type": "web_search"}
+        if mcp_routes.get(choice.type) == choice.type:  # run by the server as a function (file_search)
+            return ToolPolicy([tool for tool in tools if tool.name == choice.type], [], "required", choice.type)
         return ToolPolicy([], [choice.type], "required")
     if choice.type in _BY_TYPE:  # {"type": "shell"}
         return ToolPolicy(tools, hosted, "required", choice.type)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
@@ -11,17 +12,27 @@ import anyio
 from starlette.applications import Starlette
 
 from responsa import tracing
-from responsa.backends import Backend, BackendRegistry
+from responsa.backends import Backend, BackendRegistry, Sampling
 from responsa.backends.chat_completions import ChatCompletionsBackend, Strategy, UpstreamModel, discover_models
 from responsa.backends.llama_cpp import LlamaCppBackend
 from responsa.backends.simulator import SimulatorBackend, load_profiles
 from responsa.config import Settings
-from responsa.engine import Compactor, ConversationService, ResponseService, Sealer, every
+from responsa.engine import (
+    Compactor,
+    ConversationService,
+    Embedder,
+    FileService,
+    ResponseService,
+    Sealer,
+    VectorStoreService,
+    every,
+)
 from responsa.protocol import Usage
-from responsa.store import Retention, SqlStore
+from responsa.store import PART_BYTES, Retention, SqlStore
 from responsa.tools import McpConnector, UrlPolicy
 
 from ._errors import EXCEPTION_HANDLERS
+from ._file_routes import FORM_SLACK
 from ._limits import Limiter, RateLimiter
 from ._metrics import Metrics
 from ._middleware import Gate
@@ -52,8 +63,7 @@ async def _backends(settings: Settings) -> list[Backend]:
         upstream += await discover_models(settings.upstreams)
     if upstream:
         backends.append(ChatCompletionsBackend(upstream, health_interval=settings.upstream_health_interval_secs))
-    if settings.embedded:
-        backends.append(LlamaCppBackend(settings.gguf, n_ctx=settings.embedded_context))
+    backends += _embedded_backends(settings)
     if settings.simulator:
         profiles = load_profiles(settings.sim_profiles) if settings.sim_profiles else None
         backends.append(
@@ -94,6 +104,17 @@ async def _sweep(store: SqlStore) -> None:
         logger.info("retention sweep removed %d objects", removed)
 
 
+def _embedder(settings: Settings, registry: BackendRegistry) -> Embedder | None:
+    """The configured embedding model's ``embed``; a name no backend serves stops the start."""
+    name = settings.embedding_model
+    if name is None:
+        return None
+    if name not in registry.models():
+        raise RuntimeError(f"--embedding-model {name!r} is not served here (models: {', '.join(registry.models())})")
+    backend = registry.resolve(name)
+    return partial(backend.embed, name)
+
+
 def _limiter(settings: Settings) -> Limiter:
     if settings.redis_url is None:
         return RateLimiter(settings.api_keys)
@@ -129,6 +150,8 @@ def create_app(settings: Settings) -> Starlette:
             app.state.compactor = compactor
             policy = UrlPolicy(settings.mcp_allow_hosts, allow_loopback=not settings.api_keys)
             connector = McpConnector(settings.mcp_call_timeout_secs, settings.mcp_list_timeout_secs, policy)
+            app.state.files = FileService(store, settings.max_file_bytes, PART_BYTES)
+            app.state.vector_stores = VectorStoreService(store, app.state.files, tasks, _embedder(settings, registry))
             app.state.service = ResponseService(
                 store,
                 registry,
@@ -140,15 +163,18 @@ def create_app(settings: Settings) -> Starlette:
                 admission=(settings.max_generations, settings.max_queued_generations),
                 hosted_tools=settings.hosted_tools,
                 compactor=compactor,
+                vector_stores=app.state.vector_stores,
             )
-            app.state.backend_health = registry.health
+            app.state.workers = registry.workers
             app.state.conversations = ConversationService(store)
+            await app.state.vector_stores.recover()
             app.state.models = registry.models()
+            app.state.started_at = int(time.time())
             leases = app.state.service.leases
             await leases.recover()
-            if store.retention.expires:
-                sweep = partial(_sweep, store)
-                tasks.start_soon(every, _sweep_interval(store.retention), sweep, "the retention sweep")
+            # Always: files expire by their own expires_after, whatever the retention settings.
+            sweep = partial(_sweep, store)
+            tasks.start_soon(every, _sweep_interval(store.retention), sweep, "the retention sweep")
             tasks.start_soon(registry.monitor)
             tasks.start_soon(leases.watch_orphans)
             tasks.start_soon(leases.renew_forever)
@@ -163,12 +189,45 @@ def create_app(settings: Settings) -> Starlette:
     # What a create that leaves a field out gets, where the server's settings differ from the API's default.
     app.state.create_defaults = {"truncation": "auto"} if settings.default_truncation == "auto" else None
     app.state.limiter = _limiter(settings)
-    app.state.metrics = Metrics(lambda: app.state.backend_health())
+    app.state.metrics = Metrics(lambda: app.state.workers())
     app.add_middleware(
         Gate,
         keys=settings.api_keys,
         limiter=app.state.limiter,
         metrics=app.state.metrics,
         max_body_bytes=settings.max_body_bytes,
+        max_upload_bytes=settings.max_file_bytes + FORM_SLACK,
     )
     return app
+
+
+def _embedded_backends(settings: Settings) -> list[Backend]:
+    """The packaged model (unless turned off) and every ``--model``, each on its own inference thread."""
+    template = settings.chat_template.read_text() if settings.chat_template else None
+    backends: list[Backend] = []
+    if settings.embedded:
+        backends.append(
+            LlamaCppBackend(
+                settings.gguf,
+                n_ctx=settings.embedded_context,
+                n_threads=settings.threads,
+                n_gpu_layers=settings.gpu_layers,
+                chat_template=template,
+            )
+        )
+    for model in settings.embedded_models:
+        if model.path is None:
+            raise ValueError(f"model {model.source!r} was not fetched before the server started")
+        defaults = Sampling(**dict(model.sampling))  # type: ignore[arg-type]  # numbers under SAMPLING_KEYS only
+        backends.append(
+            LlamaCppBackend(
+                model.path,
+                name=model.name,
+                n_ctx=model.context or settings.embedded_context,
+                sampling=defaults,
+                n_threads=model.threads or settings.threads,
+                n_gpu_layers=settings.gpu_layers if model.gpu_layers is None else model.gpu_layers,
+                chat_template=model.chat_template.read_text() if model.chat_template else template,
+            )
+        )
+    return backends

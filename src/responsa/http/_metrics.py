@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from responsa.backends import WorkerState
+
 __all__ = ["Metrics", "route_of"]
 
-_ID = re.compile(r"/(?:resp|conv|msg|fc|fco|rs|mcp|mcpl|mcpr|call)_[A-Za-z0-9]+")
+_ID = re.compile(r"/(?:(?:resp|conv|msg|fc|fco|rs|mcp|mcpl|mcpr|call)_|file-)[A-Za-z0-9]+")
 
 
 def route_of(path: str) -> str:
@@ -18,7 +21,7 @@ def route_of(path: str) -> str:
 
 
 class Metrics:
-    def __init__(self, backend_health: Callable[[], dict[str, bool]] | None = None) -> None:
+    def __init__(self, workers: Callable[[], list[WorkerState]] | None = None) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "responsa_requests", "HTTP requests served", ["method", "route", "status"], registry=self.registry
@@ -31,14 +34,30 @@ class Metrics:
         self.worker_up = Gauge(
             "responsa_backend_worker_up", "1 when an upstream worker takes requests", ["url"], registry=self.registry
         )
-        self._backend_health = backend_health
+        self.workers = workers or list
 
     def count_usage(self, input_tokens: int, output_tokens: int) -> None:
         self.tokens.labels("input").inc(input_tokens)
         self.tokens.labels("output").inc(output_tokens)
 
     def render(self) -> bytes:
-        if self._backend_health is not None:
-            for url, healthy in self._backend_health().items():
-                self.worker_up.labels(url).set(1 if healthy else 0)
+        for worker in self.workers():
+            self.worker_up.labels(worker.url).set(1 if worker.healthy else 0)
         return generate_latest(self.registry)
+
+    def totals(self) -> dict[str, Any]:
+        """The counters' current values, for the console's server page (it derives rates from two readings)."""
+        by_status: dict[str, float] = {}
+        for sample in _samples(self.requests, "_total"):
+            status = sample.labels["status"][0] + "xx"
+            by_status[status] = by_status.get(status, 0) + sample.value
+        tokens = {sample.labels["kind"]: int(sample.value) for sample in _samples(self.tokens, "_total")}
+        return {
+            "requests": {status: int(count) for status, count in sorted(by_status.items())},
+            "tokens": {"input": tokens.get("input", 0), "output": tokens.get("output", 0)},
+            "active_streams": int(sum(sample.value for sample in _samples(self.active_streams, ""))),
+        }
+
+
+def _samples(metric: Counter | Gauge, suffix: str) -> list[Any]:
+    return [sample for family in metric.collect() for sample in family.samples if sample.name.endswith(suffix)]

@@ -16,7 +16,9 @@ from responsa import tracing
 from responsa.config import ApiKey
 from responsa.protocol import AuthenticationFailed, PayloadTooLarge, ResponsaError
 
+from ._console import is_console_path
 from ._errors import error_response
+from ._file_routes import is_upload
 from ._limits import Limiter
 from ._metrics import Metrics, route_of
 
@@ -31,13 +33,20 @@ _TRACE_HEADERS = ("traceparent", "tracestate")
 
 class Gate:
     def __init__(
-        self, app: ASGIApp, keys: tuple[ApiKey, ...], limiter: Limiter, metrics: Metrics, max_body_bytes: int
+        self,
+        app: ASGIApp,
+        keys: tuple[ApiKey, ...],
+        limiter: Limiter,
+        metrics: Metrics,
+        max_body_bytes: int,
+        max_upload_bytes: int | None = None,
     ) -> None:
         self.app = app
         self.keys = keys
         self.limiter = limiter
         self.metrics = metrics
         self.max_body_bytes = max_body_bytes
+        self.max_upload_bytes = max_upload_bytes or max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
@@ -113,10 +122,17 @@ class Gate:
         """The tenant of the request, or the error refusing it (401, 429, 413)."""
         if scope["path"] in _OPEN_PATHS:
             return DEFAULT_TENANT
-        tenant = self._tenant(headers)
+        try:
+            tenant = self._tenant(headers)
+        except AuthenticationFailed:
+            if is_console_path(scope["path"]):  # checked only here: an API request pays nothing for it
+                return DEFAULT_TENANT
+            raise
         length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
-            raise PayloadTooLarge(f"The request body is larger than {self.max_body_bytes} bytes.")
+            limit = self.max_upload_bytes if is_upload(scope["method"], scope["path"]) else self.max_body_bytes
+            if int(length) > limit:
+                raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
         await self.limiter.admit(tenant)
         return tenant
 

@@ -10,12 +10,12 @@ import orjson
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
-from responsa.protocol import TERMINAL_STATUSES, InvalidRequest, Item, PayloadTooLarge, ResponseObject
+from responsa.protocol import TERMINAL_STATUSES, InvalidRequest, PayloadTooLarge
 from responsa.store import ItemPage, Order, ResponseFilter
 
 from ._errors import invalid_from_validation
 
-__all__ = ["Paging", "item_list_body", "page_body", "paging", "read_model", "response_filter", "tenant_of"]
+__all__ = ["Paging", "item_list_body", "list_body", "page_body", "paging", "read_model", "response_filter", "tenant_of"]
 
 _STATUSES = TERMINAL_STATUSES | {"queued", "in_progress"}
 
@@ -56,14 +56,14 @@ class Paging:
     before: str | None
 
 
-def paging(request: Request, default_limit: int) -> Paging:
-    """``limit`` (1 to 100), ``order`` (``asc``/``desc``, default ``desc``), ``after``, ``before``."""
+def paging(request: Request, default_limit: int, max_limit: int = 100) -> Paging:
+    """``limit`` (1 to ``max_limit``), ``order`` (``asc``/``desc``, default ``desc``), ``after``, ``before``."""
     query = request.query_params
     raw = query.get("limit", str(default_limit))
     limit = int(raw) if raw.isdigit() else 0
-    if not 1 <= limit <= 100:
+    if not 1 <= limit <= max_limit:
         raise InvalidRequest(
-            f"Invalid 'limit': {raw!r}. Expected an integer from 1 to 100.", param="limit", code="invalid_value"
+            f"Invalid 'limit': {raw!r}. Expected an integer from 1 to {max_limit}.", param="limit", code="invalid_value"
         )
     order = query.get("order", "desc")
     if order not in ("asc", "desc"):
@@ -75,7 +75,7 @@ def paging(request: Request, default_limit: int) -> Paging:
 
 def response_filter(request: Request) -> ResponseFilter:
     """The filters of ``GET /v1/responses``: ``model``, ``status``, ``metadata[KEY]``, ``created_after``,
-    ``created_before`` (Unix seconds) and ``previous_response_id``."""
+    ``created_before`` (Unix seconds), ``previous_response_id`` and ``conversation``."""
     query = request.query_params
     status = query.get("status")
     if status is not None and status not in _STATUSES:
@@ -101,13 +101,18 @@ def response_filter(request: Request) -> ResponseFilter:
         status=status,
         metadata=metadata,
         previous_response_id=query.get("previous_response_id"),
+        conversation=query.get("conversation"),
         **times,
     )
 
 
-def item_list_body(items: Sequence[Item | ResponseObject], has_more: bool = False) -> dict[str, Any]:
+def item_list_body(items: Sequence[BaseModel], has_more: bool = False) -> dict[str, Any]:
     """The ``{"object": "list", "data", "first_id", "last_id", "has_more"}`` envelope."""
-    data = [item.model_dump(mode="json") for item in items]
+    return list_body([item.model_dump(mode="json") for item in items], has_more)
+
+
+def list_body(data: list[dict[str, Any]], has_more: bool = False) -> dict[str, Any]:
+    """The list envelope around objects already in their wire form."""
     return {
         "object": "list",
         "data": data,

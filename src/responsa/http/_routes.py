@@ -12,10 +12,14 @@ from responsa.engine import ResponseService
 from responsa.protocol import CreateResponseRequest, DeletedObject, InvalidRequest
 
 from ._compaction_routes import compaction_routes
+from ._console import console_routes
 from ._conversation_routes import conversation_routes
 from ._errors import json_response
+from ._file_routes import file_routes
 from ._parsing import item_list_body, page_body, paging, read_model, response_filter, tenant_of
+from ._server_routes import server_routes
 from ._sse import SseResponse, sse_logged, sse_stream
+from ._vector_store_routes import vector_store_routes
 from ._websocket import responses_socket
 
 __all__ = ["PREFIXES", "routes"]
@@ -136,5 +140,8 @@ def routes() -> list[BaseRoute]:
             Route(f"{prefix}/models", list_models, methods=["GET"]),
             *conversation_routes(prefix),
             *compaction_routes(prefix),
+            *server_routes(prefix),
+            *file_routes(prefix),
+            *vector_store_routes(prefix),
         ]
-    return table
+    return [*table, *console_routes()]

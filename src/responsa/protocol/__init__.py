@@ -44,6 +44,7 @@ from ._events import (
     ReasoningTextDone,
     StreamEvent,
 )
+from ._files import FILE_PURPOSES, FileObject
 from ._ids import new_id
 from ._items import (
     Compaction,
@@ -125,9 +126,19 @@ from ._tools import (
     ToolSearchTool,
     UnknownTool,
 )
+from ._vector_stores import (
+    ChunkingStrategy,
+    CreateFileBatchRequest,
+    CreateVectorStoreFileRequest,
+    CreateVectorStoreRequest,
+    SearchVectorStoreRequest,
+    UpdateVectorStoreFileRequest,
+    UpdateVectorStoreRequest,
+)
 
 __all__ = [
     "CLIENT_TOOL_TYPES",
+    "FILE_PURPOSES",
     "MAX_ITEMS_PER_REQUEST",
     "MAX_METADATA_KEYS",
     "TERMINAL_STATUSES",
@@ -136,6 +147,7 @@ __all__ = [
     "ApplyPatchCall",
     "ApplyPatchCallOutput",
     "AuthenticationFailed",
+    "ChunkingStrategy",
     "Compaction",
     "CompactionEvent",
     "CompactionObject",
@@ -146,7 +158,10 @@ __all__ = [
     "ConversationRef",
     "CreateConversationItemsRequest",
     "CreateConversationRequest",
+    "CreateFileBatchRequest",
     "CreateResponseRequest",
+    "CreateVectorStoreFileRequest",
+    "CreateVectorStoreRequest",
     "CustomTool",
     "CustomToolCall",
     "CustomToolCallInputDelta",
@@ -156,6 +171,7 @@ __all__ = [
     "DeletedObject",
     "ErrorEvent",
     "ErrorPayload",
+    "FileObject",
     "FunctionCall",
     "FunctionCallArgumentsDelta",
     "FunctionCallArgumentsDone",
@@ -216,6 +232,7 @@ __all__ = [
     "ResponseObject",
     "ResponseReasoning",
     "ResponseStatus",
+    "SearchVectorStoreRequest",
     "ServiceUnavailable",
     "ShellAction",
     "ShellCall",
@@ -236,6 +253,8 @@ __all__ = [
     "UnknownPart",
     "UnknownTool",
     "UpdateConversationRequest",
+    "UpdateVectorStoreFileRequest",
+    "UpdateVectorStoreRequest",
     "Usage",
     "check_metadata",
     "item_text",

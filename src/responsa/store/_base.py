@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from responsa.protocol import Conversation, Item, ResponseObject
+from responsa.protocol import Conversation, FileObject, Item, ResponseObject
 
 __all__ = ["ItemPage", "LoggedEvent", "Order", "ResponseFilter", "ResponsePage", "Retention", "Store"]
 
@@ -33,6 +33,8 @@ class ResponseFilter:
     created_before: int | None = None
     """Created before this Unix time (seconds)."""
     previous_response_id: str | None = None
+    conversation: str | None = None
+    """The id of the conversation the responses belong to."""
 
 
 @dataclass(frozen=True)
@@ -183,3 +185,29 @@ class Store(Protocol):
         """Remove what retention says has expired, with its items; returns how many objects went."""
 
     async def aclose(self) -> None: ...
+
+
+class FileStore(Protocol):
+    """Files: rows, and their bytes in parts (the row, written last, commits an upload)."""
+
+    tenant: str
+
+    def scoped(self, tenant: str) -> FileStore: ...
+
+    async def write_file_part(self, file_id: str, position: int, data: bytes) -> None: ...
+
+    async def commit_file(self, file: FileObject, sha256: str) -> None: ...
+
+    async def discard_file_parts(self, file_id: str) -> None: ...
+
+    async def get_file(self, file_id: str) -> FileObject | None: ...
+
+    async def list_files(
+        self, *, purpose: str | None, limit: int, order: Order, after: str | None
+    ) -> tuple[list[FileObject], bool]: ...
+
+    async def file_part(self, file_id: str, position: int) -> bytes | None: ...
+
+    async def file_name(self, file_id: str) -> str | None: ...
+
+    async def delete_file(self, file_id: str) -> bool: ...

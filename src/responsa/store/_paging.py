@@ -1,18 +1,20 @@
-"""Cursor pagination over an ordered item table (response input items, conversation items)."""
+"""Cursor pagination: over an ordered item table (response input items, conversation items), and over
+rows ordered by an id that grows with time (responses, files, vector stores and their files)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import TypeAdapter
-from sqlalchemy import ColumnElement, Table, select
+from sqlalchemy import ColumnElement, Select, Table, select
 
 from responsa.protocol import Item
 
 from ._base import ItemPage, Order
 from ._database import Sql
 
-__all__ = ["dump_item", "item_page", "load_item"]
+__all__ = ["dump_item", "item_page", "keyed_page", "load_item"]
 
 _ITEM: TypeAdapter[Item] = TypeAdapter(Item)
 
@@ -46,3 +48,14 @@ def item_page(
     ordering = position.asc() if order == "asc" else position.desc()
     rows = (conn.execute(query.order_by(ordering).limit(limit + 1))).all()
     return ItemPage([load_item(body) for (body,) in rows[:limit]], has_more=len(rows) > limit)
+
+
+def keyed_page(
+    query: Select[Any], key: ColumnElement[Any], *, limit: int, order: Order, after: str | None, before: str | None
+) -> Select[Any]:
+    """``query`` ordered by ``key`` and cut to the page between the cursors (keys of that listing),
+    with one row more than ``limit`` to tell whether more follow."""
+    for cursor, later in ((after, True), (before, False)):
+        if cursor is not None:
+            query = query.where(key > cursor if later == (order == "asc") else key < cursor)
+    return query.order_by(key.asc() if order == "asc" else key.desc()).limit(limit + 1)

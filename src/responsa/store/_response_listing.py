@@ -15,6 +15,7 @@ from sqlalchemy import JSON, ColumnElement, Select, cast, func, select
 
 from ._base import Order, ResponseFilter
 from ._database import Sql
+from ._paging import keyed_page
 from ._tables import response_items, responses
 
 __all__ = ["list_rows"]
@@ -35,10 +36,7 @@ def list_rows(
     r = responses.c
     query: Select[Any] = select(r.id, r.body).where(r.tenant == live["tenant"], r.stored_at >= live["oldest"])
     query = _filtered(query, sqlite, wanted)
-    for cursor, later in ((after, True), (before, False)):
-        if cursor is not None:
-            query = query.where(r.id > cursor if later == (order == "asc") else r.id < cursor)
-    rows = conn.execute(query.order_by(r.id.asc() if order == "asc" else r.id.desc()).limit(limit + 1)).all()
+    rows = conn.execute(keyed_page(query, r.id, limit=limit, order=order, after=after, before=before)).all()
     page = rows[:limit]
     outputs: dict[str, list[str]] = {response_id: [] for response_id, _body in page}
     if outputs:
@@ -61,6 +59,8 @@ def _filtered(query: Select[Any], sqlite: bool, wanted: ResponseFilter) -> Selec
         query = query.where(r.created_at < wanted.created_before)
     if wanted.model is not None:
         query = query.where(_body_field(sqlite, "model") == wanted.model)
+    if wanted.conversation is not None:
+        query = query.where(_body_field(sqlite, "conversation", "id") == wanted.conversation)
     for key, value in wanted.metadata.items():
         query = query.where(_body_field(sqlite, "metadata", key) == value)
     return query

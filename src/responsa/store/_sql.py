@@ -18,16 +18,18 @@ from . import _statements as sql
 from ._base import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Retention
 from ._context_cache import ContextCache
 from ._database import Database, Sql, open_database
+from ._files import FileQueries
 from ._migrate import upgrade_in_child, upgrade_to_head
 from ._paging import dump_item, item_page, load_item
 from ._response_listing import list_rows
 from ._sql_conversations import ConversationQueries, append_items
 from ._tables import SCHEMA_VERSION, conversation_items, conversations, response_events, response_items, responses
+from ._vector_stores import VectorStoreQueries
 
 __all__ = ["SqlStore"]
 
 
-class SqlStore(ConversationQueries):
+class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
     """Responses as rows; items in their own tables so chains and listings never parse whole bodies."""
 
     def __init__(self, url: str, retention: Retention | None = None) -> None:
@@ -245,7 +247,7 @@ class SqlStore(ConversationQueries):
                     responses.c.stored_at < time.time() - self.retention.response_ttl
                 )
                 removed += self._delete_responses(conn, list(conn.execute(expired).scalars()))
-            return removed + self._sweep_conversations(conn)
+            return removed + self._sweep_conversations(conn) + self._sweep_files(conn) + self._sweep_vector_stores(conn)
 
         return await self._db.write(work)
 

@@ -2,19 +2,39 @@
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Boolean, Column, Float, Index, Integer, MetaData, String, Table, Text, false
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Float,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    false,
+)
 
 __all__ = [
     "SCHEMA_VERSION",
+    "chunk_vectors",
+    "chunks",
     "conversation_items",
     "conversations",
+    "file_parts",
+    "files",
     "metadata",
     "response_events",
     "response_items",
     "responses",
+    "vector_store_file_batches",
+    "vector_store_files",
+    "vector_stores",
 ]
 
-SCHEMA_VERSION = "0006"
+SCHEMA_VERSION = "0008"
 """The newest migration's revision (a test keeps the two equal): a store already there skips Alembic."""
 
 metadata = MetaData()
@@ -87,3 +107,88 @@ conversation_items = Table(
 )
 Index("ix_conversation_items_item", conversation_items.c.conversation_id, conversation_items.c.item_id)
 Index("ix_conversation_items_item_id", conversation_items.c.item_id)
+
+files = Table(
+    "files",
+    metadata,
+    Column("id", String(80), primary_key=True),
+    Column("tenant", String(80), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=True),
+    Column("purpose", String(40), nullable=False),
+    Column("filename", Text, nullable=False),
+    Column("bytes", BigInteger, nullable=False),
+    Column("sha256", String(64), nullable=False),
+)
+Index("ix_files_tenant_id", files.c.tenant, files.c.id)
+
+file_parts = Table(
+    "file_parts",
+    metadata,
+    # Written before the file's row, which is the commit point of an upload: parts without one are
+    # an upload in progress or abandoned, never listed, and removed by the sweep.
+    Column("file_id", String(80), primary_key=True),
+    Column("position", Integer, primary_key=True),
+    Column("data", LargeBinary, nullable=False),
+    Column("written_at", Float, nullable=False),
+)
+
+vector_stores = Table(
+    "vector_stores",
+    metadata,
+    Column("id", String(80), primary_key=True),
+    Column("tenant", String(80), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("metadata", Text, nullable=False),
+    Column("expires_after_days", Integer, nullable=True),
+    Column("last_active_at", BigInteger, nullable=False),
+)
+Index("ix_vector_stores_tenant_id", vector_stores.c.tenant, vector_stores.c.id)
+
+vector_store_files = Table(
+    "vector_store_files",
+    metadata,
+    Column("vector_store_id", String(80), primary_key=True),
+    Column("file_id", String(80), primary_key=True),
+    Column("created_at", BigInteger, nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("last_error", Text, nullable=True),
+    Column("attributes", Text, nullable=True),
+    Column("chunking", Text, nullable=False),
+    Column("usage_bytes", BigInteger, nullable=False, server_default="0"),
+    Column("batch_id", String(80), nullable=True),
+)
+Index("ix_vector_store_files_file", vector_store_files.c.file_id)
+
+vector_store_file_batches = Table(
+    "vector_store_file_batches",
+    metadata,
+    Column("id", String(80), primary_key=True),
+    Column("vector_store_id", String(80), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("cancelled", Boolean, nullable=False, server_default=false()),
+)
+
+chunks = Table(
+    "chunks",
+    metadata,
+    # Indexed for keyword search: on SQLite by the FTS5 table chunks_fts (external content, rowid = id),
+    # on PostgreSQL by the generated tsvector column tsv and its GIN index (both made by migration 0008).
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("vector_store_id", String(80), nullable=False),
+    Column("file_id", String(80), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("text", Text, nullable=False),
+)
+Index("ix_chunks_store_file", chunks.c.vector_store_id, chunks.c.file_id)
+
+chunk_vectors = Table(
+    "chunk_vectors",
+    metadata,
+    # A chunk's embedding (float32, little-endian) when an embedding model is configured.
+    Column("chunk_id", Integer, primary_key=True),
+    Column("vector_store_id", String(80), nullable=False),
+    Column("vector", LargeBinary, nullable=False),
+)
+Index("ix_chunk_vectors_store", chunk_vectors.c.vector_store_id, chunk_vectors.c.chunk_id)

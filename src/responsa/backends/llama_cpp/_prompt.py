@@ -1,7 +1,9 @@
 """Conversation → chat template messages for a local model, and tool calls back out of its text.
 
-Small local models know plain roles and text. Tool calls are written and read in the Hermes/Qwen
-style (``<tool_call>{"name": …, "arguments": {…}}</tool_call>``), tool results as
+A template that knows tools (it reads ``tools``) gets them, and the conversation's calls and
+results, the way Hugging Face templates expect. For one that does not (SmolLM2's), the tools are
+described in the system prompt and calls written in the Hermes/Qwen style
+(``<tool_call>{"name": …, "arguments": {…}}</tool_call>``), results as
 ``<tool_response>…</tool_response>`` turns.
 """
 
@@ -9,31 +11,70 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from responsa.backends._base import ModelRequest
-from responsa.backends._stops import partial_suffix
 from responsa.backends.chat_completions import chat_messages
 from responsa.protocol import FunctionTool
 
-__all__ = ["ParsedCall", "ToolCallSplitter", "required_call_schema", "template_messages"]
+__all__ = ["native_messages", "template_messages", "template_tools"]
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
 
 
+def native_messages(request: ModelRequest) -> list[dict[str, Any]]:
+    """Messages as Hugging Face chat templates that know tools expect them: an assistant turn's
+    ``tool_calls`` with arguments as objects, results as ``tool`` turns naming their call. Mistral's
+    templates want call ids of nine letters and digits, and use the last nine of ours."""
+    messages: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
+    for message in chat_messages(request.instructions, request.items):
+        message = dict(message)
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            message["content"] = "\n".join(part.get("text", "") for part in content if part.get("type") == "text")
+        if calls := message.get("tool_calls"):
+            message["content"] = message.get("content") or ""
+            message["tool_calls"] = [
+                {**call, "function": {**call["function"], "arguments": _loads(call["function"]["arguments"])}}
+                for call in calls
+            ]
+            names.update({call["id"]: call["function"]["name"] for call in calls})
+        if message["role"] == "tool":
+            message["name"] = names.get(message.get("tool_call_id", ""), "")
+        messages.append(message)
+    return messages
+
+
+def template_tools(tools: Sequence[FunctionTool]) -> list[dict[str, Any]]:
+    """``tools`` as chat templates list them (the Chat Completions shape)."""
+    return [
+        {"type": "function", "function": {"name": t.name, "description": t.description or "",
+                                          "parameters": t.parameters or {"type": "object", "properties": {}}}}
+        for t in tools
+    ]  # fmt: skip
+
+
 def template_messages(request: ModelRequest, describe_tools: bool) -> list[dict[str, str]]:
-    """Messages with string content only; tool traffic rendered as tagged text."""
+    """Messages with string content only; tool traffic rendered as tagged text, or, when the model
+    may not call tools (it must answer now), as plain words: a small model shown tagged calls and
+    results writes more of them instead of an answer."""
+    plain = request.tool_mode == "none"
     flat: list[dict[str, str]] = []
     for message in chat_messages(request.instructions, request.items):
         role = message["role"]
         if role == "tool":
-            flat.append({"role": "user", "content": f"<tool_response>\n{message['content']}\n</tool_response>"})
+            content = message["content"]
+            wrapped = f"Use this information:\n{content}" if plain else f"<tool_response>\n{content}\n</tool_response>"
+            flat.append({"role": "user", "content": wrapped})
             continue
         text = message.get("content") or ""
         if not isinstance(text, str):
             text = "\n".join(part.get("text", "") for part in text if part.get("type") == "text")
-        for call in message.get("tool_calls") or []:
+        calls = message.get("tool_calls") or []
+        if plain and calls and not text:
+            continue  # the result that follows says what was found
+        for call in [] if plain else calls:
             function = call["function"]
             payload = json.dumps({"name": function["name"], "arguments": _loads(function["arguments"])})
             text += f"{OPEN}{payload}{CLOSE}"
@@ -64,77 +105,3 @@ def _merge_system(messages: list[dict[str, str]], text: str) -> None:
         messages[0]["content"] = f"{messages[0]['content']}\n\n{text}"
     else:
         messages.insert(0, {"role": "system", "content": text})
-
-
-def required_call_schema(tools: Sequence[FunctionTool]) -> dict[str, Any]:
-    """A JSON schema whose instances are exactly the valid calls of one of ``tools``."""
-    options = [
-        {
-            "type": "object",
-            "properties": {
-                "name": {"const": tool.name},
-                "arguments": tool.parameters or {"type": "object"},
-            },
-            "required": ["name", "arguments"],
-        }
-        for tool in tools
-    ]
-    return options[0] if len(options) == 1 else {"anyOf": options}
-
-
-@dataclass(frozen=True)
-class ParsedCall:
-    name: str
-    arguments: str
-
-
-class ToolCallSplitter:
-    """Streams text through, but pulls ``<tool_call>…</tool_call>`` blocks out as calls of known tools."""
-
-    def __init__(self, tool_names: set[str]) -> None:
-        self._names = tool_names
-        self._pending = ""
-        self._inside = False
-
-    def feed(self, text: str) -> list[str | ParsedCall]:
-        out: list[str | ParsedCall] = []
-        buffer = self._pending + text
-        self._pending = ""
-        while buffer:
-            marker = CLOSE if self._inside else OPEN
-            at = buffer.find(marker)
-            if at < 0:
-                if self._inside:
-                    self._pending = buffer
-                else:
-                    keep = partial_suffix(buffer, OPEN)
-                    self._emit_text(out, buffer[: len(buffer) - keep])
-                    self._pending = buffer[len(buffer) - keep :]
-                break
-            if self._inside:
-                out.append(self._parse(buffer[:at]))
-            else:
-                self._emit_text(out, buffer[:at])
-            buffer = buffer[at + len(marker) :]
-            self._inside = not self._inside
-        return out
-
-    def flush(self) -> list[str | ParsedCall]:
-        pending, self._pending = self._pending, ""
-        if not pending:
-            return []
-        return [self._parse(pending)] if self._inside else [pending]
-
-    def _emit_text(self, out: list[str | ParsedCall], text: str) -> None:
-        if text:
-            out.append(text)
-
-    def _parse(self, block: str) -> str | ParsedCall:
-        try:
-            call = json.loads(block)
-        except json.JSONDecodeError:
-            return f"{OPEN}{block}{CLOSE}"
-        if not isinstance(call, dict) or call.get("name") not in self._names:
-            return f"{OPEN}{block}{CLOSE}"
-        arguments = call.get("arguments", {})
-        return ParsedCall(str(call["name"]), arguments if isinstance(arguments, str) else json.dumps(arguments))

@@ -1,0 +1,28 @@
+"""Token counts: a model's, added up over the turns of a response, and their wire form."""
+
+from __future__ import annotations
+
+from responsa.backends import TokenUsage
+from responsa.protocol import InputTokensDetails, OutputTokensDetails, Usage
+
+__all__ = ["add_usage", "usage_of"]
+
+
+def add_usage(left: TokenUsage, right: TokenUsage) -> TokenUsage:
+    return TokenUsage(
+        input_tokens=left.input_tokens + right.input_tokens,
+        output_tokens=left.output_tokens + right.output_tokens,
+        cached_tokens=left.cached_tokens + right.cached_tokens,
+        reasoning_tokens=left.reasoning_tokens + right.reasoning_tokens,
+    )
+
+
+def usage_of(tokens: TokenUsage) -> Usage:
+    """The wire form of a model's token counts."""
+    return Usage(
+        input_tokens=tokens.input_tokens,
+        input_tokens_details=InputTokensDetails(cached_tokens=tokens.cached_tokens),
+        output_tokens=tokens.output_tokens,
+        output_tokens_details=OutputTokensDetails(reasoning_tokens=tokens.reasoning_tokens),
+        total_tokens=tokens.input_tokens + tokens.output_tokens,
+    )
