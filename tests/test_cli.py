@@ -101,3 +101,56 @@ def test_a_bad_model_file_is_a_clear_error(tmp_path: Path) -> None:
     bad.write_text("[models.x]\nurl = 3\n")
     result = CliRunner().invoke(main, ["serve", "--model-file", str(bad)])
     assert result.exit_code != 0 and "needs 'urls'" in result.output
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ('source = "x.gguf"\ncontext = 0\n', "context must be a positive integer"),
+        ('source = "x.gguf"\ngpu_layers = -2\n', "gpu_layers must be an integer, -1 for all"),
+        ('source = "x.gguf"\ntemperature = "hot"\n', "temperature must be a number"),
+        ('source = "x.gguf"\nurls = ["http://a/v1"]\n', "unknown keys ['urls']"),
+        ("source = 3\n", "source must be a string"),
+    ],
+)
+def test_a_bad_embedded_model_entry_is_a_clear_error(tmp_path: Path, entry: str, message: str) -> None:
+    bad = tmp_path / "models.toml"
+    bad.write_text(f"[models.x]\n{entry}")
+    result = CliRunner().invoke(main, ["serve", "--model-file", str(bad)])
+    assert result.exit_code != 0 and message in result.output, result.output
+
+
+def test_models_from_options_and_the_model_file_reach_the_settings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import uvicorn
+
+    import responsa.http
+    from responsa.config import EmbeddedModelConfig
+
+    seen: list[Settings] = []
+    gguf = tmp_path / "Tiny-Q4_K_M.gguf"
+    gguf.write_bytes(b"GGUF")
+    template = tmp_path / "t.jinja"
+    template.write_text("{{ messages }}")
+    model_file = tmp_path / "models.toml"
+    model_file.write_text(
+        f'[models.tuned]\nsource = "{gguf}"\ncontext = 2048\nthreads = 1\ngpu_layers = -1\nparallel = 2\n'
+        'chat_template = "t.jinja"\ntemperature = 0.7\ntop_k = 20\n'
+    )
+    monkeypatch.setattr(responsa.http, "create_app", lambda settings: seen.append(settings))
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)
+    args = ["serve", "--model", str(gguf), "--model", f"named={gguf}", "--model-file", str(model_file),
+            "--threads", "3", "--gpu-layers", "8", "--parallel", "6", "--chat-template", str(template)]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    [settings] = seen
+    assert (settings.threads, settings.gpu_layers, settings.parallel, settings.chat_template) == (3, 8, 6, template)
+    assert settings.embedded_models == (
+        EmbeddedModelConfig(source=str(gguf), name="Tiny-Q4_K_M", path=gguf),
+        EmbeddedModelConfig(source=str(gguf), name="named", path=gguf),
+        EmbeddedModelConfig(source=str(gguf), name="tuned", path=gguf, context=2048, threads=1, gpu_layers=-1,
+                            chat_template=template, parallel=2, sampling=(("temperature", 0.7), ("top_k", 20))),
+    )  # fmt: skip
+    result = CliRunner().invoke(main, ["serve", "--model", str(gguf), "--model", f"Tiny-Q4_K_M={gguf}"])
+    assert result.exit_code != 0 and "two models are named 'Tiny-Q4_K_M'" in result.output

@@ -131,6 +131,7 @@ def test_a_split_model_is_pulled_whole(hub: Hub, env: dict[str, str]) -> None:
         ("hf:acme/Two-GGUF/missing.gguf", "acme/Two-GGUF has no file missing.gguf"),
         ("acme/Nothing-GGUF:Q4_K_M", "Repository Not Found"),
         ("not a source", "is not a model source"),
+        ("http://127.0.0.1:9/x.gguf", "http://127.0.0.1:9/x.gguf: "),  # nothing listens there
     ],
 )
 def test_what_cannot_be_pulled_says_why(hub: Hub, env: dict[str, str], source: str, message: str) -> None:

@@ -62,6 +62,14 @@ def main() -> None:
     help="Layers of each embedded model offloaded to the GPU (-1: all); needs a llama.cpp built with GPU support.",
 )
 @click.option(
+    "--parallel",
+    default=4,
+    show_default=True,
+    type=click.IntRange(min=1),
+    envvar="RESPONSA_PARALLEL",
+    help="Requests each embedded model decodes at once (slots, batched); each slot has its own context window.",
+)
+@click.option(
     "--chat-template",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
@@ -289,7 +297,7 @@ def main() -> None:
     show_default=True,
     type=click.IntRange(min=1),
     envvar="RESPONSA_MAX_GENERATIONS",
-    help="Generations one backend runs at once in this process (the embedded model: always one); more wait in line.",
+    help="Generations one backend runs at once in this process (an embedded model: its --parallel); more wait in line.",
 )
 @click.option(
     "--max-queued-generations",

@@ -55,6 +55,7 @@ class EmbeddedModelConfig:
     gpu_layers: int | None = None
     chat_template: Path | None = None
     """A Jinja file used instead of the template in the GGUF's metadata."""
+    parallel: int | None = None
     sampling: tuple[tuple[str, float], ...] = ()
     """Defaults for the sampling controls a request leaves out, e.g. ``(("temperature", 0.7),)``."""
 
@@ -69,7 +70,7 @@ SAMPLING_KEYS = (
     "presence_penalty",
 )
 _UPSTREAM_KEYS = {"urls", "url", "upstream_model", "api_key", "strategy", "context_window", "vision"}
-_EMBEDDED_KEYS = {"source", "context", "threads", "gpu_layers", "chat_template", *SAMPLING_KEYS}
+_EMBEDDED_KEYS = {"source", "context", "threads", "gpu_layers", "chat_template", "parallel", *SAMPLING_KEYS}
 
 
 def load_model_file(path: Path) -> tuple[tuple[UpstreamConfig, ...], tuple[EmbeddedModelConfig, ...]]:
@@ -133,6 +134,7 @@ def _embedded_entry(path: Path, name: str, entry: dict[str, Any]) -> EmbeddedMod
         name=name,
         context=_positive(path, name, entry, "context"),
         threads=_positive(path, name, entry, "threads"),
+        parallel=_positive(path, name, entry, "parallel"),
         gpu_layers=gpu_layers,
         chat_template=(path.parent / template) if template else None,
         sampling=tuple(sampling),
@@ -224,6 +226,8 @@ class Settings:
     """Layers each embedded model offloads to a GPU (-1: all), for llama.cpp builds with one."""
     chat_template: Path | None = None
     """A Jinja chat template for the embedded models instead of their GGUF's own."""
+    parallel: int = 4
+    """Requests each embedded model decodes at once, each in its own context window (KV cache)."""
     websocket_max_age_secs: float = 3600.0
     """How long one WebSocket connection may stay open (then ``websocket_connection_limit_reached``)."""
     hosted_tools: Literal["ignore", "reject"] = "ignore"

@@ -58,19 +58,21 @@ def test_past_the_cap_and_the_line_a_request_is_refused_and_the_line_is_served_i
     assert waiting[0].events[0]["response"]["created_at"] >= ended - 1  # it started when a slot freed
 
 
-def test_the_embedded_model_runs_one_generation_and_lines_up_the_rest(tmp_path_factory: pytest.TempPathFactory) -> None:
-    for server in sqlite_server(tmp_path_factory, "embedded_cap", max_queued_generations=1):
+def test_the_embedded_model_runs_its_slots_and_lines_up_the_rest(tmp_path_factory: pytest.TempPathFactory) -> None:
+    for server in sqlite_server(tmp_path_factory, "embedded_cap", max_queued_generations=1, parallel=2):
         body = {"model": DEFAULT_MODEL_NAME, "input": "Count to fifty", "stream": True,
                 "max_output_tokens": 96, "ignore_eos": True}  # fmt: skip
-        running = StreamReader(f"{server.v1}/responses", body, after=1)
-        assert running.ready.wait(60)
+        running = [StreamReader(f"{server.v1}/responses", body, after=1) for _ in range(2)]  # one a slot
+        for stream in running:
+            assert stream.ready.wait(60)
         waiting = StreamReader(f"{server.v1}/responses", body, after=1)
         time.sleep(0.2)
         assert _overloaded(server, DEFAULT_MODEL_NAME).code == "server_overloaded"
-        for stream in (running, waiting):
+        for stream in (*running, waiting):
             assert stream.join(60)
             assert stream.events[-1]["type"] in ("response.completed", "response.incomplete")
-        assert running.events[-1]["response"]["completed_at"] <= waiting.events[0]["response"]["created_at"] + 1
+        ended = min(stream.events[-1]["response"]["completed_at"] for stream in running)
+        assert ended <= waiting.events[0]["response"]["created_at"] + 1  # it started when a slot freed
 
 
 @pytest.fixture

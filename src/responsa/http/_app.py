@@ -213,6 +213,7 @@ def _embedded_backends(settings: Settings) -> list[Backend]:
                 n_threads=settings.threads,
                 n_gpu_layers=settings.gpu_layers,
                 chat_template=template,
+                parallel=settings.parallel,
             )
         )
     for model in settings.embedded_models:
@@ -228,6 +229,7 @@ def _embedded_backends(settings: Settings) -> list[Backend]:
                 n_threads=model.threads or settings.threads,
                 n_gpu_layers=settings.gpu_layers if model.gpu_layers is None else model.gpu_layers,
                 chat_template=model.chat_template.read_text() if model.chat_template else template,
+                parallel=model.parallel or settings.parallel,
             )
         )
     return backends

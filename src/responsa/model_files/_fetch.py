@@ -50,7 +50,6 @@ def fetch(source: ModelSource, refresh: bool = False) -> Path:
 
 
 def _fetch_url(source: ModelSource) -> Path:
-    from huggingface_hub.errors import HfHubHTTPError
     from huggingface_hub.file_download import http_get
 
     assert source.url is not None
@@ -63,7 +62,7 @@ def _fetch_url(source: ModelSource) -> Path:
     try:
         with partial.open("ab") as out:
             http_get(source.url, out, resume_size=out.tell(), displayed_filename=target.name)
-    except (HfHubHTTPError, OSError) as exc:
+    except _network_errors() as exc:
         raise ModelFetchError(f"{source.url}: {exc} (run the same command again to resume)") from exc
     if source.sha256 is not None:
         _check_sha256(partial, source.sha256, source.text)
@@ -73,7 +72,6 @@ def _fetch_url(source: ModelSource) -> Path:
 
 def _fetch_hub(source: ModelSource) -> Path:
     from huggingface_hub import HfApi, RepoFile
-    from huggingface_hub.errors import HfHubHTTPError
 
     assert source.repo is not None
     try:
@@ -83,7 +81,7 @@ def _fetch_hub(source: ModelSource) -> Path:
             if isinstance(entry, RepoFile)
         }
         paths = [_hub_file(source.repo, name, listing[name]) for name in _choose(source, listing)]
-    except (HfHubHTTPError, OSError) as exc:
+    except _network_errors() as exc:
         raise ModelFetchError(f"{source.text}: {exc} (run the same command again to resume)") from exc
     return paths[0]
 
@@ -117,6 +115,14 @@ def _hub_file(repo: str, name: str, entry: RepoFile) -> Path:
     _check_sha256(partial, entry.lfs.sha256, f"{repo}/{name}")
     partial.replace(blob)
     return Path(hf_hub_download(repo, name))
+
+
+def _network_errors() -> tuple[type[Exception], ...]:
+    """What a download can fail with that is the network's or the server's doing, not a bug."""
+    import httpx2
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+
+    return HfHubHTTPError, OfflineModeIsEnabled, httpx2.TransportError, OSError
 
 
 def _choose(source: ModelSource, files: Iterable[str]) -> list[str]:

@@ -59,17 +59,20 @@ class LlamaCppBackend(Backend):
         n_threads: int | None = None,
         n_gpu_layers: int = 0,
         chat_template: str | None = None,
+        parallel: int = 1,
     ) -> None:
         """``sampling``: what a request that leaves a control out gets (the packaged model: its card's).
-        ``chat_template``: Jinja used instead of the GGUF's own."""
+        ``chat_template``: Jinja used instead of the GGUF's own. ``parallel``: requests decoded at once,
+        each in its own ``n_ctx`` window."""
         path = model_path or default_gguf()
         self.name = name or (DEFAULT_MODEL_NAME if model_path is None else path.stem)
         if sampling is None:
             sampling = PACKAGED_SAMPLING if model_path is None else Sampling()
         self._thread = InferenceThread(
             path, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers, sampling=sampling,
-            chat_template=chat_template,
+            chat_template=chat_template, parallel=parallel,
         )  # fmt: skip
+        self._parallel = parallel
         self._path = path
         self._embedder: Llama | None = None
         self._embedding = threading.Lock()
@@ -83,7 +86,7 @@ class LlamaCppBackend(Backend):
         return self._n_ctx
 
     def parallel(self) -> int | None:
-        return 1  # one inference thread, one sequence
+        return self._parallel  # slots: more requests wait in the engine's line
 
     def reads_images(self, model: str) -> bool:
         return False  # SmolLM2 and the chat-template prompt here are text only

@@ -1,26 +1,29 @@
-"""The one thread that owns the llama.cpp model: jobs come in through a queue, tokens go out to the
-event loop as they are sampled. llama.cpp's model object is not thread-safe, so nothing else touches it."""
+"""The one thread that owns a llama.cpp model: jobs come in through a queue, tokens go out to the
+event loop as they are sampled. llama.cpp's model and context are not thread-safe, so nothing else
+touches them; concurrent jobs are decoded together in slots (see _slots.py)."""
 
 from __future__ import annotations
 
-import codecs
 import logging
 import os
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from responsa.backends._base import FinishReason, ModelEvent, ModelRequest, Sampling, TokenUsage, check_fits
+from responsa.backends._base import ModelEvent, ModelRequest, Sampling, check_fits
+from responsa.protocol import ResponsaError
 
 from ._output_grammar import forced_schema, output_grammar
+from ._slots import Generation, SlotDecoder, sampler_chain
 from ._template import ChatTemplate
 from ._writer import OutputWriter
 
 if TYPE_CHECKING:
-    from llama_cpp import Llama
+    from llama_cpp import _internals
 
 __all__ = ["InferenceThread", "Job", "Started"]
 
@@ -47,7 +50,8 @@ class Job:
 
 
 class InferenceThread:
-    """Loads the model on first use and runs jobs one at a time, in order."""
+    """Loads the model on first use and decodes up to ``parallel`` jobs at once (one slot each);
+    the rest wait their turn, in order."""
 
     def __init__(
         self,
@@ -57,6 +61,7 @@ class InferenceThread:
         n_gpu_layers: int = 0,
         sampling: Sampling | None = None,
         chat_template: str | None = None,
+        parallel: int = 1,
     ) -> None:
         self.model_path = model_path
         self.n_gpu_layers = n_gpu_layers
@@ -65,13 +70,15 @@ class InferenceThread:
         self.sampling = sampling or Sampling()
         """Defaults for the controls a request leaves out."""
         self.n_ctx = n_ctx
+        """Each slot's context window."""
+        self.parallel = parallel
         self.n_threads = n_threads or os.cpu_count() or 1
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
-        self._llm: Llama | None = None
+        self._model: _internals.LlamaModel | None = None
+        self._decoder: SlotDecoder
         self._template: ChatTemplate
         self._lock = threading.Lock()
-        self._current: Job | None = None
 
     def submit(self, job: Job) -> None:
         with self._lock:
@@ -81,97 +88,84 @@ class InferenceThread:
         self._jobs.put(job)
 
     def stop(self) -> None:
-        """Cut the current job short at its next token and end the thread (blocking): the model must not
-        be freed, nor the interpreter exit, while llama.cpp still works on it."""
+        """End the generations at their next token and the thread (blocking): the model must not be
+        freed, nor the interpreter exit, while llama.cpp still works on it."""
         with self._lock:
             thread, self._thread = self._thread, None
         if thread is not None:
             self._jobs.put(None)
-            current = self._current
-            if current is not None:
-                current.cancelled.set()
             thread.join()
 
     def _loop(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            if job.cancelled.is_set():  # its client left while it waited in the queue
-                continue
-            self._current = job
-            try:
-                self._run(job)
-            except BaseException as exc:  # the event loop side turns it into a response error
-                logger.exception("llama.cpp generation failed")
-                job.emit(exc)
-            finally:
-                self._current = None
+        waiting: deque[Job] = deque()
+        while True:
+            busy = bool(waiting) or (self._model is not None and self._decoder.active())
+            for job in self._take(block=not busy):
+                if job is None:
+                    if self._model is not None:
+                        self._decoder.stop_all()
+                    return
+                if not job.cancelled.is_set():  # its client left while it waited in the queue
+                    waiting.append(job)
+            while waiting and (self._model is None or self._decoder.has_room()):
+                self._begin(waiting.popleft())
+            if self._model is not None and self._decoder.active():
+                self._decoder.step()
 
-    def _model(self) -> Llama:
-        if self._llm is None:
-            from llama_cpp import Llama
+    def _take(self, block: bool) -> list[Job | None]:
+        """The jobs that have arrived (waiting for one when there is nothing else to do)."""
+        jobs: list[Job | None] = []
+        try:
+            jobs.append(self._jobs.get(block=block))
+            while True:
+                jobs.append(self._jobs.get_nowait())
+        except queue.Empty:
+            return jobs
 
-            logger.info("loading %s (n_ctx=%d, n_threads=%d, n_gpu_layers=%d)", self.model_path, self.n_ctx,
-                        self.n_threads, self.n_gpu_layers)  # fmt: skip
-            self._llm = Llama(
-                model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.n_threads,
-                n_gpu_layers=self.n_gpu_layers, verbose=False,
+    def _load(self) -> _internals.LlamaModel:
+        if self._model is None:
+            import llama_cpp
+            from llama_cpp import _internals
+
+            logger.info("loading %s (n_ctx=%d x %d slots, n_threads=%d, n_gpu_layers=%d)", self.model_path,
+                        self.n_ctx, self.parallel, self.n_threads, self.n_gpu_layers)  # fmt: skip
+            logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)  # llama.cpp's own chatter (as Llama does)
+            params = llama_cpp.llama_model_default_params()
+            params.n_gpu_layers = self.n_gpu_layers
+            model = _internals.LlamaModel(path_model=str(self.model_path), params=params, verbose=False)
+            self._template = ChatTemplate.of(model, self.chat_template)
+            self._decoder = SlotDecoder(model, self.n_ctx, self.parallel, self.n_threads, self._template.marker_tokens)
+            self._model = model
+        return self._model
+
+    def _begin(self, job: Job) -> None:
+        """Fit the job's prompt and start it in a slot (a count-only job ends there); errors go to the job."""
+        try:
+            model = self._load()
+            request = job.request
+            forced = forced_schema(request) is not None
+            template = self._template
+            prompt = template.render(request, describe_tools=not forced and request.tool_mode == "auto")
+            tokens = model.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+            if job.count_only:
+                job.emit(Started(len(tokens)))
+                return
+            check_fits(len(tokens), request.max_output_tokens, self.n_ctx)
+            budget = self.n_ctx - len(tokens)
+            sampling = _with_defaults(request.sampling, self.sampling)
+            sampler = sampler_chain(model, sampling, output_grammar(request, template))
+            writer = OutputWriter(job.emit, request, forced, template, thinking=template.opens_thinking(prompt))
+            generation = Generation(
+                tokens, sampler, writer, limit=min(request.max_output_tokens or budget, budget), report=job.emit,
+                cancelled=job.cancelled, fresh=sampling.seed is not None, ignore_eos=sampling.ignore_eos,
             )  # fmt: skip
-            self._template = ChatTemplate.of(self._llm, self.chat_template)
-        return self._llm
-
-    def _run(self, job: Job) -> None:
-        from llama_cpp import Llama, llama_vocab_is_eog
-
-        llm = self._model()
-        request = job.request
-        forced = forced_schema(request) is not None
-        template = self._template
-        prompt = template.render(request, describe_tools=not forced and request.tool_mode == "auto")
-        tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
-        if job.count_only:
-            job.emit(Started(len(tokens)))
+        except BaseException as exc:  # the event loop side turns it into a response error
+            if not isinstance(exc, ResponsaError):
+                logger.exception("llama.cpp could not start a generation")
+            job.emit(exc)
             return
-        check_fits(len(tokens), request.max_output_tokens, self.n_ctx)
-        budget = self.n_ctx - len(tokens)
-        grammar = output_grammar(request, template)
         job.emit(Started(len(tokens)))
-        limit = min(request.max_output_tokens or budget, budget)
-        writer = OutputWriter(job.emit, request, forced, template, thinking=template.opens_thinking(prompt))
-        sampling = _with_defaults(request.sampling, self.sampling)
-        if sampling.seed is not None:
-            # Reproducible: evaluate the whole prompt afresh, as reusing the cached prefix can shift logits.
-            llm.reset()  # type: ignore[no-untyped-call]
-            llm.set_seed(sampling.seed)
-        cached = min(Llama.longest_token_prefix(list(llm._input_ids), tokens), max(len(tokens) - 1, 0))
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-        produced = 0
-        reason: FinishReason = "stop"
-        for token in llm.generate(
-            tokens,
-            temp=1.0 if sampling.temperature is None else sampling.temperature,
-            top_p=1.0 if sampling.top_p is None else sampling.top_p,
-            top_k=sampling.top_k or 40,
-            min_p=0.05 if sampling.min_p is None else sampling.min_p,
-            repeat_penalty=sampling.repetition_penalty or 1.0,
-            frequency_penalty=sampling.frequency_penalty or 0.0,
-            presence_penalty=sampling.presence_penalty or 0.0,
-            grammar=grammar,
-        ):
-            if job.cancelled.is_set():
-                break
-            end_of_sequence = llama_vocab_is_eog(llm._model.vocab, token)
-            if end_of_sequence and not sampling.ignore_eos:
-                break
-            produced += 1
-            # Past an end of sequence (ignore_eos) there is nothing to show; the token still counts.
-            piece = llm.detokenize([token], special=token in template.marker_tokens)
-            if not end_of_sequence and writer.text(decoder.decode(piece)):
-                break
-            if produced >= limit:
-                reason = "length"
-                break
-        writer.text(decoder.decode(b"", final=True))
-        writer.close(reason, TokenUsage(input_tokens=len(tokens), output_tokens=produced, cached_tokens=cached))
+        self._decoder.start(generation)
 
 
 def _with_defaults(sampling: Sampling, defaults: Sampling) -> Sampling:

@@ -59,15 +59,22 @@ def output_grammar(request: ModelRequest, template: ChatTemplate) -> LlamaGramma
     forced = forced_schema(request, template.tool_format if template.knows_tools else JSON_ONLY)
     try:
         if forced is not None and request.forced_tool is None and template.knows_tools:
-            call = json_schema_to_gbnf(json.dumps(forced))
+            call = _json_gbnf(json_schema_to_gbnf(json.dumps(forced)))
             return LlamaGrammar.from_string(template.tool_format.wrap_gbnf(call), verbose=False)
         if forced is not None:
-            return LlamaGrammar.from_json_schema(json.dumps(forced), verbose=False)
+            return LlamaGrammar.from_string(_json_gbnf(json_schema_to_gbnf(json.dumps(forced))), verbose=False)
         fmt = request.text_format
         if isinstance(fmt, JsonSchemaFormat):
-            return LlamaGrammar.from_json_schema(json.dumps(fmt.schema_), verbose=False)
+            gbnf = _json_gbnf(json_schema_to_gbnf(json.dumps(fmt.schema_)))
+            return LlamaGrammar.from_string(gbnf, verbose=False)
         if isinstance(fmt, JsonObjectFormat):
             return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
     except (ValueError, RuntimeError) as exc:
         raise InvalidRequest(f"The schema cannot be enforced by a grammar: {exc}", param="text.format") from exc
     return None
+
+
+def _json_gbnf(gbnf: str) -> str:
+    """llama-cpp-python's schema converter lets a string hold raw control characters (a newline), which
+    JSON forbids; llama.cpp's own converter keeps them out, as here."""
+    return gbnf.replace('char ::= [^"\\\\] |', 'char ::= [^"\\\\\\x7F\\x00-\\x1F] |')

@@ -13,7 +13,7 @@ from ._prompt import native_messages, template_messages, template_tools
 from ._tool_formats import HERMES, ToolFormat, detect_format
 
 if TYPE_CHECKING:
-    from llama_cpp import Llama
+    from llama_cpp import _internals
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
 __all__ = ["ChatTemplate"]
@@ -34,22 +34,21 @@ class ChatTemplate:
     special tokens are dropped."""
 
     @classmethod
-    def of(cls, llm: Llama, override: str | None) -> ChatTemplate:
+    def of(cls, model: _internals.LlamaModel, override: str | None) -> ChatTemplate:
         """The GGUF's own template (or ``override``), compiled once (compiling costs milliseconds)."""
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-        source = override or llm.metadata.get("tokenizer.chat_template")
+        source = override or model.metadata().get("tokenizer.chat_template")
         if not source:
-            raise ResponsaError(f"{llm.model_path} has no chat template: give one with --chat-template.")
-        model = llm._model
+            raise ResponsaError(f"{model.path_model} has no chat template: give one with --chat-template.")
         formatter = Jinja2ChatFormatter(
-            source, model.token_get_text(llm.token_eos()), model.token_get_text(llm.token_bos())
+            source, model.token_get_text(model.token_eos()), model.token_get_text(model.token_bos())
         )
         knows_tools = "tools" in source
         fmt = detect_format(source) if knows_tools else HERMES
         markers = set()
         for marker in (fmt.opener, fmt.closer):
-            ids = llm.tokenize(marker.encode(), add_bos=False, special=True) if marker else []
+            ids = model.tokenize(marker.encode(), add_bos=False, special=True) if marker else []
             if len(ids) == 1:
                 markers.add(ids[0])
         return cls(formatter, knows_tools, fmt, "<think>" in source, frozenset(markers))
