@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")  # its traces would go to api.openai.com (before import)
+import agents
+
 from responsa.backends.llama_cpp import default_gguf
 from responsa.config import EmbeddedModelConfig, Settings
 from tests.conftest import serve
-
-os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")  # its traces would go to api.openai.com
-agents = pytest.importorskip("agents")
 
 TEMPLATE = Path(__file__).parent / "backends" / "templates" / "hermes.jinja"
 
