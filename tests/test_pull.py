@@ -141,32 +141,42 @@ def test_what_cannot_be_pulled_says_why(hub: Hub, env: dict[str, str], source: s
     assert "Traceback" not in done.stderr
 
 
-def test_a_url_pull_killed_part_way_resumes_and_checks_its_sha256(hub: Hub, env: dict[str, str]) -> None:
+@pytest.mark.parametrize("kind", ["url", "hub"])
+def test_a_pull_killed_part_way_resumes_where_it_stopped(hub: Hub, env: dict[str, str], kind: str) -> None:
     data = blob(24 * MiB, 3)
-    hub.files["/files/story.gguf"] = data
-    hub.stall_after["/files/story.gguf"] = 15 * MiB  # the first 10 MiB piece is on disk by then
-    source = f"{hub.url}/files/story.gguf#sha256={sha256(data)}"
+    if kind == "url":
+        path, source = "/files/story.gguf", f"{hub.url}/files/story.gguf#sha256={sha256(data)}"
+        hub.files[path] = data
+        partial = Path(env["XDG_CACHE_HOME"]) / "responsa" / "models" / "127.0.0.1" / "story.gguf.incomplete"
+    else:
+        path, source = "/acme/Story-GGUF/resolve/main/Story-Q4_K_M.gguf", "acme/Story-GGUF:Q4_K_M"
+        hub.repos["acme/Story-GGUF"] = {"Story-Q4_K_M.gguf": data}
+        partial = Path(env["HF_HOME"]) / "hub" / "models--acme--Story-GGUF" / "blobs" / f"{sha256(data)}.incomplete"
+    hub.stall_after[path] = 15 * MiB  # the first 10 MiB piece is on disk by then
     command = [sys.executable, "-m", "responsa.cli", "pull", source]
     first = subprocess.Popen(command, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    partial = Path(env["XDG_CACHE_HOME"]) / "responsa" / "models" / "127.0.0.1" / "story.gguf.incomplete"
     deadline = time.monotonic() + 60
     while not (partial.exists() and partial.stat().st_size >= 10 * MiB):
         assert time.monotonic() < deadline and first.poll() is None
         time.sleep(0.05)
     first.kill()
     first.wait()
-    listed = responsa(env, "models").stdout
-    assert "story" in listed and "(partial: pull again to resume)" in listed
+    if kind == "url":
+        listed = responsa(env, "models").stdout
+        assert "story" in listed and "(partial: pull again to resume)" in listed
     done = responsa(env, "pull", source)
     assert done.returncode == 0, done.stderr
     assert Path(done.stdout.splitlines()[0].split(": ", 1)[1]).read_bytes() == data
-    assert hub.ranges("/files/story.gguf") == [None, f"bytes={10 * MiB}-"]
-    assert "partial" not in responsa(env, "models").stdout
-    # A file whose bytes are not the ones promised is refused and removed.
-    hub.files["/files/other.gguf"] = data
+    assert hub.ranges(path) == [None, f"bytes={10 * MiB}-"]
+    assert not partial.exists() and "partial" not in responsa(env, "models").stdout
+
+
+def test_a_file_whose_bytes_are_not_the_promised_ones_is_refused_and_removed(hub: Hub, env: dict[str, str]) -> None:
+    hub.files["/files/other.gguf"] = blob(MiB, 4)
     done = responsa(env, "pull", f"{hub.url}/files/other.gguf#sha256={'0' * 64}")
     assert done.returncode == 1 and "is not the expected" in done.stderr
     assert "other" not in responsa(env, "models").stdout
+    assert not list(Path(env["XDG_CACHE_HOME"]).rglob("other.gguf*"))
 
 
 def test_serve_a_pulled_model_beside_the_default_with_its_own_settings(

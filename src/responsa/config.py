@@ -10,8 +10,9 @@ from typing import Any, Literal
 
 from platformdirs import user_data_dir
 
+from responsa.backends import SAMPLING_CONTROLS
+
 __all__ = [
-    "SAMPLING_KEYS",
     "ApiKey",
     "EmbeddedModelConfig",
     "Settings",
@@ -60,17 +61,8 @@ class EmbeddedModelConfig:
     """Defaults for the sampling controls a request leaves out, e.g. ``(("temperature", 0.7),)``."""
 
 
-SAMPLING_KEYS = (
-    "temperature",
-    "top_p",
-    "top_k",
-    "min_p",
-    "repetition_penalty",
-    "frequency_penalty",
-    "presence_penalty",
-)
 _UPSTREAM_KEYS = {"urls", "url", "upstream_model", "api_key", "strategy", "context_window", "vision"}
-_EMBEDDED_KEYS = {"source", "context", "threads", "gpu_layers", "chat_template", "parallel", *SAMPLING_KEYS}
+_EMBEDDED_KEYS = {"source", "context", "threads", "gpu_layers", "chat_template", "parallel", *SAMPLING_CONTROLS}
 
 
 def load_model_file(path: Path) -> tuple[tuple[UpstreamConfig, ...], tuple[EmbeddedModelConfig, ...]]:
@@ -124,7 +116,7 @@ def _embedded_entry(path: Path, name: str, entry: dict[str, Any]) -> EmbeddedMod
     if template is not None and not isinstance(template, str):
         raise ValueError(f"{path}: model {name!r}: chat_template must be the path of a Jinja file")
     sampling = []
-    for key in SAMPLING_KEYS:
+    for key in SAMPLING_CONTROLS:
         if key in entry:
             if not isinstance(entry[key], int | float) or isinstance(entry[key], bool):
                 raise ValueError(f"{path}: model {name!r}: {key} must be a number")

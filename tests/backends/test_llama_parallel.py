@@ -77,6 +77,9 @@ def test_a_cancelled_stream_frees_its_slot_for_the_next_request(base_url: str, c
     for stream in long_ones:
         assert stream.started.wait(60)
     with httpx.Client(base_url=base_url, timeout=60) as http:
+        # Counting tokens needs no slot: it is answered while both slots are busy.
+        counted = http.post("/responses/input_tokens", json={"model": MODEL, "input": "How long is this?"})
+        assert counted.json()["input_tokens"] > 5 and not any(stream.ended for stream in long_ones)
         assert http.post(f"/responses/{long_ones[1].response_id}/cancel").json()["status"] == "cancelled"
         # A third request gets the freed slot while the first long one still runs.
         reply = http.post("/responses", json={"model": MODEL, "input": "Hi", "max_output_tokens": 4}).json()

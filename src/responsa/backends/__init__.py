@@ -1,6 +1,7 @@
 """Model backends behind one small interface."""
 
 from ._base import (
+    SAMPLING_CONTROLS,
     Backend,
     Finish,
     FinishReason,
@@ -23,6 +24,7 @@ from ._base import (
 from ._registry import BackendRegistry
 
 __all__ = [
+    "SAMPLING_CONTROLS",
     "Backend",
     "BackendRegistry",
     "Finish",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from responsa.protocol import (
@@ -72,6 +72,16 @@ class Sampling:
     """Generate past the end-of-sequence token, until ``max_output_tokens``."""
     include_stop: bool = False
     """Keep the stop string that ended the output."""
+
+    def or_defaults(self, defaults: Sampling) -> Sampling:
+        """These controls, each of :data:`SAMPLING_CONTROLS` left out (None) taken from ``defaults``."""
+        unset = {name: getattr(defaults, name) for name in SAMPLING_CONTROLS if getattr(self, name) is None}
+        return replace(self, **unset)
+
+
+SAMPLING_CONTROLS = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty", "frequency_penalty",
+                     "presence_penalty")  # fmt: skip
+"""The controls a model can have defaults for (a model file's entry, the packaged model's card)."""
 
 
 @dataclass(frozen=True)

@@ -219,7 +219,7 @@ def _embedded_backends(settings: Settings) -> list[Backend]:
     for model in settings.embedded_models:
         if model.path is None:
             raise ValueError(f"model {model.source!r} was not fetched before the server started")
-        defaults = Sampling(**dict(model.sampling))  # type: ignore[arg-type]  # numbers under SAMPLING_KEYS only
+        defaults = Sampling(**dict(model.sampling))  # type: ignore[arg-type]  # numbers under SAMPLING_CONTROLS only
         backends.append(
             LlamaCppBackend(
                 model.path,

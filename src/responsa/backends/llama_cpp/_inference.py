@@ -10,7 +10,7 @@ import queue
 import threading
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -105,7 +105,9 @@ class InferenceThread:
                     if self._model is not None:
                         self._decoder.stop_all()
                     return
-                if not job.cancelled.is_set():  # its client left while it waited in the queue
+                if job.count_only:
+                    self._begin(job)  # tokenizing needs no slot: never behind the generations
+                elif not job.cancelled.is_set():  # its client left while it waited in the queue
                     waiting.append(job)
             while waiting and (self._model is None or self._decoder.has_room()):
                 self._begin(waiting.popleft())
@@ -152,7 +154,7 @@ class InferenceThread:
                 return
             check_fits(len(tokens), request.max_output_tokens, self.n_ctx)
             budget = self.n_ctx - len(tokens)
-            sampling = _with_defaults(request.sampling, self.sampling)
+            sampling = request.sampling.or_defaults(self.sampling)
             sampler = sampler_chain(model, sampling, output_grammar(request, template))
             writer = OutputWriter(job.emit, request, forced, template, thinking=template.opens_thinking(prompt))
             generation = Generation(
@@ -166,21 +168,3 @@ class InferenceThread:
             return
         job.emit(Started(len(tokens)))
         self._decoder.start(generation)
-
-
-def _with_defaults(sampling: Sampling, defaults: Sampling) -> Sampling:
-    """``sampling`` with each control it leaves out (None) taken from ``defaults``."""
-    unset = {
-        name: getattr(defaults, name)
-        for name in (
-            "temperature",
-            "top_p",
-            "top_k",
-            "min_p",
-            "repetition_penalty",
-            "frequency_penalty",
-            "presence_penalty",
-        )
-        if getattr(sampling, name) is None
-    }
-    return replace(sampling, **unset)
