@@ -102,5 +102,6 @@ def test_the_next_turn_of_a_conversation_reuses_the_cached_prefix(client: openai
 
 
 @pytest.fixture
-def client(base_url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=base_url, api_key="-")
+def client(base_url: str) -> Iterator[openai.OpenAI]:
+    with openai.OpenAI(base_url=base_url, api_key="-") as client:
+        yield client

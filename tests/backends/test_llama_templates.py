@@ -43,8 +43,9 @@ def http(base_url: str) -> Iterator[httpx.Client]:
 
 
 @pytest.fixture
-def client(base_url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=base_url, api_key="-")
+def client(base_url: str) -> Iterator[openai.OpenAI]:
+    with openai.OpenAI(base_url=base_url, api_key="-") as client:
+        yield client
 
 
 @pytest.mark.parametrize("model", sorted(FORMATS))

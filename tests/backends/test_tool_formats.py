@@ -12,10 +12,14 @@ from responsa.backends.llama_cpp._tool_formats import (
     JSON_ONLY,
     LLAMA3,
     MISTRAL,
+    ArgumentsDelta,
+    CallOpened,
     CallParser,
     ParsedCall,
+    Piece,
     ToolFormat,
     detect_format,
+    whole_calls,
 )
 
 NAMES = {"get_weather", "get_time"}
@@ -24,9 +28,10 @@ TOKYO_TIME = ParsedCall("get_time", '{"timezone": "Asia/Tokyo"}')
 
 
 def parse(fmt: ToolFormat, output: str, piece: int = 3) -> list[str | ParsedCall]:
-    """``output`` fed ``piece`` characters at a time (markers split across pieces), text pieces joined."""
+    """``output`` fed ``piece`` characters at a time (markers split across pieces), text pieces joined
+    and each streamed call put back together."""
     parser = CallParser(fmt, NAMES)
-    found: list[str | ParsedCall] = []
+    found: list[Piece] = []
     for at in range(0, len(output), piece):
         found += parser.feed(output[at : at + piece])
     found += parser.flush()
@@ -34,8 +39,16 @@ def parse(fmt: ToolFormat, output: str, piece: int = 3) -> list[str | ParsedCall
     for item in found:
         if isinstance(item, str) and joined and isinstance(joined[-1], str):
             joined[-1] += item
-        else:
+        elif isinstance(item, str):
             joined.append(item)
+        else:
+            calls = whole_calls([item])
+            if isinstance(item, ArgumentsDelta):
+                last = joined[-1]
+                assert isinstance(last, ParsedCall)
+                joined[-1] = ParsedCall(last.name, last.arguments + item.text)
+            else:
+                joined += calls
     return joined
 
 
@@ -83,16 +96,25 @@ def test_calls_in_each_familys_words_are_read(fmt: ToolFormat, output: str, expe
     [
         (HERMES, "The weather in Paris is mild."),
         (HERMES, '<tool_call>{"name": "unknown_tool", "arguments": {}}</tool_call> and more'),
-        (HERMES, '<tool_call>{"name": "get_weather", "arguments": {"city": '),  # cut short
         (LLAMA3, '{"answer": 42}'),  # JSON, but not a call
         (LLAMA3, "[1, 2, 3] are numbers"),
-        (MISTRAL, "[TOOL_CALLS]get_weather[ARGS]{not json"),
+        (MISTRAL, "[TOOL_CALLS]get_weather[ARGS]not json"),
         (JSON_ONLY, '{"name": "get_weather", "arguments": [1]}'),
     ],
 )
 def test_what_is_not_a_call_of_a_known_tool_stays_text(fmt: ToolFormat, output: str) -> None:
     assert parse(fmt, output) == [output]
     assert parse(fmt, output, piece=1) == [output]
+
+
+@pytest.mark.parametrize(
+    "output",
+    ['<tool_call>{"name": "get_weather", "arguments": {"city": ', '[TOOL_CALLS]get_weather[ARGS]{"city": oops'],
+)
+def test_a_call_cut_short_or_broken_after_its_name_is_kept_as_written(output: str) -> None:
+    # Its arguments were already streamed (as an upstream's would be): they stay what the model wrote.
+    [call] = parse(MISTRAL if output.startswith("[") else HERMES, output)
+    assert isinstance(call, ParsedCall) and call.name == "get_weather" and call.arguments.startswith('{"city": ')
 
 
 def test_text_streams_before_the_end_unless_the_answer_opens_with_json() -> None:
@@ -126,3 +148,22 @@ def test_arguments_are_compact_json_objects() -> None:
 )
 def test_the_format_comes_from_the_template(template: str, expected: ToolFormat) -> None:
     assert detect_format(template) is expected
+
+
+def test_arguments_stream_as_they_are_written() -> None:
+    parser = CallParser(HERMES, NAMES)
+    assert parser.feed("Checking.\n<tool_call>\n") == ["Checking.\n"]
+    assert parser.feed('{"name": "get_weather", "arguments": {"ci') == [
+        CallOpened("get_weather"),
+        ArgumentsDelta('{"ci'),
+    ]
+    assert parser.feed('ty": "Pa"}, "x": 1') == [ArgumentsDelta('ty": "Pa"}')]  # the object closed: the rest waits
+    assert parser.feed("}\n</tool_call>") == []
+    # Braces inside strings do not close the arguments; Mistral's v11 form streams too.
+    mistral = CallParser(MISTRAL, NAMES)
+    pieces = mistral.feed('[TOOL_CALLS]get_weather[ARGS]{"city": "}{"') + mistral.feed("}") + mistral.flush()
+    assert pieces == [CallOpened("get_weather"), ArgumentsDelta('{"city": "}{"'), ArgumentsDelta("}")]
+    # A call whose arguments come before its name is read whole at the end of its block.
+    late = CallParser(HERMES, NAMES)
+    found = late.feed('<tool_call>{"arguments": {"city": "Paris"}, "name": "get_weather"}') + late.feed("</tool_call>")
+    assert found == [PARIS]

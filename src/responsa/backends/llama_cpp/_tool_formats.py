@@ -19,13 +19,55 @@ from typing import Any, Literal
 from responsa.backends._stops import partial_suffix
 from responsa.protocol import FunctionTool
 
-__all__ = ["HERMES", "JSON_ONLY", "LLAMA3", "MISTRAL", "CallParser", "ParsedCall", "ToolFormat", "detect_format"]
+__all__ = [
+    "HERMES",
+    "JSON_ONLY",
+    "LLAMA3",
+    "MISTRAL",
+    "ArgumentsDelta",
+    "CallOpened",
+    "CallParser",
+    "ParsedCall",
+    "Piece",
+    "ToolFormat",
+    "detect_format",
+    "whole_calls",
+]
 
 
 @dataclass(frozen=True)
 class ParsedCall:
+    """A whole call, read once its block ended (it could not be streamed)."""
+
     name: str
     arguments: str
+
+
+@dataclass(frozen=True)
+class CallOpened:
+    """A call of ``name`` has begun; its arguments follow as :class:`ArgumentsDelta` pieces."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ArgumentsDelta:
+    text: str
+
+
+Piece = str | ParsedCall | CallOpened | ArgumentsDelta
+"""What the parser gives: answer text, or calls (streamed in pieces where the format allows)."""
+
+
+def whole_calls(pieces: list[Piece]) -> list[ParsedCall]:
+    """The calls in ``pieces``, each streamed call put back together."""
+    calls: list[ParsedCall] = []
+    for piece in pieces:
+        if isinstance(piece, ParsedCall | CallOpened):
+            calls.append(ParsedCall(piece.name, piece.arguments if isinstance(piece, ParsedCall) else ""))
+        elif isinstance(piece, ArgumentsDelta) and calls:
+            calls[-1] = ParsedCall(calls[-1].name, calls[-1].arguments + piece.text)
+    return calls
 
 
 @dataclass(frozen=True)
@@ -75,17 +117,86 @@ def detect_format(template: str) -> ToolFormat:
     return JSON_ONLY
 
 
+_CALL_HEAD = re.compile(
+    r"(?:\s*\}\s*[,;]?)?\s*(?:\[TOOL_CALLS\]|<\|python_tag\|>)?\s*\[?\s*"
+    r'(?:\{\s*"name"\s*:\s*"(?P<name>[^"\\]+)"\s*,\s*"(?:arguments|parameters)"\s*:\s*|(?P<bare>[A-Za-z_][\w.-]*)\[ARGS\])'
+    r"(?=\{)"
+)
+"""Where a call's arguments object begins: after its name in JSON (name first, as models write it), or
+after Mistral's ``name[ARGS]``; a later call of the same block after the previous one's ``}``."""
+
+
+class _ArgumentsStream:
+    """Streams the arguments of the calls in one block as they are written: from the ``{`` after a
+    call's head to the ``}`` that closes it (strings and nesting followed), verbatim."""
+
+    def __init__(self) -> None:
+        self.cursor = 0
+        self.calls = 0
+        self.open = False
+        self.stuck = False
+        """The block does not start as a call of a known tool: read whole at its end instead."""
+        self._depth = 0
+        self._in_string = False
+        self._escape = False
+
+    def advance(self, block: str, names: set[str], out: list[Piece]) -> None:
+        while not self.stuck:
+            if not self.open:
+                head = _CALL_HEAD.match(block, self.cursor)
+                if head is None:
+                    return  # not there yet (or never: then the block is read whole)
+                name = head["name"] or head["bare"]
+                if name not in names:
+                    self.stuck = self.calls == 0
+                    return
+                out.append(CallOpened(name))
+                self.calls += 1
+                self.open, self.cursor = True, head.end()
+            end = self._object_end(block)
+            if block[self.cursor : end or len(block)]:
+                out.append(ArgumentsDelta(block[self.cursor : end or len(block)]))
+            self.cursor = end or len(block)
+            if end is None:
+                return
+            self.open = False
+
+    def _object_end(self, block: str) -> int | None:
+        """Just past the ``}`` closing the arguments object, or None when it is not written yet."""
+        for at in range(self.cursor, len(block)):
+            char = block[at]
+            if self._in_string:
+                if self._escape:
+                    self._escape = False
+                elif char == "\\":
+                    self._escape = True
+                elif char == '"':
+                    self._in_string = False
+            elif char == '"':
+                self._in_string = True
+            elif char in "{[":
+                self._depth += 1
+            elif char in "}]":
+                self._depth -= 1
+                if self._depth == 0:
+                    return at + 1
+        return None
+
+
 class CallParser:
-    """Streams text through and takes calls of ``tool_names`` out of it, in ``fmt``'s words."""
+    """Streams text through and takes calls of ``tool_names`` out of it, in ``fmt``'s words. A call
+    whose name comes first has its arguments streamed as they are written; any other is read whole
+    when its block ends."""
 
     def __init__(self, fmt: ToolFormat, tool_names: set[str]) -> None:
         self._fmt = fmt
         self._names = tool_names
         self._pending = ""
         self._state: Literal["start", "text", "block", "bare"] = "start"
+        self._stream = _ArgumentsStream()
 
-    def feed(self, text: str) -> list[str | ParsedCall]:
-        out: list[str | ParsedCall] = []
+    def feed(self, text: str) -> list[Piece]:
+        out: list[Piece] = []
         buffer = self._pending + text
         self._pending = ""
         while buffer:
@@ -98,6 +209,7 @@ class CallParser:
                 self._state = "bare" if stripped[0] in "{[" else "text"
             if self._state == "bare" or (self._state == "block" and self._fmt.closer is None):
                 self._pending = buffer
+                self._stream.advance(buffer, self._names, out)
                 break
             marker = self._fmt.closer if self._state == "block" else self._fmt.opener
             at = buffer.find(marker) if marker else -1
@@ -108,6 +220,7 @@ class CallParser:
                     self._pending = buffer[len(buffer) - keep :]
                 else:
                     self._pending = buffer
+                    self._stream.advance(buffer, self._names, out)
                 break
             if self._state == "text":
                 _text(out, buffer[:at])
@@ -118,19 +231,26 @@ class CallParser:
             buffer = buffer[at + len(marker or "") :]
         return out
 
-    def flush(self) -> list[str | ParsedCall]:
+    def flush(self) -> list[Piece]:
         pending, self._pending = self._pending, ""
         if self._state == "block":
             return self._block(pending, closed=False)
         if self._state == "bare":
-            calls = self._calls(pending.strip().removeprefix(self._fmt.opener or ""))
-            return list(calls) if calls is not None else [pending]
+            return self._block(pending, closed=False, bare=True)
         return [pending] if pending else []
 
-    def _block(self, body: str, closed: bool) -> list[str | ParsedCall]:
-        calls = self._calls(body)
+    def _block(self, body: str, closed: bool, bare: bool = False) -> list[Piece]:
+        """The end of a block: the rest of its streamed calls, or its calls read whole, or its text."""
+        out: list[Piece] = []
+        self._stream.advance(body, self._names, out)
+        streamed, self._stream = self._stream.calls, _ArgumentsStream()
+        if streamed:
+            return out  # what follows the last call's arguments closes it (a brace, the list)
+        calls = self._calls(body.strip().removeprefix(self._fmt.opener or "") if bare else body)
         if calls is not None:
             return list(calls)
+        if bare:
+            return [body]
         return [f"{self._fmt.opener}{body}{self._fmt.closer if closed else ''}"]
 
     def _calls(self, body: str) -> list[ParsedCall] | None:
@@ -192,6 +312,6 @@ def _skip_separators(text: str, at: int) -> int:
     return found.end() if found else at
 
 
-def _text(out: list[str | ParsedCall], text: str) -> None:
+def _text(out: list[Piece], text: str) -> None:
     if text:
         out.append(text)

@@ -24,7 +24,7 @@ from responsa.backends.chat_completions import ThinkSplitter
 from responsa.protocol import new_id
 
 from ._template import ChatTemplate
-from ._tool_formats import CallParser, ParsedCall
+from ._tool_formats import ArgumentsDelta, CallOpened, CallParser, ParsedCall, Piece, whole_calls
 
 __all__ = ["OutputWriter"]
 
@@ -46,6 +46,8 @@ class OutputWriter:
         self._collect: list[str] | None = [] if forced and self._forced_name is None else None
         """A required call of any tool, in the model's format: read once it is whole."""
         self._calls = 0
+        self._streaming: int | None = None
+        """The index of the call whose arguments are streaming in."""
         self._names = {tool.name for tool in request.tools}
         auto = not forced and request.tool_mode == "auto" and bool(self._names)
         self._splitter = CallParser(template.tool_format, self._names) if auto else None
@@ -94,12 +96,19 @@ class OutputWriter:
         for piece in self._splitter.feed(text):
             self._piece(piece)
 
-    def _piece(self, piece: str | ParsedCall) -> None:
+    def _piece(self, piece: Piece) -> None:
         if isinstance(piece, str):
             self._emit(TextDelta(piece))
+        elif isinstance(piece, ArgumentsDelta):
+            if self._streaming is not None:
+                self._emit(ToolCallDelta(self._streaming, piece.text))
         elif self._request.max_tool_calls is None or self._calls < self._request.max_tool_calls:
-            self._emit(ToolCallDelta(self._calls, piece.arguments, name=piece.name, call_id=new_id("call")))
+            arguments = piece.arguments if isinstance(piece, ParsedCall) else ""
+            self._emit(ToolCallDelta(self._calls, arguments, name=piece.name, call_id=new_id("call")))
+            self._streaming = self._calls if isinstance(piece, CallOpened) else None
             self._calls += 1
+        else:
+            self._streaming = None  # past max_tool_calls: its arguments go nowhere
 
     def _call_piece(self, name: str, arguments: str) -> None:
         if self._calls == 0:
@@ -130,7 +139,7 @@ class OutputWriter:
 
     def _required(self, text: str) -> None:
         parser = CallParser(self._format, self._names)
-        calls = [piece for piece in parser.feed(text) + parser.flush() if isinstance(piece, ParsedCall)]
+        calls = whole_calls(parser.feed(text) + parser.flush())
         if not calls:  # cut short by max_output_tokens
             name, arguments = _required_call(text)
             calls = [ParsedCall(name, arguments)] if name is not None else []
