@@ -202,7 +202,7 @@ class Settings:
     redis_fail_open: bool = True
     """With Redis unreachable, serve under this process's own limits (else 503)."""
     max_generations: int = 256
-    """Generations one backend runs at once in this process (the embedded model runs one)."""
+    """Generations one backend runs at once in this process (an embedded model runs its ``parallel``)."""
     max_queued_generations: int = 64
     """Requests waiting for a backend at its cap; past them, 429."""
     secret_key: str | None = None

@@ -104,7 +104,10 @@ class SlotDecoder:
         free = [slot for slot in self._slots if slot.generation is None]
         slot = max(free, key=lambda s: (0 if generation.fresh else _common_prefix(s.kv, prompt), -s.last_used))
         keep = 0 if generation.fresh else min(_common_prefix(slot.kv, prompt), len(prompt) - 1)
-        llama_cpp.llama_memory_seq_rm(self._context.memory, slot.seq, keep, -1)
+        if not llama_cpp.llama_memory_seq_rm(self._context.memory, slot.seq, keep, -1):
+            # Some caches (recurrent models, sliding windows) cannot drop just a tail: start afresh.
+            llama_cpp.llama_memory_seq_rm(self._context.memory, slot.seq, 0, -1)
+            keep = 0
         del slot.kv[keep:]
         generation.cached = keep
         generation.pending = generation.prompt[keep:]
