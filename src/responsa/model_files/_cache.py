@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._fetch import models_dir
-from ._source import model_name
+from ._hub_cache import snapshots
+from ._source import is_model_file, model_name
 
 __all__ = ["CachedModel", "cached_models"]
 
@@ -39,26 +40,16 @@ def _url_downloads() -> list[CachedModel]:
 
 
 def _hub_files() -> list[CachedModel]:
-    from huggingface_hub import scan_cache_dir
-    from huggingface_hub.errors import CacheNotFound
-
-    try:
-        repos = sorted(scan_cache_dir().repos, key=lambda repo: repo.repo_id)
-    except CacheNotFound:
-        return []
     found: dict[tuple[str, str, str], CachedModel] = {}
-    for repo in repos:
-        for revision in repo.revisions:
-            for file in sorted(revision.files, key=lambda f: f.file_path):
-                relative = file.file_path.relative_to(revision.snapshot_path).as_posix()
-                if not relative.lower().endswith(".gguf") or "mmproj" in relative.lower():
-                    continue
-                name = model_name(relative)
-                key = (repo.repo_id, revision.commit_hash, name)
-                if key in found:  # another shard of the same model
-                    first = found[key]
-                    found[key] = CachedModel(name, first.source, first.size + file.size_on_disk, first.path)
-                else:
-                    source = f"hf:{repo.repo_id}/{relative}"
-                    found[key] = CachedModel(name, source, file.size_on_disk, file.file_path)
+    for repo, revision, files in snapshots():
+        for relative in sorted(name for name in files if is_model_file(name)):
+            file = files[relative]
+            name = model_name(relative)
+            key = (repo.repo_id, revision.commit_hash, name)
+            if key in found:  # another shard of the same model
+                first = found[key]
+                found[key] = CachedModel(name, first.source, first.size + file.size_on_disk, first.path)
+            else:
+                source = f"hf:{repo.repo_id}/{relative}"
+                found[key] = CachedModel(name, source, file.size_on_disk, file.file_path)
     return list(found.values())

@@ -14,7 +14,8 @@ from urllib.parse import urlsplit
 
 from platformdirs import user_cache_dir
 
-from ._source import ModelSource, model_name
+from ._hub_cache import snapshots
+from ._source import ModelSource, is_model_file, model_name
 
 if TYPE_CHECKING:
     from huggingface_hub import RepoFile
@@ -128,7 +129,7 @@ def _network_errors() -> tuple[type[Exception], ...]:
 def _choose(source: ModelSource, files: Iterable[str]) -> list[str]:
     """The repository files ``source`` means: its file (with the other shards of a split one), or the
     one GGUF whose name carries its quantization; several or none is an error naming the choices."""
-    ggufs = sorted(f for f in files if f.lower().endswith(".gguf") and "mmproj" not in f.lower())
+    ggufs = sorted(f for f in files if is_model_file(f))
     if source.filename is not None:
         wanted = model_name(source.filename)
         chosen = [f for f in ggufs if f == source.filename or (_is_shard(f) and model_name(f) == wanted)]
@@ -157,24 +158,12 @@ def _choose(source: ModelSource, files: Iterable[str]) -> list[str]:
 
 def _cached_hub_files(source: ModelSource) -> list[Path]:
     """``source``'s files in the Hugging Face cache, for the revision ``main`` points at, if all are there."""
-    from huggingface_hub import scan_cache_dir
-    from huggingface_hub.errors import CacheNotFound
-
-    try:
-        repos = scan_cache_dir().repos
-    except CacheNotFound:
-        return []
-    for repo in repos:
-        if repo.repo_id != source.repo or repo.repo_type != "model":
-            continue
-        for revision in repo.revisions:
-            if "main" in revision.refs:
-                files = {file.file_path.relative_to(revision.snapshot_path).as_posix(): file.file_path
-                         for file in revision.files}  # fmt: skip
-                try:
-                    return [files[name] for name in _choose(source, files)]
-                except ModelFetchError:
-                    return []
+    for repo, revision, files in snapshots():
+        if repo.repo_id == source.repo and repo.repo_type == "model" and "main" in revision.refs:
+            try:
+                return [files[name].file_path for name in _choose(source, files)]
+            except ModelFetchError:
+                return []
     return []
 
 

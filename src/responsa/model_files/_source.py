@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-__all__ = ["ModelSource", "parse_source"]
+__all__ = ["ModelSource", "is_model_file", "model_name", "parse_source"]
 
 _HF_FILE = re.compile(r"^hf:(?P<repo>[\w.-]+/[\w.-]+)/(?P<file>.+\.gguf)$", re.IGNORECASE)
 _HF_QUANT = re.compile(r"^(?:hf:)?(?P<repo>[\w.-]+/[\w.-]+)(?::(?P<quant>[\w.-]+))?$")
@@ -36,6 +36,11 @@ def model_name(filename: str) -> str:
     and any shard suffix, whatever the source (``Qwen2.5-0.5B-Instruct-Q4_K_M``)."""
     stem = Path(filename).name.removesuffix(".gguf").removesuffix(".GGUF")
     return _SHARD.sub("", stem)
+
+
+def is_model_file(path: str) -> bool:
+    """A GGUF that is a model (not a multimodal projector, ``mmproj-…``, which is never served alone)."""
+    return path.lower().endswith(".gguf") and "mmproj" not in path.lower()
 
 
 def parse_source(text: str) -> ModelSource:

@@ -52,21 +52,20 @@ def _custom_grammar(request: ModelRequest) -> LlamaGrammar | None:
 def output_grammar(request: ModelRequest, template: ChatTemplate) -> LlamaGrammar | None:
     """What the output must follow: a custom tool's grammar, a forced call (a required call in the
     model's own words when its template knows tools), or ``text.format``'s schema; None: free text."""
-    from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar, json_schema_to_gbnf
+    from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
 
     if (custom := _custom_grammar(request)) is not None:
         return custom
     forced = forced_schema(request, template.tool_format if template.knows_tools else JSON_ONLY)
     try:
-        if forced is not None and request.forced_tool is None and template.knows_tools:
-            call = _json_gbnf(json_schema_to_gbnf(json.dumps(forced)))
-            return LlamaGrammar.from_string(template.tool_format.wrap_gbnf(call), verbose=False)
         if forced is not None:
-            return LlamaGrammar.from_string(_json_gbnf(json_schema_to_gbnf(json.dumps(forced))), verbose=False)
+            gbnf = _schema_gbnf(forced)
+            if request.forced_tool is None and template.knows_tools:  # a required call, in the model's words
+                gbnf = template.tool_format.wrap_gbnf(gbnf)
+            return LlamaGrammar.from_string(gbnf, verbose=False)
         fmt = request.text_format
         if isinstance(fmt, JsonSchemaFormat):
-            gbnf = _json_gbnf(json_schema_to_gbnf(json.dumps(fmt.schema_)))
-            return LlamaGrammar.from_string(gbnf, verbose=False)
+            return LlamaGrammar.from_string(_schema_gbnf(fmt.schema_), verbose=False)
         if isinstance(fmt, JsonObjectFormat):
             return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
     except (ValueError, RuntimeError) as exc:
@@ -74,7 +73,10 @@ def output_grammar(request: ModelRequest, template: ChatTemplate) -> LlamaGramma
     return None
 
 
-def _json_gbnf(gbnf: str) -> str:
-    """llama-cpp-python's schema converter lets a string hold raw control characters (a newline), which
-    JSON forbids; llama.cpp's own converter keeps them out, as here."""
+def _schema_gbnf(schema: dict[str, Any]) -> str:
+    """GBNF for JSON valid for ``schema``. llama-cpp-python's converter lets a string hold raw control
+    characters (a newline), which JSON forbids; llama.cpp's own converter keeps them out, as here."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    gbnf: str = json_schema_to_gbnf(json.dumps(schema))
     return gbnf.replace('char ::= [^"\\\\] |', 'char ::= [^"\\\\\\x7F\\x00-\\x1F] |')
