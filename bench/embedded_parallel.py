@@ -7,7 +7,11 @@ temperature 0.8. Sequential runs send the same requests one at a time. The raw l
 figure is one stream through `Llama.create_completion` in this process, for scale. Medians of
 --repeat rounds, the kinds interleaved so all see the same machine.
 
-    python bench/embedded_parallel.py [--tokens 128] [--repeat 3]
+    python bench/embedded_parallel.py [--tokens 128] [--repeat 3] [--model PATH.gguf]
+
+--model measures another GGUF file instead (served as `--no-embedded --model bench=PATH`, and
+loaded by the raw llama-cpp-python run): how well a model batches depends on its quantization's
+CPU kernels, see docs/models.md.
 """
 
 from __future__ import annotations
@@ -25,13 +29,15 @@ import httpx
 from _server import responsa_server
 from embedded_speed import Direct
 
-MODEL = "smollm2-135m-instruct"
+PACKAGED = "smollm2-135m-instruct"
 TOPICS = ["a lighthouse keeper", "a dragon who collects clocks", "a baker on Mars", "two rival chess players"]
 
 
-def one_stream(url: str, index: int, tokens: int, into: list[tuple[float, float, int]], started: float) -> None:
+def one_stream(
+    url: str, model: str, index: int, tokens: int, into: list[tuple[float, float, int]], started: float
+) -> None:
     """One streamed response; appends (time to first token from ``started``, end time, tokens)."""
-    body = {"model": MODEL, "input": f"Write a long story about {TOPICS[index % len(TOPICS)]}.",
+    body = {"model": model, "input": f"Write a long story about {TOPICS[index % len(TOPICS)]}.",
             "max_output_tokens": tokens, "temperature": 0.8, "ignore_eos": True, "stream": True,
             "store": False}  # fmt: skip
     first, count = 0.0, 0
@@ -44,11 +50,13 @@ def one_stream(url: str, index: int, tokens: int, into: list[tuple[float, float,
     into.append((first - started, time.perf_counter(), count))
 
 
-def concurrent(url: str, streams: int, tokens: int) -> tuple[float, float]:
+def concurrent(url: str, model: str, streams: int, tokens: int) -> tuple[float, float]:
     """Aggregate tokens/s and median time to first token (ms) of ``streams`` streams started together."""
     results: list[tuple[float, float, int]] = []
     started = time.perf_counter()
-    threads = [threading.Thread(target=one_stream, args=(url, n, tokens, results, started)) for n in range(streams)]
+    threads = [
+        threading.Thread(target=one_stream, args=(url, model, n, tokens, results, started)) for n in range(streams)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -57,12 +65,12 @@ def concurrent(url: str, streams: int, tokens: int) -> tuple[float, float]:
     return sum(count for *_rest, count in results) / wall, statistics.median(r[0] for r in results) * 1000
 
 
-def sequential(url: str, streams: int, tokens: int) -> float:
+def sequential(url: str, model: str, streams: int, tokens: int) -> float:
     """Aggregate tokens/s of the same ``streams`` requests sent one after another."""
     results: list[tuple[float, float, int]] = []
     started = time.perf_counter()
     for n in range(streams):
-        one_stream(url, n, tokens, results, time.perf_counter())
+        one_stream(url, model, n, tokens, results, time.perf_counter())
     return sum(count for *_rest, count in results) / (time.perf_counter() - started)
 
 
@@ -76,22 +84,26 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, help="responsa serve --threads (default: every core)")
+    parser.add_argument("--model", type=Path, help="a GGUF file to measure instead of the packaged model")
     args = parser.parse_args()
     extra = ("--threads", str(args.threads)) if args.threads else ()
+    model = PACKAGED
+    if args.model:
+        model, extra = "bench", (*extra, "--no-embedded", "--model", f"bench={args.model.resolve()}")
     counts = (1, 2, 4)
     together: dict[int, list[tuple[float, float]]] = {n: [] for n in counts}
     apart: dict[int, list[float]] = {n: [] for n in counts}
     raw: list[float] = []
-    direct = Direct()
+    direct = Direct(args.model)
     with tempfile.TemporaryDirectory() as tmp:
         db = f"sqlite:///{Path(tmp) / 'b.db'}"
         with responsa_server("--db", db, "--no-simulator", "--parallel", "4", *extra) as url:
-            sequential(url, 1, 8)  # load the model
+            sequential(url, model, 1, 8)  # load the model
             for _ in range(args.repeat):
                 raw.append(raw_stream(direct, args.tokens))
                 for n in counts:
-                    together[n].append(concurrent(url, n, args.tokens))
-                    apart[n].append(sequential(url, n, args.tokens))
+                    together[n].append(concurrent(url, model, n, args.tokens))
+                    apart[n].append(sequential(url, model, n, args.tokens))
     header = ("streams", "concurrent tok/s", "sequential tok/s", "ratio", "TTFT ms (concurrent)")
     print(" | ".join(f"{name:>{width}}" for name, width in zip(header, (7, 16, 16, 5, 20), strict=True)))
     print("-" * 79)

@@ -31,13 +31,15 @@ Run = tuple[float, float, int]  # time to first token, time for the rest, tokens
 class Direct:
     """The model loaded in this process, called as llama-cpp-python users do."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: Path | None = None) -> None:
         from llama_cpp import Llama
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         from responsa.backends.llama_cpp import default_gguf
 
-        self.llm = Llama(model_path=str(default_gguf()), n_ctx=4096, n_threads=os.cpu_count() or 1, verbose=False)
+        self.llm = Llama(
+            model_path=str(path or default_gguf()), n_ctx=4096, n_threads=os.cpu_count() or 1, verbose=False
+        )
         model = self.llm._model
         template = self.llm.metadata["tokenizer.chat_template"]
         formatter = Jinja2ChatFormatter(
