@@ -44,17 +44,10 @@ from responsa.protocol import (
     OutputTextDelta,
     OutputTextDone,
     Reasoning,
-    ReasoningSummaryPartEvent,
-    ReasoningSummaryTextDelta,
-    ReasoningSummaryTextDone,
-    ReasoningText,
-    ReasoningTextDelta,
-    ReasoningTextDone,
     ResponsaError,
     ResponseError,
     ResponseObject,
     StreamEvent,
-    SummaryText,
     UnknownItem,
     new_id,
 )
@@ -62,6 +55,7 @@ from responsa.protocol import (
 from ._client_tools import ClientCall, ClientRoute, InputDecoder, finish_call, new_call
 from ._file_search import FILE_SEARCH, FileSearchOutput
 from ._mcp_output import McpOutput
+from ._reasoning_output import ReasoningOutput
 from ._usage import add_usage, usage_of
 
 __all__ = ["OutputBuilder"]
@@ -91,7 +85,7 @@ class _OpenItem:
     """For a custom tool call: its input text, out of the JSON arguments."""
 
 
-class OutputBuilder(McpOutput, FileSearchOutput):
+class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
     """Builds ``response.output`` from model events and yields the matching stream events."""
 
     def __init__(
@@ -223,29 +217,9 @@ class OutputBuilder(McpOutput, FileSearchOutput):
             return events
         if self._open is None or not isinstance(self._open.item, Reasoning):
             events += self._switch_to(Reasoning(id=new_id("rs"), summary=[], status="in_progress"))
-        assert self._open is not None
-        open_item = self._open
-        where = {"item_id": open_item.item.id or "", "output_index": open_item.output_index}
-        chunks = open_item.summary_chunks if summary else open_item.chunks
-        if not chunks:
-            added: StreamEvent = (
-                ReasoningSummaryPartEvent(
-                    type="response.reasoning_summary_part.added", summary_index=0, part=SummaryText(text=""), **where
-                )
-                if summary
-                else ContentPartEvent(
-                    type="response.content_part.added", content_index=0, part=ReasoningText(text=""), **where
-                )
-            )
-            events.append(self._emit(added))
-        chunks.append(text)
-        delta: StreamEvent = (
-            ReasoningSummaryTextDelta(summary_index=0, delta=text, **where)
-            if summary
-            else ReasoningTextDelta(content_index=0, delta=text, **where)
-        )
-        events.append(self._emit(delta))
-        return events
+        assert self._open is not None and isinstance(self._open.item, Reasoning)
+        chunks = self._open.summary_chunks if summary else self._open.chunks
+        return events + self._reasoning_delta(self._open.item, self._open.output_index, chunks, text, summary)
 
     def _hosted_call(self, call: HostedCall) -> list[StreamEvent]:
         """A built-in tool ran (inside the model's turn): the item with its progress events, at once."""
@@ -271,33 +245,6 @@ class OutputBuilder(McpOutput, FileSearchOutput):
             events += self._switch_to(Reasoning(id=new_id("rs"), summary=[], status="in_progress"))
         assert self._open is not None and isinstance(self._open.item, Reasoning)
         self._open.item.encrypted_content = encrypted_content
-        return events
-
-    def _close_reasoning(self, item: Reasoning, open_item: _OpenItem) -> list[StreamEvent]:
-        events: list[StreamEvent] = []
-        where = {"item_id": item.id or "", "output_index": open_item.output_index}
-        if open_item.chunks:
-            part = ReasoningText(text="".join(open_item.chunks))
-            item.content = [part]
-            events.append(self._emit(ReasoningTextDone(content_index=0, text=part.text, **where)))
-            events.append(
-                self._emit(
-                    ContentPartEvent(
-                        type="response.content_part.done", content_index=0, part=part.model_copy(), **where
-                    )
-                )
-            )
-        if open_item.summary_chunks:
-            summary = SummaryText(text="".join(open_item.summary_chunks))
-            item.summary = [summary]
-            events.append(self._emit(ReasoningSummaryTextDone(summary_index=0, text=summary.text, **where)))
-            events.append(
-                self._emit(
-                    ReasoningSummaryPartEvent(
-                        type="response.reasoning_summary_part.done", summary_index=0, part=summary.model_copy(), **where
-                    )
-                )
-            )
         return events
 
     def _close_open(self, status: ItemEnd, phase: Phase | None = "commentary") -> list[StreamEvent]:
@@ -351,7 +298,7 @@ class OutputBuilder(McpOutput, FileSearchOutput):
                 return events
             item.status = status  # type: ignore[attr-defined]  # an extra field of the raw item
         elif isinstance(item, Reasoning):
-            events += self._close_reasoning(item, open_item)
+            events += self._close_reasoning(item, index, open_item.chunks, open_item.summary_chunks)
         else:
             finish_call(item, text)
         if not isinstance(item, McpApprovalRequest | UnknownItem):

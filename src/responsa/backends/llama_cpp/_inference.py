@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from responsa.backends._base import ModelEvent, ModelRequest, Sampling, check_fits
 from responsa.protocol import ResponsaError
 
-from ._output_grammar import forced_schema, output_grammar
+from ._output_grammar import forces_call, output_grammar
 from ._slots import Generation, SlotDecoder, sampler_chain
 from ._template import ChatTemplate
 from ._writer import OutputWriter
@@ -145,7 +145,7 @@ class InferenceThread:
         try:
             model = self._load()
             request = job.request
-            forced = forced_schema(request) is not None
+            forced = forces_call(request)
             template = self._template
             prompt = template.render(request, describe_tools=not forced and request.tool_mode == "auto")
             tokens = model.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)

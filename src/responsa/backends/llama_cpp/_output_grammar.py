@@ -15,19 +15,21 @@ from ._tool_formats import JSON_ONLY, ToolFormat
 if TYPE_CHECKING:
     from llama_cpp.llama_grammar import LlamaGrammar
 
-__all__ = ["forced_schema", "output_grammar"]
+__all__ = ["forces_call", "output_grammar"]
+
+
+def forces_call(request: ModelRequest) -> bool:
+    """Whether the output must be a tool call (a named tool, or any tool under ``required``)."""
+    return request.forced_tool is not None or (request.tool_mode == "required" and bool(request.tools))
 
 
 def forced_schema(request: ModelRequest, fmt: ToolFormat = JSON_ONLY) -> dict[str, Any] | None:
     """The schema generation must follow when a tool call is mandatory (a named tool's arguments, or
     a call of any tool as ``fmt`` writes it), else None."""
-    tools = list(request.tools)
     if request.forced_tool is not None:
-        tool = next(t for t in tools if t.name == request.forced_tool)
+        tool = next(t for t in request.tools if t.name == request.forced_tool)
         return tool.parameters or {"type": "object"}
-    if request.tool_mode == "required" and tools:
-        return fmt.call_schema(tools)
-    return None
+    return fmt.call_schema(list(request.tools)) if forces_call(request) else None
 
 
 def _custom_grammar(request: ModelRequest) -> LlamaGrammar | None:
