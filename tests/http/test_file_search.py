@@ -95,6 +95,7 @@ def test_tool_choice_forces_a_search_on_every_backend(client: openai.OpenAI, vec
     )  # fmt: skip
     call = embedded.output[0]
     assert call.type == "file_search_call" and call.status == "completed" and call.queries[0]
+    assert len(call.queries[0]) <= 100  # the grammar bounds the query, so the call always ends
     assert embedded.output[-1].type == "message"
 
 

@@ -54,7 +54,10 @@ def file_search_tool() -> FunctionTool:
         "questions about their documents, reports, notes or manuals.",
         parameters={
             "type": "object",
-            "properties": {"query": {"type": "string", "description": "What to look for, in a few words"}},
+            # maxLength: a small model held to the call by grammar otherwise can loop inside the string.
+            "properties": {
+                "query": {"type": "string", "description": "What to look for, in a few words", "maxLength": 100}
+            },
             "required": ["query"],
         },
     )
