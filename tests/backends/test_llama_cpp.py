@@ -80,7 +80,7 @@ def test_required_and_named_tool_choice_are_forced_by_grammar(client: openai.Ope
     for choice in ("required", {"type": "function", "name": "get_weather"}):
         reply = client.responses.create(
             model=MODEL, input="What's the weather in Paris?", tools=[WEATHER_TOOL], tool_choice=choice,  # type: ignore[arg-type]
-            max_output_tokens=60,
+            max_output_tokens=60, temperature=0,  # sampled, the 135M model can loop inside a string past the limit
         )  # fmt: skip
         [call] = reply.output
         assert call.type == "function_call" and call.name == "get_weather"
