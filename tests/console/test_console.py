@@ -194,7 +194,9 @@ def test_a_running_background_response_is_cancelled_from_its_page(watched: Watch
     page = watched.page
     watched.open(f"#/responses/{running.id}")
     page.click("button[name=cancel]")
-    expect(page.locator("table.parameters tr[data-name=status]")).to_contain_text("cancelled")
+    # The cancel returns once the run has stopped, which it notices at the model's next output (the
+    # simulated o1 can take a second there, more on a loaded CI machine): wait past the default 5 s.
+    expect(page.locator("table.parameters tr[data-name=status]")).to_contain_text("cancelled", timeout=20_000)
     assert alice.responses.retrieve(running.id).status == "cancelled"
 
 
