@@ -52,12 +52,20 @@ def test_serve_process_answers_and_reads_env_vars(tmp_path: Path) -> None:
     assert re.search(rf"serving on http://127\.0\.0\.1:{port}/v1", output)
 
 
-def test_every_option_reaches_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def _settings_served(monkeypatch: pytest.MonkeyPatch) -> list[Settings]:
+    """The settings each ``serve`` run here would start the app with (no app, no server started)."""
     import uvicorn
 
     import responsa.http
 
     seen: list[Settings] = []
+    monkeypatch.setattr(responsa.http, "create_app", lambda settings: seen.append(settings))
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)
+    return seen
+
+
+def test_every_option_reaches_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    seen = _settings_served(monkeypatch)
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
     keys_file = tmp_path / "keys.toml"
@@ -67,8 +75,6 @@ def test_every_option_reaches_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_
         '[models.qwen]\nurls = ["http://a/v1", "http://b/v1"]\nupstream_model = "Qwen/Qwen3"\n'
         'api_key = "k"\nstrategy = "round_robin"\n'
     )
-    monkeypatch.setattr(responsa.http, "create_app", lambda settings: seen.append(settings))
-    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)
     args = [
         "serve", "--host", "127.0.0.2", "--port", "9999", "--db", f"sqlite:///{tmp_path}/x.db",
         "--api-key", "a", "--api-key", "b", "--log-level", "debug", "--sim-token-delay-ms", "7",
@@ -123,12 +129,9 @@ def test_a_bad_embedded_model_entry_is_a_clear_error(tmp_path: Path, entry: str,
 def test_models_from_options_and_the_model_file_reach_the_settings(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import uvicorn
-
-    import responsa.http
     from responsa.config import EmbeddedModelConfig
 
-    seen: list[Settings] = []
+    seen = _settings_served(monkeypatch)
     gguf = tmp_path / "Tiny-Q4_K_M.gguf"
     gguf.write_bytes(b"GGUF")
     template = tmp_path / "t.jinja"
@@ -138,8 +141,6 @@ def test_models_from_options_and_the_model_file_reach_the_settings(
         f'[models.tuned]\nsource = "{gguf}"\ncontext = 2048\nthreads = 1\ngpu_layers = -1\nparallel = 2\n'
         'chat_template = "t.jinja"\ntemperature = 0.7\ntop_k = 20\n'
     )
-    monkeypatch.setattr(responsa.http, "create_app", lambda settings: seen.append(settings))
-    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)
     args = ["serve", "--model", str(gguf), "--model", f"named={gguf}", "--model-file", str(model_file),
             "--threads", "3", "--gpu-layers", "8", "--parallel", "6", "--chat-template", str(template)]  # fmt: skip
     result = CliRunner().invoke(main, args)

@@ -99,11 +99,16 @@ class SlotDecoder:
     def start(self, generation: Generation) -> None:
         """Give ``generation`` the free slot whose cache shares the longest prefix with its prompt."""
         import llama_cpp
+        from llama_cpp import Llama
 
         prompt = generation.prompt
-        free = [slot for slot in self._slots if slot.generation is None]
-        slot = max(free, key=lambda s: (0 if generation.fresh else _common_prefix(s.kv, prompt), -s.last_used))
-        keep = 0 if generation.fresh else min(_common_prefix(slot.kv, prompt), len(prompt) - 1)
+        free = [
+            (0 if generation.fresh else int(Llama.longest_token_prefix(slot.kv, prompt)), slot)
+            for slot in self._slots
+            if slot.generation is None
+        ]
+        shared, slot = max(free, key=lambda pair: (pair[0], -pair[1].last_used))
+        keep = min(shared, len(prompt) - 1)  # the last prompt token is decoded again for its logits
         if not llama_cpp.llama_memory_seq_rm(self._context.memory, slot.seq, keep, -1):
             # Some caches (recurrent models, sliding windows) cannot drop just a tail: start afresh.
             llama_cpp.llama_memory_seq_rm(self._context.memory, slot.seq, 0, -1)
@@ -240,15 +245,6 @@ def sampler_chain(
     chain.add_temp(temperature)
     chain.add_dist(llama_cpp.LLAMA_DEFAULT_SEED if sampling.seed is None else sampling.seed)
     return chain
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    length = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        length += 1
-    return length
 
 
 def _piece(model: _internals.LlamaModel, token: int, special: bool) -> bytes:
