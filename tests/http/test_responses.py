@@ -99,7 +99,7 @@ def test_cancelling_a_finished_response_is_a_conflict(http: httpx.Client) -> Non
     assert http.get(f"/v1/responses/{created['id']}").json()["status"] == "completed"
 
 
-@pytest.mark.parametrize("prefix", ["/v1", "", "/openai/v1"])
+@pytest.mark.parametrize("prefix", ["/v1", "", "/openai/v1", "/v3"])
 def test_every_route_is_served_under_each_prefix(server: LiveServer, prefix: str) -> None:
     with openai.OpenAI(base_url=f"{server.url}{prefix}", api_key="x", max_retries=0) as sdk:
         created = sdk.responses.create(model="sim", input="Reply with: ok")

@@ -76,7 +76,7 @@ def _until_done(connection: Any) -> Iterator[Any]:
             return
 
 
-@pytest.mark.parametrize("prefix", ["/v1", "", "/openai/v1"])
+@pytest.mark.parametrize("prefix", ["/v1", "", "/openai/v1", "/v3"])
 def test_every_route_prefix_takes_a_socket(server: LiveServer, prefix: str) -> None:
     with connect(ws_url(server, prefix)) as socket:
         messages = turn(socket, model="sim", input="hello")

@@ -212,13 +212,34 @@ def test_function_tools_end_the_loop_for_the_client(client: openai.OpenAI, mcp: 
 
 def test_max_tool_calls_bounds_the_loop(client: openai.OpenAI, mcp: McpServer) -> None:
     reply = client.responses.create(
-        model="sim", input="Please add 1 and 2", tools=[mcp.tool()], tool_choice="required", max_tool_calls=2
+        model="sim", input="Please add 1 and 2", tools=[mcp.tool()], tool_choice="required", max_tool_calls=0
     )
-    assert kinds(reply) == ["mcp_list_tools", "mcp_call", "mcp_call", "message"]
-    unbounded = client.responses.create(
-        model="sim", input="Please add 1 and 2", tools=[mcp.tool()], tool_choice="required"
+    assert kinds(reply) == ["mcp_list_tools", "message"]
+
+
+@pytest.mark.parametrize(
+    "choice",
+    ["required", {"type": "mcp", "server_label": "calc", "name": "add"}, {"type": "mcp", "server_label": "calc"},
+     {"type": "allowed_tools", "mode": "required", "tools": [{"type": "mcp", "server_label": "calc"}]}],
+)  # fmt: skip
+def test_a_forced_or_required_tool_is_called_once_then_the_model_answers(
+    client: openai.OpenAI, mcp: McpServer, choice: Any
+) -> None:
+    """The choice is met by the first call; the next round is ``auto`` (it used to call 9 times)."""
+    before = mcp.recorder.methods.count("tools/call")
+    reply = client.responses.create(model="sim", input="Please add 1 and 2", tools=[mcp.tool()], tool_choice=choice)
+    assert kinds(reply) == ["mcp_list_tools", "mcp_call", "message"]
+    assert reply.output[1].name == "add" and reply.output[1].output == "3"
+    assert mcp.recorder.methods.count("tools/call") == before + 1
+    assert reply.tool_choice == client.responses.retrieve(reply.id).tool_choice  # echoed as asked
+
+
+def test_allowed_tools_limit_the_listing_too(client: openai.OpenAI, mcp: McpServer) -> None:
+    reply = client.responses.create(
+        model="sim", input="Please add 2 and 3", tools=[mcp.tool(allowed_tools={"tool_names": ["add"]})]
     )
-    assert kinds(unbounded)[-1] == "message" and kinds(unbounded).count("mcp_call") == 9  # ten rounds, the last answers
+    assert [tool.name for tool in reply.output[0].tools] == ["add"]
+    assert reply.output[1].name == "add"
 
 
 def test_headers_reach_the_server_but_are_never_echoed_or_stored(

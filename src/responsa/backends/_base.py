@@ -116,6 +116,13 @@ class ModelRequest:
     ``lark`` or ``regex``. Backends that can decode under a grammar hold a forced call to it."""
     encrypted_reasoning: bool = False
     """The client asked for ``reasoning.encrypted_content`` (to pass reasoning back statelessly)."""
+    logprobs: int | None = None
+    """Log probabilities of the output tokens were asked for, with this many alternatives each
+    (``top_logprobs``, 0 for none); None when not asked."""
+    template_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    """Extra variables for the model's chat template (``chat_template_kwargs``: ``enable_thinking``)."""
+    skip_special_tokens: bool = True
+    """Leave special tokens (``<|im_end|>``) out of the text; False shows them, as vLLM and OpenVINO do."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +130,9 @@ class TextDelta:
     """More visible output text."""
 
     text: str
+    logprobs: tuple[dict[str, Any], ...] = ()
+    """Its tokens' log probabilities (``token``, ``logprob``, ``bytes``, ``top_logprobs``), when the
+    request asked for them (``ModelRequest.logprobs``)."""
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ it emits from 0 without gaps.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from responsa.backends import (
     Finish,
@@ -83,6 +83,8 @@ class _OpenItem:
     tool_index: int | None = None
     decoder: InputDecoder | None = None
     """For a custom tool call: its input text, out of the JSON arguments."""
+    logprobs: list[dict[str, Any]] = field(default_factory=list)
+    """For a message: each token's log probability, when the request asked for them."""
 
 
 class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
@@ -121,7 +123,7 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
     def feed(self, event: ModelEvent) -> list[StreamEvent]:
         """The stream events one model event causes; a :class:`Finish` ends the response."""
         if isinstance(event, TextDelta):
-            return self._text(event.text)
+            return self._text(event.text, event.logprobs)
         if isinstance(event, ToolCallDelta):
             return self._tool_call(event)
         if isinstance(event, ReasoningDelta):
@@ -146,7 +148,7 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
         )
         return events
 
-    def _text(self, text: str) -> list[StreamEvent]:
+    def _text(self, text: str, logprobs: Sequence[dict[str, Any]] = ()) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         if self._open is None or not isinstance(self._open.item, Message):
             message = Message(id=new_id("msg"), role="assistant", content=[], status="in_progress")
@@ -165,10 +167,15 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
             )
         assert self._open is not None
         self._open.chunks.append(text)
+        self._open.logprobs += logprobs
         events.append(
             self._emit(
                 OutputTextDelta(
-                    item_id=self._open.item.id or "", output_index=self._open.output_index, content_index=0, delta=text
+                    item_id=self._open.item.id or "",
+                    output_index=self._open.output_index,
+                    content_index=0,
+                    delta=text,
+                    logprobs=list(logprobs),
                 )
             )
         )
@@ -257,10 +264,15 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
         item_id = item.id or ""
         events: list[StreamEvent] = []
         if isinstance(item, Message):
-            part = OutputText.model_validate({"text": text, "logprobs": [], "annotations": self.citations(text)})
+            logprobs = open_item.logprobs
+            part = OutputText.model_validate({"text": text, "logprobs": logprobs, "annotations": self.citations(text)})
             item.content = [part]
             item.phase = phase
-            events.append(self._emit(OutputTextDone(item_id=item_id, output_index=index, content_index=0, text=text)))
+            events.append(
+                self._emit(
+                    OutputTextDone(item_id=item_id, output_index=index, content_index=0, text=text, logprobs=logprobs)
+                )
+            )
             events.append(
                 self._emit(
                     ContentPartEvent(

@@ -38,7 +38,6 @@ __all__ = [
     "FileSearcher",
     "as_function_call",
     "file_search_tool",
-    "forces_file_search",
     "plan_file_search",
 ]
 
@@ -122,11 +121,6 @@ async def plan_file_search(request: CreateResponseRequest, service: VectorStoreS
             _RESULTS in (request.include or []),
         )  # fmt: skip
     return None
-
-
-def forces_file_search(request: CreateResponseRequest) -> bool:
-    """``tool_choice: {"type": "file_search"}``: one search, then the answer."""
-    return getattr(request.tool_choice, "type", None) == FILE_SEARCH
 
 
 def as_function_call(item: UnknownItem) -> list[Item]:

@@ -68,12 +68,14 @@ async def plan_mcp(
     plan = McpPlan(servers)
     fresh: list[McpListTools] = []
     for label, server in servers.items():
+        allowed = server.allowed_names()
         listing = cached.get(label)
         if listing is None:
             tools, error = await connector.list_tools(server)
+            if allowed is not None:  # the listing shows what the model may use, as OpenAI's does
+                tools = [tool for tool in tools if tool.name in allowed]
             listing = McpListTools(id=new_id("mcpl"), server_label=label, tools=tools, error=error)
             fresh.append(listing)
-        allowed = server.allowed_names()
         for tool in listing.tools:
             if allowed is not None and tool.name not in allowed:
                 continue

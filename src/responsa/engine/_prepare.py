@@ -33,6 +33,7 @@ from responsa.protocol import (
     OutputText,
     Reasoning,
     ToolSearchTool,
+    UnknownPart,
     new_id,
 )
 from responsa.store import Store
@@ -75,11 +76,38 @@ def check_request(request: CreateResponseRequest) -> None:
     for value in request.include or []:
         if value not in KNOWN_INCLUDES:
             raise InvalidRequest(f"Invalid value for 'include': {value!r}.", param="include", code="invalid_value")
+    _check_unsupported(request)
     _check_tools(request)
     check_tool_choice(request, plan_client_tools(request.tools))
     fmt = request.text.format if request.text else None
     if isinstance(fmt, JsonSchemaFormat):
         _check_schema(fmt.schema_, "text.format.schema")
+
+
+def _check_unsupported(request: CreateResponseRequest) -> None:
+    """Parameters of other servers that responsa accepts only where it can honour them."""
+    extra = request.model_extra or {}
+    if "response_format" in extra:
+        raise InvalidRequest(
+            "Give the output format once: 'response_format' or 'text.format', not both.",
+            param="response_format",
+            code="mutually_exclusive_parameters",
+        )
+    if request.n not in (None, 1):
+        raise InvalidRequest(
+            f"Invalid 'n': {request.n}. A response has one output; only n=1 is supported.", param="n",
+            code="unsupported_value",
+        )  # fmt: skip
+    if request.best_of not in (None, 1):
+        raise InvalidRequest(
+            f"Invalid 'best_of': {request.best_of}. Beam search is not supported; only best_of=1 is.",
+            param="best_of", code="unsupported_value",
+        )  # fmt: skip
+    if request.length_penalty not in (None, 1.0):
+        raise InvalidRequest(
+            f"Invalid 'length_penalty': {request.length_penalty}. It applies to beam search, which is not "
+            "supported; only 1.0 (no penalty) is.", param="length_penalty", code="unsupported_value",
+        )  # fmt: skip
 
 
 def _check_conversation(request: CreateResponseRequest) -> None:
@@ -195,8 +223,30 @@ async def resolve_items(store: Store, raw: Sequence[Item], param: str) -> list[I
                 raise NotFound(f"Item with id '{item.id}' not found.", param=f"{param}[{index}].id")
             items.append(found)
         else:
+            _check_parts(item, f"{param}[{index}]")
             items.append(_with_defaults(item))
     return items
+
+
+def _check_parts(item: Item, param: str) -> None:
+    """A content part no model here reads is a 400, never dropped; vendor-prefixed ones
+    (``acme:thing``) are extensions, kept as sent."""
+    if isinstance(item, Message):
+        field, content = "content", item.content
+    elif isinstance(item, FunctionCallOutput):
+        field, content = "output", item.output
+    else:
+        return
+    if isinstance(content, str):
+        return
+    for index, part in enumerate(content):
+        if isinstance(part, UnknownPart) and ":" not in part.type:
+            raise InvalidRequest(
+                f"Invalid content part type {part.type!r}: expected one of input_text, input_image, input_file, "
+                "output_text, refusal (or Chat Completions' text, image_url, file).",
+                param=f"{param}.{field}[{index}].type",
+                code="invalid_value",
+            )
 
 
 def _with_defaults(item: Item) -> Item:
@@ -274,4 +324,17 @@ def build_model_request(
         reasoning_summary=(reasoning.summary or reasoning.generate_summary) if reasoning else None,
         encrypted_reasoning="reasoning.encrypted_content" in (request.include or []),
         tool_grammars=client.grammars(),
+        logprobs=(request.top_logprobs or 0) if request.wants_logprobs else None,
+        template_kwargs=template_kwargs(request),
+        skip_special_tokens=request.skip_special_tokens is not False,
     )
+
+
+def template_kwargs(request: CreateResponseRequest) -> dict[str, Any]:
+    """``chat_template_kwargs`` as sent, with ``enable_thinking`` from ``reasoning.effort`` where the
+    client did not set it: any effort but ``none`` thinks (as OpenVINO reads it)."""
+    kwargs = dict(request.chat_template_kwargs or {})
+    effort = request.reasoning.effort if request.reasoning else None
+    if effort is not None and "enable_thinking" not in kwargs:
+        kwargs["enable_thinking"] = effort != "none"
+    return kwargs

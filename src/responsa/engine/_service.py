@@ -34,12 +34,12 @@ from responsa.tools import McpConnector
 
 from ._compaction import Compactor
 from ._event_log import EventLog, replay
-from ._file_search import forces_file_search
 from ._leases import Leases
 from ._opening import Opener
 from ._periodic import every
 from ._prepare import build_model_request
 from ._run import Run, open_model_call
+from ._tool_choice import after_forced_round
 from ._vector_stores import VectorStoreService
 
 __all__ = ["MAX_ROUNDS", "ResponseService"]
@@ -140,6 +140,7 @@ class ResponseService:
 
     async def _turns(self, run: Run) -> AsyncIterator[list[StreamEvent]]:
         builder = run.builder
+        asked = run.request
         for round_number in range(MAX_ROUNDS):
             first = True
             async for batch in run.model_events:
@@ -177,9 +178,7 @@ class ResponseService:
                 break
             context = [*run.context, *run.response.output]
             last = round_number + 2 >= MAX_ROUNDS
-            asked = run.request
-            if searches and forces_file_search(asked):  # forced once: the model now answers from what it found
-                asked = asked.model_copy(update={"tool_choice": "none"})
+            asked = after_forced_round(asked)
             request = build_model_request(
                 asked, context, run.fault, run.client, run.mcp, run.tool_calls_made, last, run.unavailable
             )

@@ -22,7 +22,7 @@ from responsa.protocol import (
 
 from ._client_tools import ClientRoute, ClientTools
 
-__all__ = ["HOSTED_TOOLS", "ToolPolicy", "check_tool_choice", "resolve_tool_choice"]
+__all__ = ["HOSTED_TOOLS", "ToolPolicy", "after_forced_round", "check_tool_choice", "resolve_tool_choice"]
 
 HOSTED_TOOLS = frozenset({"web_search", "web_search_preview", "file_search", "code_interpreter", "image_generation"})
 """Built-in tools; run when the model's backend runs them (the simulator does), else see the hosted-tool policy."""
@@ -141,3 +141,15 @@ def _allowed(name: str, choice: AllowedTools, routes: Mapping[str, ClientRoute],
         return any(ref.type == "mcp" and ref.server_label == label and ref.name in (None, name) for ref in choice.tools)
     route = routes.get(name)
     return route is not None and any(_ref_matches(ref, name, route) for ref in choice.tools)
+
+
+def after_forced_round(request: CreateResponseRequest) -> CreateResponseRequest:
+    """The request for the round after one whose tool calls the server ran: a choice that forced a
+    call (``required``, a named tool, ``allowed_tools`` in ``required`` mode) has been met, so the
+    model now chooses freely (``auto``), as OpenAI does. Forcing again would call the same tool
+    until the round cap, whatever the kind."""
+    choice = request.tool_choice
+    if choice in ("auto", "none"):
+        return request
+    relaxed: object = choice.model_copy(update={"mode": "auto"}) if isinstance(choice, AllowedTools) else "auto"
+    return request.model_copy(update={"tool_choice": relaxed})

@@ -24,9 +24,12 @@ FORM_SLACK = 64 * 1024
 """Room for the multipart envelope and the other fields around the file's bytes."""
 
 
+_UPLOAD_PATHS = frozenset(("/v1/files", "/files", "/openai/v1/files", "/v3/files"))
+
+
 def is_upload(method: str, path: str) -> bool:
     """``POST …/files``: its body is limited by ``--max-file-bytes``, not by the JSON body limit."""
-    return method == "POST" and path in ("/v1/files", "/files", "/openai/v1/files")
+    return method == "POST" and path in _UPLOAD_PATHS
 
 
 def _files(request: Request) -> FileService:

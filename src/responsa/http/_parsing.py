@@ -15,7 +15,17 @@ from responsa.store import ItemPage, Order, ResponseFilter
 
 from ._errors import invalid_from_validation
 
-__all__ = ["Paging", "item_list_body", "list_body", "page_body", "paging", "read_model", "response_filter", "tenant_of"]
+__all__ = [
+    "Paging",
+    "item_list_body",
+    "list_body",
+    "page_body",
+    "paging",
+    "read_json",
+    "read_model",
+    "response_filter",
+    "tenant_of",
+]
 
 _STATUSES = TERMINAL_STATUSES | {"queued", "in_progress"}
 
@@ -30,6 +40,15 @@ Model = TypeVar("Model", bound=BaseModel)
 
 async def read_model(request: Request, model: type[Model], defaults: dict[str, Any] | None = None) -> Model:
     """The body as ``model`` (over ``defaults``); malformed JSON and invalid fields are 400s naming the field."""
+    body = await read_json(request)
+    try:
+        return model.model_validate({**defaults, **body} if defaults else body)
+    except ValidationError as exc:
+        raise invalid_from_validation(exc) from None
+
+
+async def read_json(request: Request) -> dict[str, Any]:
+    """The body as a JSON object, within the body limit; anything else is a 400 (413 when too large)."""
     raw = await request.body()
     limit: int = request.app.state.max_body_bytes
     if len(raw) > limit:
@@ -42,10 +61,7 @@ async def read_model(request: Request, model: type[Model], defaults: dict[str, A
         ) from None
     if not isinstance(body, dict):
         raise InvalidRequest("The request body must be a JSON object.", code="invalid_json")
-    try:
-        return model.model_validate({**defaults, **body} if defaults else body)
-    except ValidationError as exc:
-        raise invalid_from_validation(exc) from None
+    return body
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from responsa.engine import ResponseService
 from responsa.protocol import CreateResponseRequest, DeletedObject, InvalidRequest
 
+from ._chat_routes import chat_routes
 from ._compaction_routes import compaction_routes
 from ._console import console_routes
 from ._conversation_routes import conversation_routes
@@ -24,7 +25,8 @@ from ._websocket import responses_socket
 
 __all__ = ["PREFIXES", "routes"]
 
-PREFIXES = ("/v1", "", "/openai/v1")
+PREFIXES = ("/v1", "", "/openai/v1", "/v3")
+"""``/v3`` is OpenVINO Model Server's base URL; the others are OpenAI's, the bare one mlxcel's."""
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
@@ -125,7 +127,7 @@ def _sse(request: Request, frames: AsyncIterator[bytes]) -> SseResponse:
 
 
 def routes() -> list[BaseRoute]:
-    """Every endpoint, under ``/v1``, at the root and under ``/openai/v1``."""
+    """Every endpoint under each of :data:`PREFIXES`."""
     table: list[BaseRoute] = [Route("/health", health, methods=["GET"]), Route("/metrics", metrics, methods=["GET"])]
     for prefix in PREFIXES:
         table += [
@@ -138,6 +140,7 @@ def routes() -> list[BaseRoute]:
             Route(f"{prefix}/responses/{{response_id}}/input_items", list_input_items, methods=["GET"]),
             Route(f"{prefix}/responses/{{response_id}}/timeline", get_timeline, methods=["GET"]),
             Route(f"{prefix}/models", list_models, methods=["GET"]),
+            *chat_routes(prefix),
             *conversation_routes(prefix),
             *compaction_routes(prefix),
             *server_routes(prefix),

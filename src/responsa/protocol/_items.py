@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import Discriminator, Field, Tag, model_validator
 
 from ._base import WirePart
 from ._mcp_items import McpApprovalRequest, McpApprovalResponse, McpCall, McpListTools
@@ -54,6 +54,32 @@ class Message(WirePart):
     phase: Literal["commentary", "final_answer"] | None = None
     """On assistant messages: intermediate commentary (before tool calls) or the final answer.
     Clients resend it with history; responsa keeps it as sent and sets it on the model's output."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _chat_parts(cls, value: Any) -> Any:
+        if isinstance(value, dict) and isinstance(value.get("content"), list):
+            output = value.get("role") == "assistant"
+            return {**value, "content": [chat_part(part, output) for part in value["content"]]}
+        return value
+
+
+def chat_part(part: Any, output: bool = False) -> Any:
+    """A Chat Completions content part (``text``, ``image_url``, ``file``: what mlxcel's and
+    OpenVINO's clients send) as the Responses part it means; others as they are."""
+    if not isinstance(part, dict):
+        return part
+    kind = part.get("type")
+    if kind == "text":
+        return {**part, "type": "output_text" if output else "input_text"}
+    if kind == "image_url":
+        image = part.get("image_url")
+        fields = image if isinstance(image, dict) else {"url": image}
+        converted = {"type": "input_image", "image_url": fields.get("url")}
+        return {**converted, "detail": fields["detail"]} if fields.get("detail") else converted
+    if kind == "file" and isinstance(part.get("file"), dict):
+        return {"type": "input_file", **part["file"]}
+    return part
 
 
 class FunctionCall(WirePart):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ._base import WireModel, WirePart
 from ._items import Item
@@ -85,8 +85,29 @@ class ContextManagement(WirePart):
     compact_threshold: int | None = Field(default=None, ge=1)
 
 
+def _text_from_response_format(body: dict[str, Any]) -> dict[str, Any]:
+    """Chat Completions' ``response_format`` (OpenVINO's, vLLM's) as ``text.format``, which is
+    what is honoured and echoed; giving both is a 400 (``check_request``), since they could disagree."""
+    text = body.get("text")
+    if "response_format" not in body or (isinstance(text, dict) and text.get("format") is not None):
+        return body  # both given: left for check_request's 400
+    body = dict(body)
+    fmt = body.pop("response_format")
+    if fmt is None:
+        return body
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema" and isinstance(fmt.get("json_schema"), dict):
+        fmt = {"type": "json_schema", "name": "response", **fmt["json_schema"]}
+    body["text"] = {**(text if isinstance(text, dict) else {}), "format": fmt}
+    return body
+
+
 class CreateResponseRequest(WireModel):
     """Every field the seeds name; unknown fields are accepted and ignored."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _response_format(cls, value: Any) -> Any:
+        return _text_from_response_format(value) if isinstance(value, dict) else value
 
     model: str = Field(min_length=1)
     input: str | list[Item] | None = None
@@ -97,7 +118,8 @@ class CreateResponseRequest(WireModel):
     max_output_tokens: int | None = Field(default=None, ge=1)
     max_tool_calls: int | None = Field(default=None, ge=0)
     temperature: float | None = Field(default=None, ge=0, le=2)
-    top_p: float | None = Field(default=None, ge=0, le=1)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    """In (0, 1], as OpenVINO checks it."""
     top_logprobs: int | None = Field(default=None, ge=0, le=20)
     stream: bool = False
     stream_options: dict[str, Any] | None = None
@@ -117,7 +139,8 @@ class CreateResponseRequest(WireModel):
     user: str | None = None
     # Sampling extras of SGLang / vLLM / OpenVINO (seeds 000, 004).
     top_k: int | None = None
-    min_p: float | None = Field(default=None, ge=0, le=1)
+    min_p: float | None = Field(default=None, ge=0, lt=1)
+    """In [0, 1), as OpenVINO checks it."""
     repetition_penalty: float | None = Field(default=None, gt=0)
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     presence_penalty: float | None = Field(default=None, ge=-2, le=2)
@@ -132,7 +155,21 @@ class CreateResponseRequest(WireModel):
         return None
 
     stop: str | list[str] | None = None
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=0, le=4294967295)
+    """In [0, 2**32 - 1], as OpenVINO checks it (llama.cpp's seed is 32 bits)."""
+    n: int | None = Field(default=None, ge=1)
+    """How many outputs; only 1 has a wire shape in the Responses API (others are a 400)."""
+    best_of: int | None = Field(default=None, ge=1)
+    """Beam width (OpenVINO); beam search is not run here, so only 1 is accepted."""
+    length_penalty: float | None = None
+    """Beam search's length exponent (OpenVINO); without beam search only 1.0 (no penalty) is accepted."""
+    logprobs: bool | None = None
+    """Return each output token's log probability (OpenVINO's and Chat Completions' switch; the same as
+    ``include: ["message.output_text.logprobs"]``)."""
+    chat_template_kwargs: dict[str, Any] | None = None
+    """Variables for the model's chat template, e.g. ``{"enable_thinking": false}`` (vLLM, SGLang, OpenVINO)."""
+    skip_special_tokens: bool | None = None
+    """False keeps special tokens (``<|im_end|>``) in the text (vLLM, OpenVINO); true by default."""
     ignore_eos: bool | None = None
     """Keep generating past the model's end-of-sequence token, up to ``max_output_tokens`` (OpenVINO, vLLM)."""
     include_stop_str_in_output: bool | None = None
@@ -151,6 +188,12 @@ class CreateResponseRequest(WireModel):
         if self.stop is None:
             return []
         return [self.stop] if isinstance(self.stop, str) else list(self.stop)
+
+    @property
+    def wants_logprobs(self) -> bool:
+        """Whether the output text's log probabilities were asked for, in any of the three ways."""
+        asked = "message.output_text.logprobs" in (self.include or [])
+        return asked or bool(self.logprobs) or bool(self.top_logprobs)
 
     @property
     def conversation_id(self) -> str | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag, field_validator
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from ._base import WireModel, WirePart
 
@@ -40,10 +40,24 @@ class FunctionTool(WireModel):
     """Whether arguments must match ``parameters`` exactly; false when not asked for, since it is
     then not enforced (upstreams receive it as sent)."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _flatten(cls, value: Any) -> Any:
+        return _flat_function(value)
+
     @field_validator("strict", mode="before")
     @classmethod
     def _unset_strict(cls, value: Any) -> Any:
         return False if value is None else value
+
+
+def _flat_function(value: Any) -> Any:
+    """Chat Completions' ``{"type": "function", "function": {...}}`` (what OpenVINO's and older
+    clients send) as the flat Responses form, which is what is echoed."""
+    if isinstance(value, dict) and isinstance(value.get("function"), dict):
+        flat = {key: item for key, item in value.items() if key != "function"}
+        return {**value["function"], **flat}
+    return value
 
 
 class CustomToolFormat(WirePart):
@@ -149,6 +163,11 @@ class NamedFunctionChoice(WirePart):
     type: Literal["function"]
     name: str
     namespace: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flatten(cls, value: Any) -> Any:
+        return _flat_function(value)
 
 
 class NamedCustomChoice(WirePart):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from responsa.backends._base import (
@@ -97,7 +98,7 @@ class ChunkDecoder:
                 events.append(ReasoningDelta(reasoning))
             if delta.get("content"):
                 self._deltas += 1
-                events += self._think.feed(delta["content"])
+                events += _with_logprobs(self._think.feed(delta["content"]), choice.get("logprobs"))
             for call in delta.get("tool_calls") or []:
                 index = int(call.get("index", 0))
                 if self._max_tool_calls is not None and index >= self._max_tool_calls:
@@ -133,8 +134,21 @@ def completion_as_chunk(completion: dict[str, Any]) -> dict[str, Any]:
     for choice in completion.get("choices") or []:
         delta = dict(choice.get("message") or {})
         delta["tool_calls"] = [{**call, "index": i} for i, call in enumerate(delta.get("tool_calls") or [])]
-        choices.append({"index": choice.get("index", 0), "delta": delta, "finish_reason": choice.get("finish_reason")})
+        choices.append({"index": choice.get("index", 0), "delta": delta, "finish_reason": choice.get("finish_reason"),
+                        "logprobs": choice.get("logprobs")})  # fmt: skip
     return {"choices": choices, "usage": completion.get("usage")}
+
+
+def _with_logprobs(events: list[ModelEvent], logprobs: Any) -> list[ModelEvent]:
+    """The chunk's token log probabilities on its (first) answer text; reasoning text carries none."""
+    entries = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not entries:
+        return events
+    for index, event in enumerate(events):
+        if isinstance(event, TextDelta):
+            events[index] = replace(event, logprobs=tuple(entries))
+            break
+    return events
 
 
 def _usage(raw: dict[str, Any]) -> TokenUsage:

@@ -87,7 +87,25 @@ def chat_body(request: ModelRequest, upstream_model: str) -> dict[str, Any]:
         body["ignore_eos"] = True
     if sampling.include_stop:
         body["include_stop_str_in_output"] = True
+    body.update(_extras(request))
     return body
+
+
+def _extras(request: ModelRequest) -> dict[str, Any]:
+    """Reasoning, log probabilities and template switches, in the fields vLLM and SGLang read (and
+    OpenAI, for ``reasoning_effort`` and log probabilities)."""
+    extras: dict[str, Any] = {}
+    if request.reasoning_effort is not None:
+        extras["reasoning_effort"] = request.reasoning_effort
+    if request.template_kwargs:
+        extras["chat_template_kwargs"] = dict(request.template_kwargs)
+    if not request.skip_special_tokens:
+        extras["skip_special_tokens"] = False
+    if request.logprobs is not None:
+        extras["logprobs"] = True
+        if request.logprobs:
+            extras["top_logprobs"] = request.logprobs
+    return extras
 
 
 def chat_messages(instructions: str | None, items: Sequence[Item]) -> list[dict[str, Any]]:

@@ -160,6 +160,7 @@ class InferenceThread:
             generation = Generation(
                 tokens, sampler, writer, limit=min(request.max_output_tokens or budget, budget), report=job.emit,
                 cancelled=job.cancelled, fresh=sampling.seed is not None, ignore_eos=sampling.ignore_eos,
+                top_logprobs=request.logprobs, special=not request.skip_special_tokens,
             )  # fmt: skip
         except BaseException as exc:  # the event loop side turns it into a response error
             if not isinstance(exc, ResponsaError):

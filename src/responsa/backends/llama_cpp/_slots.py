@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from responsa.backends._base import FinishReason, Sampling, TokenUsage
 
+from ._logprobs import logprob_entry
 from ._writer import OutputWriter
 
 if TYPE_CHECKING:
@@ -51,6 +52,10 @@ class Generation:
     fresh: bool = False
     """Evaluate the whole prompt afresh (a seeded request: reusing a cached prefix can shift logits)."""
     ignore_eos: bool = False
+    top_logprobs: int | None = None
+    """Log probabilities asked for, with this many alternatives (None: not asked)."""
+    special: bool = False
+    """Show every special token's text (``skip_special_tokens: false``), not only the template's markers."""
     pending: list[int] = field(default_factory=list)
     """Tokens to evaluate next: the rest of the prompt, then each sampled token."""
     produced: int = 0
@@ -148,6 +153,8 @@ class SlotDecoder:
                 continue  # more of its prompt next step
             try:
                 token = llama_cpp.llama_sampler_sample(generation.sampler.sampler, self._context.ctx, row)
+                if generation.top_logprobs is not None:
+                    self._logprobs(generation, token, row)
                 self._take(slot, generation, token)
             except Exception as exc:  # a broken generation must not take the others down
                 logger.exception("llama.cpp generation failed")
@@ -181,6 +188,14 @@ class SlotDecoder:
         batch.n_tokens = used
         return due
 
+    def _logprobs(self, generation: Generation, token: int, row: int) -> None:
+        import llama_cpp
+
+        logits = llama_cpp.llama_get_logits_ith(self._context.ctx, row)
+        entry = logprob_entry(logits, self._model.n_vocab(), token, generation.top_logprobs or 0,
+                              lambda other: _piece(self._model, other, special=True))  # fmt: skip
+        generation.writer.logprob(entry)
+
     def _take(self, slot: _Slot, generation: Generation, token: int) -> None:
         import llama_cpp
 
@@ -190,7 +205,7 @@ class SlotDecoder:
             return
         generation.produced += 1
         # Past an end of sequence (ignore_eos) there is nothing to show; the token still counts.
-        piece = b"" if end else _piece(self._model, token, special=token in self._markers)
+        piece = b"" if end else _piece(self._model, token, special=generation.special or token in self._markers)
         if generation.writer.text(generation.decoder.decode(piece)):
             self._finish(slot, "stop")
         elif generation.produced >= generation.limit:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from responsa.backends._base import ModelRequest
-from responsa.protocol import ResponsaError
+from responsa.protocol import InvalidRequest, ResponsaError
 
 from ._prompt import native_messages, template_messages, template_tools
 from ._tool_formats import HERMES, ToolFormat, detect_format
@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
 __all__ = ["ChatTemplate"]
+
+_RESERVED = frozenset({"messages", "tools", "functions", "function_call", "tool_choice", "eos_token", "bos_token",
+                       "raise_exception", "add_generation_prompt", "strftime_now"})  # fmt: skip
+"""Template variables the renderer sets itself."""
 
 
 @dataclass(frozen=True)
@@ -54,11 +58,16 @@ class ChatTemplate:
         return cls(formatter, knows_tools, fmt, "<think>" in source, frozenset(markers))
 
     def render(self, request: ModelRequest, describe_tools: bool) -> str:
+        """The prompt; ``chat_template_kwargs`` become template variables (``enable_thinking``)."""
+        extra = dict(request.template_kwargs)
+        for name in _RESERVED.intersection(extra):
+            raise InvalidRequest(f"'chat_template_kwargs.{name}' is set by the server and cannot be given.",
+                                 param="chat_template_kwargs", code="invalid_value")  # fmt: skip
         if self.knows_tools:
             tools = template_tools(request.tools) if request.tools and request.tool_mode != "none" else None
-            rendered = self.formatter(messages=native_messages(request), tools=tools)  # type: ignore[arg-type]
+            rendered = self.formatter(messages=native_messages(request), tools=tools, **extra)  # type: ignore[arg-type]
         else:
-            rendered = self.formatter(messages=template_messages(request, describe_tools))  # type: ignore[arg-type]
+            rendered = self.formatter(messages=template_messages(request, describe_tools), **extra)  # type: ignore[arg-type]
         return rendered.prompt
 
     def opens_thinking(self, prompt: str) -> bool:

@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from responsa.backends._base import (
     Finish,
@@ -53,9 +54,22 @@ class OutputWriter:
         self._splitter = CallParser(template.tool_format, self._names) if auto else None
         self._think = ThinkSplitter(thinking) if template.thinks and not forced else None
         self._reasoning_tokens = 0
+        self._logprobs: list[dict[str, Any]] = []
+        """Entries of tokens whose text has not gone out yet (held back by stop matching)."""
+
+    def logprob(self, entry: dict[str, Any]) -> None:
+        """The next token's log probability entry (given before its text)."""
+        self._logprobs.append(entry)
+
+    def _taken_logprobs(self) -> tuple[dict[str, Any], ...]:
+        taken = tuple(self._logprobs)
+        self._logprobs.clear()
+        return taken
 
     def text(self, text: str) -> bool:
         """Pass ``text`` on; True when a stop string ended the output."""
+        if self._forced_name is not None or self._collect is not None:
+            self._logprobs.clear()  # a call's arguments carry no log probabilities
         if self._forced_name is not None and self._raw_input:
             self._input_piece(self._forced_name, json.dumps(text, ensure_ascii=False)[1:-1])
             return False
@@ -83,7 +97,9 @@ class OutputWriter:
         for event in events:
             if isinstance(event, TextDelta):
                 self._answer(event.text)
-            elif self._request.reasoning_summary and isinstance(event, ReasoningDelta):
+                continue
+            self._logprobs.clear()  # reasoning text carries none
+            if self._request.reasoning_summary and isinstance(event, ReasoningDelta):
                 self._emit(ReasoningSummaryDelta(event.text))
             else:
                 self._emit(event)
@@ -91,14 +107,14 @@ class OutputWriter:
     def _answer(self, text: str) -> None:
         if self._splitter is None:
             if text:
-                self._emit(TextDelta(text))
+                self._emit(TextDelta(text, self._taken_logprobs()))
             return
         for piece in self._splitter.feed(text):
             self._piece(piece)
 
     def _piece(self, piece: Piece) -> None:
         if isinstance(piece, str):
-            self._emit(TextDelta(piece))
+            self._emit(TextDelta(piece, self._taken_logprobs()))
         elif isinstance(piece, ArgumentsDelta):
             if self._streaming is not None:
                 self._emit(ToolCallDelta(self._streaming, piece.text))

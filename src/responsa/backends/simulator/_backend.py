@@ -51,6 +51,7 @@ from responsa.protocol import (
 )
 
 from ._hosted import HOSTED_TYPES, describe, hosted_call
+from ._logprobs import invent_logprobs
 from ._profiles import EFFORT_MULTIPLIERS, ModelProfile, default_profiles
 from ._schema import Hints, instance_for
 from ._text import count_tokens, extractive_summary, prose, reasoning_summary, split_tokens
@@ -142,7 +143,7 @@ class SimulatorBackend(Backend):
         hosted = None if calls or turn.tool_results else hosted_call(request, turn.prompt)
         answer = (describe(hosted) if hosted else "") + _answer_text(request, turn, rng, temperature)
         visible: list[TextDelta | ToolCallDelta] = (
-            _call_deltas(calls) if calls else [TextDelta(token) for token in split_tokens(answer)]
+            _call_deltas(calls) if calls else _text_deltas(split_tokens(answer), request.logprobs, rng)
         )
         thinking = round(EFFORT_MULTIPLIERS[effort] * len(visible)) if profile.reasoning else 0
         if budget is not None:
@@ -233,6 +234,12 @@ def _raise_early_fault(fault: str | None) -> None:
         raise ModelError("The model failed (injected fault).")
     if fault == "unavailable":
         raise ServiceUnavailable("No healthy worker is available (injected fault).")
+
+
+def _text_deltas(tokens: list[str], logprobs: int | None, rng: random.Random) -> list[TextDelta | ToolCallDelta]:
+    if logprobs is None:
+        return [TextDelta(token) for token in tokens]
+    return [TextDelta(token, (invent_logprobs(token, logprobs, rng),)) for token in tokens]
 
 
 def _call_deltas(calls: list[PlannedCall]) -> list[TextDelta | ToolCallDelta]:
