@@ -104,9 +104,36 @@ def test_every_item_type_round_trips(client: openai.OpenAI, http: httpx.Client) 
     assert [item["type"] for item in listed] == [
         "message", "reasoning", "mcp_list_tools", "mcp_call", "function_call", "function_call_output", "message"
     ]  # fmt: skip
+    assert all(isinstance(item.pop("created_at"), int) for item in listed)  # every item is stamped, as SGLang's
     assert listed[2] == items[2] and listed[3] == items[3]
     assert listed[4]["arguments"] == '{"q":"x"}' and listed[4]["id"].startswith("fc_")
-    assert listed[6]["id"] == source.output[0].id and listed[6]["content"][0]["text"] == "referenced text"
+    # An item_reference adds a copy with its own id; the referenced item stays where it was.
+    assert listed[6]["id"] != source.output[0].id and listed[6]["id"].startswith("msg_")
+    assert listed[6]["content"][0]["text"] == "referenced text"
+    assert client.responses.retrieve(source.id).output[0].id == source.output[0].id
+
+
+def test_every_item_has_its_own_id_to_fetch_and_delete_it_by(client: openai.OpenAI, http: httpx.Client) -> None:
+    """MCP items and tool calls sent without ids get one, and can be fetched and deleted one by one."""
+    items: list[dict[str, Any]] = [
+        {"type": "mcp_list_tools", "server_label": "docs", "tools": [{"name": "search", "input_schema": {}}]},
+        {"type": "mcp_call", "server_label": "docs", "name": "search", "arguments": "{}", "output": "3 hits"},
+        {"type": "mcp_approval_request", "server_label": "docs", "name": "search", "arguments": "{}"},
+        {"type": "custom_tool_call", "call_id": "c1", "name": "patch", "input": "x"},
+        {"type": "custom_tool_call_output", "call_id": "c1", "output": "ok"},
+    ]  # fmt: skip
+    conversation = client.conversations.create()
+    added = http.post(f"/v1/conversations/{conversation.id}/items", json={"items": items}).json()["data"]
+    ids = [item["id"] for item in added]
+    assert all(ids) and len(set(ids)) == len(items)
+    assert [item_id.split("_")[0] for item_id in ids] == ["mcpl", "mcp", "mcpr", "ctc", "ctco"]
+    for item_id, sent in zip(ids, items, strict=True):
+        fetched = http.get(f"/v1/conversations/{conversation.id}/items/{item_id}").json()
+        assert fetched["type"] == sent["type"] and isinstance(fetched["created_at"], int)
+    assert http.delete(f"/v1/conversations/{conversation.id}/items/{ids[1]}").status_code == 200
+    left = [item["id"] for item in http.get(f"/v1/conversations/{conversation.id}/items").json()["data"]]
+    assert sorted(left) == sorted(ids[:1] + ids[2:])
+    assert http.get(f"/v1/conversations/{conversation.id}/items/{ids[1]}").status_code == 404
 
 
 def test_responses_append_their_items_in_order(client: openai.OpenAI) -> None:

@@ -210,3 +210,34 @@ def test_image_url_parts_reach_a_text_only_model_as_a_clear_400(http: httpx.Clie
     reply = http.post("/v3/responses", json=body)
     assert reply.status_code == 400
     assert "image" in reply.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("model", ["sim", EMBEDDED])
+@pytest.mark.parametrize("include", [False, True])
+def test_include_stop_str_in_output_in_streams_as_in_json(http: httpx.Client, model: str, include: bool) -> None:
+    """OpenVINO refuses ``false`` with streams; here both values hold in both modes (see docs/api.md)."""
+    body = {"model": model, "input": "Tell me about rivers and lakes.", "temperature": 0, "seed": 3,
+            "max_output_tokens": 30, "stop": [" "], "include_stop_str_in_output": include}  # fmt: skip
+    whole = http.post("/v3/responses", json=body).json()["output"][-1]["content"][0]["text"]
+    with http.stream("POST", "/v3/responses", json={**body, "stream": True}) as reply:
+        events = parse_frames(reply.read())
+    streamed = "".join(event["delta"] for event in events if event["type"] == "response.output_text.delta")
+    assert streamed == whole and whole.strip()
+    assert whole.endswith(" ") == include and whole.count(" ") == int(include)
+
+
+def test_retrieve_honours_include_as_a_create_does(http: httpx.Client) -> None:
+    """SGLang documents ``include`` on ``GET /responses/{id}``: what it asks for is shown, the rest left out."""
+    body = {"model": "sim", "input": "Say hello.", "include": ["message.output_text.logprobs"], "top_logprobs": 1}
+    created = http.post("/v1/responses", json=body).json()
+    logprobs = created["output"][0]["content"][0]["logprobs"]
+    assert logprobs
+    url = f"/v1/responses/{created['id']}"
+    assert http.get(url).json() == created  # no include: the response as stored
+    shown = http.get(url, params={"include": "message.output_text.logprobs"}).json()
+    assert shown["output"][0]["content"][0]["logprobs"] == logprobs
+    assert http.get(url, params={"include[]": "message.output_text.logprobs"}).json() == shown
+    plain = http.get(url, params={"include": "reasoning.encrypted_content"}).json()
+    assert plain["output"][0]["content"][0]["logprobs"] == []
+    wrong = http.get(url, params={"include": "everything"})
+    assert wrong.status_code == 400 and wrong.json()["error"]["param"] == "include"

@@ -260,6 +260,10 @@ class Backend(ABC):
         """How many tokens ``model`` reads and writes in one turn, where known (for ``truncation: auto``)."""
         return None
 
+    def default_max_output_tokens(self, model: str) -> int | None:
+        """The output cap of a request that sets none (a small local model's first answer stays short)."""
+        return None
+
     def reads_images(self, model: str) -> bool:
         """Whether ``model`` reads ``input_image`` parts (text-only models get a 400 instead)."""
         return True

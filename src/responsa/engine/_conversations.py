@@ -16,7 +16,7 @@ from responsa.protocol import (
 )
 from responsa.store import ItemPage, Order, Store
 
-from ._prepare import resolve_items
+from ._prepare import conversation_items, resolve_items
 
 __all__ = ["ConversationService"]
 
@@ -38,7 +38,7 @@ class ConversationService:
     async def create(self, request: CreateConversationRequest) -> Conversation:
         if not self._store.retention.conversations_enabled:
             raise InvalidRequest("Conversation storage is disabled on this server.", code="conversations_disabled")
-        items = await resolve_items(self._store, request.items or [], "items")
+        items = conversation_items(await resolve_items(self._store, request.items or [], "items", copies=True))
         conversation = Conversation(id=new_id("conv"), created_at=int(time.time()), metadata=request.metadata or {})
         await self._store.create_conversation(conversation, items)
         return conversation
@@ -61,7 +61,7 @@ class ConversationService:
 
     async def add_items(self, conversation_id: str, request: CreateConversationItemsRequest) -> list[Item]:
         await self.get(conversation_id)
-        items = await resolve_items(self._store, request.items, "items")
+        items = conversation_items(await resolve_items(self._store, request.items, "items", copies=True))
         if not await self._store.append_conversation_items(conversation_id, items):
             raise _not_found(conversation_id)
         return items

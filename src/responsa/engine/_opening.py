@@ -76,6 +76,9 @@ class Opener:
             )
         servers = check_mcp_tools(request, self._mcp.policy)
         backend = self._backends.resolve(request.model)
+        cap = backend.default_max_output_tokens(request.model)
+        if request.max_output_tokens is None and cap is not None:  # echoed, so the client sees the cap
+            request = request.model_copy(update={"max_output_tokens": cap})
         stack = AsyncExitStack()
         await stack.enter_async_context(self._admission(backend).slot())
         attributes = {"gen_ai.request.model": request.model, "responsa.tenant": tenant,

@@ -5,6 +5,7 @@ Everything a client can get wrong is checked here, before anything is stored or 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -39,6 +40,7 @@ from responsa.protocol import (
 from responsa.store import Store
 
 from ._client_tools import ClientTools, client_items, plan_client_tools
+from ._includes import check_includes
 from ._mcp import McpPlan, model_items
 from ._tool_choice import HOSTED_TOOLS, check_tool_choice, resolve_tool_choice
 
@@ -46,6 +48,7 @@ __all__ = [
     "KNOWN_INCLUDES",
     "build_model_request",
     "check_request",
+    "conversation_items",
     "load_history",
     "normalize_input",
     "resolve_items",
@@ -63,7 +66,12 @@ KNOWN_INCLUDES = frozenset(
         "web_search_call.results",
     }
 )
-_ID_PREFIX = {"message": "msg", "function_call": "fc", "function_call_output": "fco", "reasoning": "rs"}
+_ID_PREFIX = {"message": "msg", "function_call": "fc", "function_call_output": "fco", "reasoning": "rs",
+              "mcp_call": "mcp", "mcp_list_tools": "mcpl", "mcp_approval_request": "mcpr",
+              "mcp_approval_response": "mcpa", "custom_tool_call": "ctc", "custom_tool_call_output": "ctco",
+              "shell_call": "sh", "shell_call_output": "sho", "local_shell_call": "lsh",
+              "local_shell_call_output": "lsho", "apply_patch_call": "apc", "apply_patch_call_output": "apco",
+              "tool_search_call": "tsc", "tool_search_output": "tso", "compaction": "cmp"}  # fmt: skip
 
 
 def check_request(request: CreateResponseRequest) -> None:
@@ -73,9 +81,7 @@ def check_request(request: CreateResponseRequest) -> None:
     _check_conversation(request)
     if request.input is None and request.previous_response_id is None:
         raise InvalidRequest("Missing required parameter: 'input'.", param="input", code="missing_required_parameter")
-    for value in request.include or []:
-        if value not in KNOWN_INCLUDES:
-            raise InvalidRequest(f"Invalid value for 'include': {value!r}.", param="include", code="invalid_value")
+    check_includes(request.include or [], KNOWN_INCLUDES)
     _check_unsupported(request)
     _check_tools(request)
     check_tool_choice(request, plan_client_tools(request.tools))
@@ -213,15 +219,16 @@ async def normalize_input(store: Store, request: CreateResponseRequest, history:
     return items
 
 
-async def resolve_items(store: Store, raw: Sequence[Item], param: str) -> list[Item]:
-    """Items as they will be stored: ids and statuses filled in, ``item_reference``s replaced."""
+async def resolve_items(store: Store, raw: Sequence[Item], param: str, copies: bool = False) -> list[Item]:
+    """Items as they will be stored: ids and statuses filled in, ``item_reference``s replaced (by a
+    copy with its own id when ``copies``: an item added to a conversation is that conversation's own)."""
     items: list[Item] = []
     for index, item in enumerate(raw):
         if isinstance(item, ItemReference):
             found = await store.get_item(item.id)
             if found is None:
                 raise NotFound(f"Item with id '{item.id}' not found.", param=f"{param}[{index}].id")
-            items.append(found)
+            items.append(found.model_copy(update={"id": _new_item_id(found.type)}) if copies else found)
         else:
             _check_parts(item, f"{param}[{index}]")
             items.append(_with_defaults(item))
@@ -247,6 +254,25 @@ def _check_parts(item: Item, param: str) -> None:
                 param=f"{param}.{field}[{index}].type",
                 code="invalid_value",
             )
+
+
+def _new_item_id(kind: str) -> str:
+    return new_id(_ID_PREFIX.get(kind, "item"))
+
+
+def conversation_items(items: Sequence[Item]) -> list[Item]:
+    """Items as a conversation keeps them: each with its own id (to be fetched and deleted one by one)
+    and ``created_at`` (as SGLang lists them); copies, so a response's output is left as it was."""
+    now = int(time.time())
+    stamped = []
+    for item in items:
+        fields: dict[str, Any] = {}
+        if getattr(item, "id", None) is None:
+            fields["id"] = _new_item_id(item.type)
+        if getattr(item, "created_at", None) is None:
+            fields["created_at"] = now
+        stamped.append(item.model_copy(update=fields) if fields else item)
+    return stamped
 
 
 def _with_defaults(item: Item) -> Item:

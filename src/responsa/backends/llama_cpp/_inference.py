@@ -10,7 +10,7 @@ import queue
 import threading
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,8 +62,12 @@ class InferenceThread:
         sampling: Sampling | None = None,
         chat_template: str | None = None,
         parallel: int = 1,
+        default_cap: int | None = None,
     ) -> None:
         self.model_path = model_path
+        self.default_cap = default_cap
+        """The server's own ``max_output_tokens`` for requests that set none: it shrinks to the room a long
+        prompt leaves instead of refusing it, as no cap at all would."""
         self.n_gpu_layers = n_gpu_layers
         self.chat_template = chat_template
         """Jinja used instead of the GGUF's ``tokenizer.chat_template``."""
@@ -152,10 +156,16 @@ class InferenceThread:
             if job.count_only:
                 job.emit(Started(len(tokens)))
                 return
-            check_fits(len(tokens), request.max_output_tokens, self.n_ctx)
+            asked = request.max_output_tokens
+            check_fits(len(tokens), None if asked == self.default_cap else asked, self.n_ctx)
             budget = self.n_ctx - len(tokens)
             sampling = request.sampling.or_defaults(self.sampling)
-            sampler = sampler_chain(model, sampling, output_grammar(request, template))
+            grammar = output_grammar(request, template)
+            if grammar is not None and request.sampling.repetition_penalty is None:
+                # A model's default penalty is for prose: under a grammar (JSON, a call) it would push
+                # against the quotes and braces the output must repeat.
+                sampling = replace(sampling, repetition_penalty=None)
+            sampler = sampler_chain(model, sampling, grammar)
             writer = OutputWriter(job.emit, request, forced, template, thinking=template.opens_thinking(prompt))
             generation = Generation(
                 tokens, sampler, writer, limit=min(request.max_output_tokens or budget, budget), report=job.emit,

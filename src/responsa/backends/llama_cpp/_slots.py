@@ -32,6 +32,9 @@ __all__ = ["Generation", "SlotDecoder", "sampler_chain"]
 
 logger = logging.getLogger(__name__)
 
+PENALTY_WINDOW = 256
+"""Tokens the repetition penalties look back over: a small model repeats whole paragraphs, which
+llama-cpp-python's 64 tokens do not see."""
 _BATCH = 512
 """Tokens one decode step evaluates at most (llama.cpp's default ``n_batch``)."""
 
@@ -239,13 +242,14 @@ def sampler_chain(
     model: _internals.LlamaModel, sampling: Sampling, grammar: LlamaGrammar | None
 ) -> _internals.LlamaSampler:
     """One generation's sampler, as llama-cpp-python's ``Llama.generate`` builds it (penalties over the
-    last 64 tokens, the grammar, then greedy at temperature 0, else top-k, top-p, min-p, temperature)."""
+    last :data:`PENALTY_WINDOW` tokens, the grammar, then greedy at temperature 0, else top-k, top-p,
+    min-p, temperature)."""
     import llama_cpp
     from llama_cpp import _internals
 
     chain = _internals.LlamaSampler()  # type: ignore[no-untyped-call]
     chain.add_penalties(
-        model.n_vocab(), 64, sampling.repetition_penalty or 1.0, sampling.frequency_penalty or 0.0,
+        model.n_vocab(), PENALTY_WINDOW, sampling.repetition_penalty or 1.0, sampling.frequency_penalty or 0.0,
         sampling.presence_penalty or 0.0,
     )  # fmt: skip
     if grammar is not None:
