@@ -76,7 +76,7 @@ async def get_response(request: Request) -> Response:
         return _sse(request, sse_logged(followed))
     query = request.query_params
     include = query.getlist("include") + query.getlist("include[]")
-    response = await _service(request).get(response_id, tenant_of(request), include)
+    response = await _service(request).get(response_id, tenant_of(request), include or None)
     return json_response(response.model_dump(mode="json"))
 
 
