@@ -167,18 +167,12 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
             )
         assert self._open is not None
         self._open.chunks.append(text)
-        self._open.logprobs += logprobs
-        events.append(
-            self._emit(
-                OutputTextDelta(
-                    item_id=self._open.item.id or "",
-                    output_index=self._open.output_index,
-                    content_index=0,
-                    delta=text,
-                    logprobs=list(logprobs),
-                )
-            )
-        )
+        where = {"item_id": self._open.item.id or "", "output_index": self._open.output_index, "content_index": 0}
+        if logprobs:  # asked for: rare, so the common delta is built as before (once per token)
+            self._open.logprobs += logprobs
+            events.append(self._emit(OutputTextDelta(delta=text, logprobs=list(logprobs), **where)))
+        else:
+            events.append(self._emit(OutputTextDelta(delta=text, **where)))
         return events
 
     def _tool_call(self, delta: ToolCallDelta) -> list[StreamEvent]:

@@ -99,21 +99,20 @@ def _check_unsupported(request: CreateResponseRequest) -> None:
             param="response_format",
             code="mutually_exclusive_parameters",
         )
-    if request.n not in (None, 1):
-        raise InvalidRequest(
-            f"Invalid 'n': {request.n}. A response has one output; only n=1 is supported.", param="n",
-            code="unsupported_value",
-        )  # fmt: skip
-    if request.best_of not in (None, 1):
-        raise InvalidRequest(
-            f"Invalid 'best_of': {request.best_of}. Beam search is not supported; only best_of=1 is.",
-            param="best_of", code="unsupported_value",
-        )  # fmt: skip
-    if request.length_penalty not in (None, 1.0):
-        raise InvalidRequest(
-            f"Invalid 'length_penalty': {request.length_penalty}. It applies to beam search, which is not "
-            "supported; only 1.0 (no penalty) is.", param="length_penalty", code="unsupported_value",
-        )  # fmt: skip
+    for name, only, why in _ONLY_VALUES:
+        value = getattr(request, name)
+        if value is not None and value != only:
+            raise InvalidRequest(
+                f"Invalid '{name}': {value}. Only {only} is supported: {why}.", param=name, code="unsupported_value"
+            )
+
+
+_ONLY_VALUES = (
+    ("n", 1, "a response has one output"),
+    ("best_of", 1, "beam search is not run here"),
+    ("length_penalty", 1.0, "it applies to beam search, which is not run here"),
+)
+"""OpenVINO's beam-search parameters: accepted at the value that changes nothing, else a 400."""
 
 
 def _check_conversation(request: CreateResponseRequest) -> None:
