@@ -15,16 +15,8 @@ import pytest
 from responsa.config import Settings, UpstreamConfig
 from tests.backends.mock_upstream import MockUpstream, Stream, text_chunks
 from tests.conftest import LiveServer, serve, serve_app
-
-EMBEDDED = "smollm2-135m-instruct"
-WEATHER = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get current weather for a city",
-        "parameters": {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]},
-    },
-}
+from tests.http.test_seed_clients import CHAT_WEATHER as WEATHER
+from tests.http.test_seed_clients import EMBEDDED
 
 
 @pytest.fixture(scope="module")

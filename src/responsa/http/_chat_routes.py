@@ -13,11 +13,9 @@ from ._chat_stream import ChatChunker, chat_sse
 from ._chat_translate import chat_request, completion
 from ._errors import invalid_from_validation, json_response
 from ._parsing import read_json, tenant_of
-from ._sse import SseResponse
+from ._sse import sse_response
 
 __all__ = ["chat_routes"]
-
-_SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
 async def chat_completions(request: Request) -> Response:
@@ -33,7 +31,7 @@ async def chat_completions(request: Request) -> Response:
         options = body.get("stream_options")
         include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
         chunks = chat_sse(service.events(run), ChatChunker(include_usage, logprobs))
-        return SseResponse(chunks, request.app.state.metrics.active_streams, headers=_SSE_HEADERS)
+        return sse_response(request, chunks)
     response = await service.create(run)
     return json_response(completion(response, logprobs))
 

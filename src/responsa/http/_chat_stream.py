@@ -20,7 +20,7 @@ from responsa.protocol import (
     StreamEvent,
 )
 
-from ._chat_translate import completion_usage, finish_reason
+from ._chat_translate import completion_id, completion_usage, finish_reason
 
 __all__ = ["ChatChunker", "chat_sse"]
 
@@ -64,7 +64,7 @@ class ChatChunker:
 
     def _lifecycle(self, kind: str, response: ResponseObject) -> list[dict[str, Any]]:
         if kind == "response.created":
-            self._id = "chatcmpl-" + response.id.removeprefix("resp_")
+            self._id = completion_id(response.id)
             self._model = response.model
             self._created = response.created_at
             return [self._chunk({"role": "assistant", "content": ""})]

@@ -20,7 +20,7 @@ from responsa.protocol import (
     item_text,
 )
 
-__all__ = ["chat_request", "completion", "completion_usage", "finish_reason", "logprobs_of"]
+__all__ = ["chat_request", "completion", "completion_id", "completion_usage", "finish_reason", "logprobs_of"]
 
 _RENAMED = {"max_completion_tokens": "max_output_tokens", "max_tokens": "max_output_tokens"}
 """Chat Completions fields that a create request spells differently."""
@@ -84,6 +84,11 @@ def _text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
+def completion_id(response_id: str) -> str:
+    """The ``chatcmpl-`` id of the completion a response stands for."""
+    return "chatcmpl-" + response_id.removeprefix("resp_")
+
+
 def finish_reason(response: ResponseObject) -> str:
     """Why the completion ended, in Chat Completions' words."""
     if any(isinstance(item, FunctionCall) for item in response.output):
@@ -137,7 +142,7 @@ def completion(response: ResponseObject, asked_logprobs: bool) -> dict[str, Any]
             for call in calls
         ]
     return {
-        "id": "chatcmpl-" + response.id.removeprefix("resp_"),
+        "id": completion_id(response.id),
         "object": "chat.completion",
         "created": response.created_at or int(time.time()),
         "model": response.model,

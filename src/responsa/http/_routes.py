@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
@@ -19,7 +17,7 @@ from ._errors import json_response
 from ._file_routes import file_routes
 from ._parsing import item_list_body, page_body, paging, read_model, response_filter, tenant_of
 from ._server_routes import server_routes
-from ._sse import SseResponse, sse_logged, sse_stream
+from ._sse import sse_logged, sse_response, sse_stream
 from ._vector_store_routes import vector_store_routes
 from ._websocket import responses_socket
 
@@ -27,7 +25,6 @@ __all__ = ["PREFIXES", "routes"]
 
 PREFIXES = ("/v1", "", "/openai/v1", "/v3")
 """``/v3`` is OpenVINO Model Server's base URL; the others are OpenAI's, the bare one mlxcel's."""
-_SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
 def _service(request: Request) -> ResponseService:
@@ -43,10 +40,10 @@ async def create_response(request: Request) -> Response:
     if create.background:
         queued = await service.launch(run)
         if create.stream:
-            return _sse(request, sse_logged(await service.follow(queued.id, after=-1, tenant=tenant)))
+            return sse_response(request, sse_logged(await service.follow(queued.id, after=-1, tenant=tenant)))
         return json_response(queued.model_dump(mode="json"))
     if create.stream:
-        return _sse(request, sse_stream(service.events(run)))
+        return sse_response(request, sse_stream(service.events(run)))
     response = await service.create(run)
     return json_response(response.model_dump(mode="json"))
 
@@ -73,7 +70,7 @@ async def get_response(request: Request) -> Response:
                 f"Invalid 'starting_after': {raw!r}. Expected an integer.", param="starting_after", code="invalid_value"
             ) from None
         followed = await _service(request).follow(response_id, after, tenant=tenant_of(request))
-        return _sse(request, sse_logged(followed))
+        return sse_response(request, sse_logged(followed))
     query = request.query_params
     include = query.getlist("include") + query.getlist("include[]")
     response = await _service(request).get(response_id, tenant_of(request), include or None)
@@ -122,10 +119,6 @@ async def health(_request: Request) -> Response:
 
 async def metrics(request: Request) -> Response:
     return Response(request.app.state.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
-
-
-def _sse(request: Request, frames: AsyncIterator[bytes]) -> SseResponse:
-    return SseResponse(frames, request.app.state.metrics.active_streams, headers=_SSE_HEADERS)
 
 
 def routes() -> list[BaseRoute]:

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Mapping
 
 import orjson
 from prometheus_client import Gauge
+from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.types import Send
 
@@ -24,7 +25,7 @@ from responsa.protocol import (
 )
 from responsa.store import LoggedEvent
 
-__all__ = ["DONE", "SseResponse", "encode_event", "encode_json", "sse_logged", "sse_stream"]
+__all__ = ["DONE", "SseResponse", "encode_event", "encode_json", "sse_logged", "sse_response", "sse_stream"]
 
 DONE = b"data: [DONE]\n\n"
 
@@ -80,3 +81,11 @@ class SseResponse(StreamingResponse):
             await super().stream_response(send)
         finally:
             self._active.dec()
+
+
+_SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+
+
+def sse_response(request: Request, frames: AsyncIterator[bytes]) -> SseResponse:
+    """The stream of ``frames``, counted among the server's active streams, never cached or buffered."""
+    return SseResponse(frames, request.app.state.metrics.active_streams, headers=_SSE_HEADERS)
