@@ -100,14 +100,23 @@ def test_tool_choice_forces_a_search_on_every_backend(client: openai.OpenAI, vec
 
 
 def test_bad_file_search_tools_are_400s(client: openai.OpenAI, vector_store: str) -> None:
-    for tool, param in [
-        (_tool("vs_missing"), "tools[0].vector_store_ids"),
-        (_tool(vector_store, max_num_results=0), "tools[0].max_num_results"),
-        (_tool(vector_store, filters={"type": "near", "key": "x"}), "tools[0].filters"),
+    for model, tool, param in [
+        (DEFAULT_MODEL_NAME, _tool("vs_missing"), "tools[0].vector_store_ids"),
+        ("sim", _tool(vector_store, max_num_results=0), "tools[0].max_num_results"),
+        ("sim", _tool(vector_store, filters={"type": "near", "key": "x"}), "tools[0].filters"),
     ]:
         with pytest.raises(openai.BadRequestError) as refused:
-            client.responses.create(model="sim", input="x", tools=[tool])  # type: ignore[list-item]
+            client.responses.create(model=model, input="x", tools=[tool])  # type: ignore[list-item]
         assert refused.value.body["param"] == param  # type: ignore[index]
+
+
+def test_the_simulator_simulates_a_search_of_a_missing_store(client: openai.OpenAI) -> None:
+    """As LLMSim does: the tool is parsed, the search made up (no results), where a real model gets a 400."""
+    reply = client.responses.create(model="sim", input="Search my files for the tides", tools=[_tool("vs_missing")])  # type: ignore[list-item]
+    assert [item.type for item in reply.output] == ["file_search_call", "message"]
+    call = reply.output[0]
+    assert call.status == "completed" and call.results is None and "tides" in call.queries[0]  # type: ignore[union-attr]
+    assert "I searched your files" in reply.output_text
 
 
 def test_an_upstream_model_searches_and_reads_the_passages(tmp_path_factory: pytest.TempPathFactory) -> None:

@@ -12,6 +12,7 @@ import httpx
 import openai
 import pytest
 
+from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
 from responsa.config import Settings
 from tests.conftest import LiveServer, serve, serve_app, store_contains
 from tests.http.test_streaming import WEATHER_TOOL, parse_frames, without_parsed
@@ -264,24 +265,25 @@ def test_headers_reach_the_server_but_are_never_echoed_or_stored(
      "http://[fe80::1]/mcp", "ftp://127.0.0.1/mcp", None],
 )  # fmt: skip
 def test_server_url_policy(http: httpx.Client, url: str | None) -> None:
+    """A real model gets a 400; the simulator simulates a refused server instead (not a malformed one)."""
     tool: dict[str, Any] = {"type": "mcp", "server_label": "x"}
     if url is not None:
         tool["server_url"] = url
-    reply = http.post("/v1/responses", json={"model": "sim", "input": "hi", "tools": [tool]})
+    reply = http.post("/v1/responses", json={"model": DEFAULT_MODEL_NAME, "input": "hi", "tools": [tool]})
     assert reply.status_code == 400
     assert reply.json()["error"]["param"] == "tools[0].server_url"
+    simulated = http.post("/v1/responses", json={"model": "sim", "input": "hi", "tools": [tool]})
+    assert simulated.status_code == (400 if url is None or url.startswith("ftp:") else 200)
 
 
 def test_allowed_host_opens_the_policy(tmp_path: Path, mcp: McpServer) -> None:
     url = mcp.url.replace("127.0.0.1", "localhost")
-    with serve(Settings(db_url=f"sqlite:///{tmp_path / 'a.db'}", embedded=False)) as live:
+    with serve(Settings(db_url=f"sqlite:///{tmp_path / 'a.db'}")) as live:
         assert httpx.post(f"{live.v1}/responses", json={"model": "sim", "input": "Please add 2 and 3",
                           "tools": [{"type": "mcp", "server_label": "c", "server_url": url}]}).status_code == 200  # fmt: skip
         blocked = {"type": "mcp", "server_label": "c", "server_url": "http://mcp.internal.example/mcp"}
-        assert (
-            httpx.post(f"{live.v1}/responses", json={"model": "sim", "input": "x", "tools": [blocked]}).status_code
-            == 400
-        )
+        body = {"model": DEFAULT_MODEL_NAME, "input": "x", "tools": [blocked]}
+        assert httpx.post(f"{live.v1}/responses", json=body, timeout=30).status_code == 400
     settings = Settings(
         db_url=f"sqlite:///{tmp_path / 'b.db'}", embedded=False, mcp_allow_hosts=("mcp.internal.example",)
     )

@@ -6,6 +6,7 @@ address checked, and every request the MCP client sends is checked again. URLs i
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from responsa.config import ApiKey, Settings
+from responsa.config import ApiKey, Settings, UpstreamConfig
 from responsa.protocol import InvalidRequest
 from responsa.tools import UrlPolicy
+from tests.backends.mock_upstream import MockUpstream
 from tests.backends.test_chat_completions import Rig, start_rig
 from tests.conftest import LiveServer, serve, serve_app
 from tests.tools.mcp_server import streamable_app
@@ -35,17 +37,22 @@ def mcp_url() -> Iterator[str]:
         yield f"{live.url}/mcp"
 
 
-def _keyed_server(tmp_path: Path, *allowed: str) -> Any:
-    settings = Settings(
-        db_url=f"sqlite:///{tmp_path / 'k.db'}", embedded=False, api_keys=(KEY,), mcp_allow_hosts=allowed
-    )
-    return serve(settings)
+@contextmanager
+def _keyed_server(tmp_path: Path, *allowed: str) -> Iterator[LiveServer]:
+    """Keys configured; beside the simulator, an upstream model (a real backend: refusals stay 400s)."""
+    with serve_app(MockUpstream().app) as upstream:
+        settings = Settings(
+            db_url=f"sqlite:///{tmp_path / 'k.db'}", embedded=False, api_keys=(KEY,), mcp_allow_hosts=allowed,
+            models=(UpstreamConfig(name="up-model", urls=(f"{upstream.url}/v1",)),),
+        )  # fmt: skip
+        with serve(settings) as server:
+            yield server
 
 
-def _create(server: LiveServer, url: str) -> Any:
+def _create(server: LiveServer, url: str, model: str = "sim", **tool: Any) -> Any:
     with openai.OpenAI(base_url=server.v1, api_key=KEY.key, max_retries=0) as client:
-        tool = {"type": "mcp", "server_label": "calc", "server_url": url, "require_approval": "never"}
-        return client.responses.create(model="sim", input="Please add 2 and 3", tools=[tool])  # type: ignore[list-item]
+        tool = {"type": "mcp", "server_label": "calc", "server_url": url, "require_approval": "never", **tool}
+        return client.responses.create(model=model, input="Please add 2 and 3", tools=[tool])  # type: ignore[list-item]
 
 
 def test_with_api_keys_loopback_is_closed_unless_allowed_by_name(tmp_path: Path, mcp_url: str) -> None:
@@ -53,12 +60,37 @@ def test_with_api_keys_loopback_is_closed_unless_allowed_by_name(tmp_path: Path,
     with _keyed_server(tmp_path, f"127.0.0.1:{port}") as server:
         for url in ("http://127.0.0.1:5432/", f"http://localhost:{port}/mcp", "http://10.1.2.3/mcp"):
             with pytest.raises(openai.BadRequestError) as refused:
-                _create(server, url)  # the database's port; the same server by another name; a private host
+                _create(server, url, "up-model")  # the database's port; the same server by another name; a private host
             assert refused.value.code == "mcp_url_not_allowed"
             assert refused.value.param == "tools[0].server_url"
             assert "with API keys configured" in refused.value.message
         reply = _create(server, mcp_url)  # allowed by name (host:port)
         assert [item.type for item in reply.output] == ["mcp_list_tools", "mcp_call", "message"]
+        assert reply.output[1].output == "5"  # type: ignore[union-attr]  # the real server's answer
+
+
+def test_the_simulator_simulates_a_refused_server_without_contacting_it(tmp_path: Path) -> None:
+    """LLMSim accepts any server_url and never connects: on the simulator a host the policy refuses
+    gets a made-up listing and call; the host sees nothing. A real backend gets the 400 (above)."""
+    hits: list[str] = []
+
+    async def bait(request: Request) -> Response:
+        hits.append(request.url.path)
+        return Response("no")
+
+    with serve_app(Starlette(routes=[Route("/{path:path}", bait, methods=["GET", "POST"])])) as target:
+        with _keyed_server(tmp_path) as server:
+            reply = _create(server, f"{target.url}/mcp", allowed_tools=["add"])
+            listing, call = reply.output[0], reply.output[1]
+            assert [item.type for item in reply.output] == ["mcp_list_tools", "mcp_call", "message"]
+            assert [tool.name for tool in listing.tools] == ["add"]  # type: ignore[union-attr]
+            assert call.name == "add" and call.error is None  # type: ignore[union-attr]
+            assert call.output.startswith("Simulated result of add")  # type: ignore[union-attr]
+            for url in ("http://169.254.169.254/mcp", "http://10.1.2.3/mcp"):  # never reachable: still simulated
+                assert _create(server, url, allowed_tools=["add"]).output[1].type == "mcp_call"
+            with pytest.raises(openai.BadRequestError):  # a malformed tool is a 400 everywhere
+                _create(server, "")
+    assert hits == []
 
 
 def test_without_api_keys_loopback_stays_open(client: openai.OpenAI, mcp_url: str) -> None:

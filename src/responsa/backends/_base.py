@@ -272,6 +272,11 @@ class Backend(ABC):
         """Built-in tool types this backend can run; requests offering others are refused."""
         return frozenset()
 
+    def simulates_tools(self) -> bool:
+        """Whether tools this server would refuse to reach (an unknown vector store, an MCP host the
+        policy refuses) are simulated instead, as LLMSim does; only the simulator does."""
+        return False
+
     def parallel(self) -> int | None:
         """How many generations it can run at once, where it knows (the embedded model: one);
         None: as many as the server admits."""

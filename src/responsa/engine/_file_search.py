@@ -93,9 +93,12 @@ class FileSearcher:
         ]  # fmt: skip
 
 
-async def plan_file_search(request: CreateResponseRequest, service: VectorStoreService | None) -> FileSearcher | None:
+async def plan_file_search(
+    request: CreateResponseRequest, service: VectorStoreService | None, simulated: bool = False
+) -> FileSearcher | None:
     """The server's file search for the request's ``file_search`` tool, when it names vector stores
-    (their existence is checked: another tenant's or an unknown id is a 400); None otherwise."""
+    (their existence is checked: another tenant's or an unknown id is a 400, except on a ``simulated``
+    model, which then searches as it does without stores); None otherwise."""
     for index, tool in enumerate(request.tools):
         if tool.type != "file_search" or service is None:
             continue
@@ -113,6 +116,8 @@ async def plan_file_search(request: CreateResponseRequest, service: VectorStoreS
             check_filter(spec["filters"], f"tools[{index}].filters")
         for vector_store_id in ids:
             if not await service.exists(vector_store_id):
+                if simulated:
+                    return None
                 raise InvalidRequest(
                     f"Vector store '{vector_store_id}' not found.", param=f"tools[{index}].vector_store_ids"
                 )

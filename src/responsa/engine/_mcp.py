@@ -25,7 +25,7 @@ from responsa.protocol import (
     UnknownItem,
     new_id,
 )
-from responsa.tools import McpConnector, UrlPolicy
+from responsa.tools import CallOutcome, McpClient, McpConnector, SimulatedMcp
 
 from ._file_search import as_function_call
 
@@ -37,6 +37,8 @@ class McpPlan:
     """The MCP servers of a request and the tools of theirs the model may call."""
 
     servers: dict[str, McpTool]
+    clients: dict[str, McpClient]
+    """Server label → what reaches it (the connector, or the simulator's stand-in)."""
     tools: list[FunctionTool] = field(default_factory=list)
     routes: dict[str, str] = field(default_factory=dict)
     """Model-visible tool name → server label."""
@@ -44,10 +46,17 @@ class McpPlan:
     def needs_approval(self, label: str, name: str) -> bool:
         return self.servers[label].needs_approval(name)
 
+    async def call(self, label: str, name: str, arguments: str) -> CallOutcome:
+        return await self.clients[label].call_tool(self.servers[label], name, arguments)
 
-def check_mcp_tools(request: CreateResponseRequest, policy: UrlPolicy) -> dict[str, McpTool]:
-    """MCP servers by label; 400 for a duplicate label or a URL the policy refuses."""
+
+def check_mcp_tools(
+    request: CreateResponseRequest, connector: McpConnector, simulated: bool
+) -> tuple[dict[str, McpTool], dict[str, McpClient]]:
+    """MCP servers by label and what reaches each; 400 for a duplicate label or a URL the policy
+    refuses, except on a ``simulated`` model, where such a server is simulated and never contacted."""
     servers: dict[str, McpTool] = {}
+    clients: dict[str, McpClient] = {}
     for index, tool in enumerate(request.tools):
         if not isinstance(tool, McpTool):
             continue
@@ -55,23 +64,29 @@ def check_mcp_tools(request: CreateResponseRequest, policy: UrlPolicy) -> dict[s
             raise InvalidRequest(
                 f"Duplicate MCP server_label '{tool.server_label}'.", param=f"tools[{index}].server_label"
             )
-        policy.check(tool.server_url, f"tools[{index}].server_url")
+        clients[tool.server_label] = connector
+        try:
+            connector.policy.check(tool.server_url, f"tools[{index}].server_url")
+        except InvalidRequest as refused:
+            if not simulated or refused.code != "mcp_url_not_allowed":
+                raise
+            clients[tool.server_label] = SimulatedMcp()
         servers[tool.server_label] = tool
-    return servers
+    return servers, clients
 
 
 async def plan_mcp(
-    connector: McpConnector, servers: dict[str, McpTool], history: Sequence[Item], taken: set[str]
+    servers: dict[str, McpTool], clients: dict[str, McpClient], history: Sequence[Item], taken: set[str]
 ) -> tuple[McpPlan, list[McpListTools]]:
     """Each server's tools, reused from a listing earlier in the conversation or listed now."""
     cached = {item.server_label: item for item in history if isinstance(item, McpListTools) and not item.error}
-    plan = McpPlan(servers)
+    plan = McpPlan(servers, clients)
     fresh: list[McpListTools] = []
     for label, server in servers.items():
         allowed = server.allowed_names()
         listing = cached.get(label)
         if listing is None:
-            tools, error = await connector.list_tools(server)
+            tools, error = await clients[label].list_tools(server)
             if allowed is not None:  # the listing shows what the model may use, as OpenAI's does
                 tools = [tool for tool in tools if tool.name in allowed]
             listing = McpListTools(id=new_id("mcpl"), server_label=label, tools=tools, error=error)
@@ -112,15 +127,13 @@ def check_approvals(plan: McpPlan | None, history: Sequence[Item], input_items: 
             )
 
 
-async def approved_calls(
-    connector: McpConnector, plan: McpPlan, history: Sequence[Item], input_items: Sequence[Item]
-) -> list[McpCall]:
+async def approved_calls(plan: McpPlan, history: Sequence[Item], input_items: Sequence[Item]) -> list[McpCall]:
     """Run the calls the client approved; declined ones are not run."""
     calls = []
     for request, response in _approval_pairs(history, input_items):
         if not response.approve:
             continue
-        outcome = await connector.call_tool(plan.servers[request.server_label], request.name, request.arguments)
+        outcome = await plan.call(request.server_label, request.name, request.arguments)
         calls.append(
             McpCall(
                 id=new_id("mcp"),

@@ -15,7 +15,7 @@ from responsa import tracing
 from responsa.backends import Backend, BackendRegistry, ModelRequest
 from responsa.protocol import CreateResponseRequest, InvalidRequest, Item, McpListTools, McpTool
 from responsa.store import Store
-from responsa.tools import McpConnector
+from responsa.tools import McpClient, McpConnector
 
 from ._accumulate import OutputBuilder
 from ._admission import Admission
@@ -74,8 +74,8 @@ class Opener:
                 param="input",
                 code="too_many_items",
             )
-        servers = check_mcp_tools(request, self._mcp.policy)
         backend = self._backends.resolve(request.model)
+        servers = check_mcp_tools(request, self._mcp, backend.simulates_tools())
         cap = backend.default_max_output_tokens(request.model)
         if request.max_output_tokens is None and cap is not None:  # echoed, so the client sees the cap
             request = request.model_copy(update={"max_output_tokens": cap})
@@ -104,12 +104,12 @@ class Opener:
         tenant: str,
         history: Sequence[Item] | None,
         backend: Backend,
-        servers: dict[str, McpTool],
+        servers: tuple[dict[str, McpTool], dict[str, McpClient]],
         stack: AsyncExitStack,
     ) -> Run:
         store = self._store.scoped(tenant)
         searcher = await plan_file_search(
-            request, self._vector_stores.for_tenant(tenant) if self._vector_stores else None
+            request, self._vector_stores.for_tenant(tenant) if self._vector_stores else None, backend.simulates_tools()
         )
         served = {FILE_SEARCH} if searcher else set()  # hosted tools the server runs itself
         ignored = unavailable_hosted(request, backend, self._hosted_tools, served=served)
@@ -122,11 +122,11 @@ class Opener:
         client = plan_client_tools(request.tools, [*history, *input_items])
         plan: McpPlan | None = None
         listings: list[McpListTools] = []
-        if servers:
-            plan, listings = await plan_mcp(self._mcp, servers, history, set(client.routes))
+        if servers[0]:
+            plan, listings = await plan_mcp(*servers, history, set(client.routes))
         check_approvals(plan, history, input_items)
         if searcher is not None:  # the model calls the server's search as a function
-            plan = plan or McpPlan({})
+            plan = plan or McpPlan({}, {})
             plan.routes[FILE_SEARCH] = FILE_SEARCH
             plan.tools.append(file_search_tool())
         builder = OutputBuilder(
@@ -141,7 +141,7 @@ class Opener:
         for listing in listings:
             opening += builder.record_list_tools(listing)
         if plan is not None:
-            for call in await approved_calls(self._mcp, plan, history, input_items):
+            for call in await approved_calls(plan, history, input_items):
                 opening += builder.record_call(call)
         context = [*history, *input_items]
         if self._compactor is not None:

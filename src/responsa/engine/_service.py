@@ -163,7 +163,7 @@ class ResponseService:
                 assert run.mcp is not None  # only MCP routes make pending calls
                 builder.timeline.mark("mcp.call.started", item_id=call.id, name=call.name)
                 with tracing.current(run.span):
-                    outcome = await self._mcp.call_tool(run.mcp.servers[call.server_label], call.name, call.arguments)
+                    outcome = await run.mcp.call(call.server_label, call.name, call.arguments)
                 builder.timeline.mark("mcp.call.ended", item_id=call.id, error=outcome.error is not None)
                 yield builder.call_finished(call, outcome.output, outcome.error)
             searches, builder.pending_searches = builder.pending_searches, []

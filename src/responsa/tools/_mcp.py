@@ -15,7 +15,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -27,7 +27,7 @@ from ._mcp_policy import UrlPolicy
 if TYPE_CHECKING:
     from mcp import Client
 
-__all__ = ["CallOutcome", "McpConnector"]
+__all__ = ["CallOutcome", "McpClient", "McpConnector"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +36,14 @@ logger = logging.getLogger(__name__)
 class CallOutcome:
     output: str | None = None
     error: dict[str, Any] | None = None
+
+
+class McpClient(Protocol):
+    """What runs a request's MCP tools: the real connector, or the simulator's stand-in."""
+
+    async def list_tools(self, server: McpTool) -> tuple[list[McpToolInfo], str | None]: ...
+
+    async def call_tool(self, server: McpTool, name: str, arguments: str) -> CallOutcome: ...
 
 
 class McpConnector:

@@ -105,6 +105,9 @@ class SimulatorBackend(Backend):
     def hosted_tools(self) -> frozenset[str]:
         return HOSTED_TYPES
 
+    def simulates_tools(self) -> bool:
+        return True
+
     def summarize(self, transcript: str) -> tuple[str, TokenUsage] | None:
         summary = extractive_summary(transcript)
         return summary, TokenUsage(input_tokens=count_tokens(transcript), output_tokens=count_tokens(summary))
@@ -296,9 +299,9 @@ def _answer_text(request: ModelRequest, turn: _Turn, rng: random.Random, tempera
         return json.dumps({"answer": text})
     sampling = request.sampling
     budget = request.max_output_tokens
-    if sampling.ignore_eos and budget:  # a model that may not stop goes on until the budget runs out
+    if sampling.ignore_eos and budget:  # a model that may not stop goes on past the budget, so it runs out
         more = text
-        while count_tokens(text) < budget:
+        while count_tokens(text) <= budget:
             text += " " + more
     hits = [(text.index(stop), stop) for stop in sampling.stop if stop and stop in text]
     if hits:
