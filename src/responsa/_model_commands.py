@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from responsa.config import EmbeddedModelConfig
-from responsa.model_files import ModelFetchError, cached_models, fetch, model_name, parse_source
+from responsa.model_files import ModelFetchError, cached_models, fetch, fetch_projector, model_name, parse_source
 
 __all__ = ["fetch_models", "local_model_options", "models", "named_source", "pull"]
 
@@ -82,7 +82,8 @@ def fetch_models(configs: tuple[EmbeddedModelConfig, ...]) -> tuple[EmbeddedMode
     fetched = []
     for config in configs:
         path = _fetched(config.source)
-        fetched.append(replace(config, path=path, name=config.name or model_name(path.name)))
+        projector = _fetched(config.mmproj) if config.mmproj else fetch_projector(parse_source(config.source))
+        fetched.append(replace(config, path=path, name=config.name or model_name(path.name), mmproj_path=projector))
     names = [config.name or "" for config in fetched]
     if doubled := sorted({name for name in names if names.count(name) > 1}):
         raise click.ClickException(f"two models are named {doubled[0]!r}: name one with --model NAME=SOURCE")
@@ -103,11 +104,14 @@ def pull(source: str) -> None:
     """Download a GGUF model once, with a progress bar, resuming an interrupted download.
 
     SOURCE: an http(s):// URL of a GGUF (append #sha256=HEX to check it), hf:owner/repo/file.gguf, or
-    owner/repo:QUANT (the repository's GGUF of that quantization, e.g. Q4_K_M). Hugging Face files go to
-    its cache (HF_HOME, HF_TOKEN and HF_ENDPOINT apply); URLs to responsa's cache directory.
+    owner/repo:QUANT (the repository's GGUF of that quantization, e.g. Q4_K_M, with its multimodal projector
+    when it has one). Hugging Face files go to its cache (HF_HOME, HF_TOKEN and HF_ENDPOINT apply); URLs to
+    responsa's cache directory.
     """
     path = _fetched(source, refresh=True)
     click.echo(f"{model_name(path.name)}: {path}")
+    if projector := fetch_projector(parse_source(source)):
+        click.echo(f"projector (reads images): {projector}")
     click.echo(f"serve it with: responsa serve --model {source}")
 
 

@@ -59,10 +59,15 @@ class EmbeddedModelConfig:
     parallel: int | None = None
     sampling: tuple[tuple[str, float], ...] = ()
     """Defaults for the sampling controls a request leaves out, e.g. ``(("temperature", 0.7),)``."""
+    mmproj: str | None = None
+    """The source of a multimodal projector (a file, URL or ``hf:`` file); a repository source finds its own."""
+    mmproj_path: Path | None = None
+    """The projector's local file, once the CLI has fetched it (the model then reads images)."""
 
 
 _UPSTREAM_KEYS = {"urls", "url", "upstream_model", "api_key", "strategy", "context_window", "vision"}
-_EMBEDDED_KEYS = {"source", "context", "threads", "gpu_layers", "chat_template", "parallel", *SAMPLING_CONTROLS}
+_EMBEDDED_KEYS = {"source", "context", "threads", "gpu_layers", "chat_template", "parallel", "mmproj",
+                  *SAMPLING_CONTROLS}  # fmt: skip
 
 
 def load_model_file(path: Path) -> tuple[tuple[UpstreamConfig, ...], tuple[EmbeddedModelConfig, ...]]:
@@ -107,8 +112,9 @@ def _embedded_entry(path: Path, name: str, entry: dict[str, Any]) -> EmbeddedMod
     if unknown:
         raise ValueError(f"{path}: model {name!r}: unknown keys {sorted(unknown)} (a 'source' model takes "
                          f"{', '.join(sorted(_EMBEDDED_KEYS))})")  # fmt: skip
-    if not isinstance(entry["source"], str):
-        raise ValueError(f"{path}: model {name!r}: source must be a string")
+    for key in ("source", "mmproj"):
+        if key in entry and not isinstance(entry[key], str):
+            raise ValueError(f"{path}: model {name!r}: {key} must be a string")
     gpu_layers = entry.get("gpu_layers")
     if gpu_layers is not None and (not isinstance(gpu_layers, int) or gpu_layers < -1):
         raise ValueError(f"{path}: model {name!r}: gpu_layers must be an integer, -1 for all")
@@ -130,7 +136,15 @@ def _embedded_entry(path: Path, name: str, entry: dict[str, Any]) -> EmbeddedMod
         gpu_layers=gpu_layers,
         chat_template=(path.parent / template) if template else None,
         sampling=tuple(sampling),
+        mmproj=_beside(path, entry.get("mmproj")),
     )
+
+
+def _beside(path: Path, source: str | None) -> str | None:
+    """A relative file path in a model file is read from the model file's folder."""
+    if source is None or "://" in source or source.startswith("hf:") or Path(source).is_absolute():
+        return source
+    return str(path.parent / source)
 
 
 def _positive(path: Path, name: str, entry: dict[str, Any], key: str) -> int | None:

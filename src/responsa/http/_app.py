@@ -230,6 +230,7 @@ def _embedded_backends(settings: Settings) -> list[Backend]:
                 n_gpu_layers=settings.gpu_layers if model.gpu_layers is None else model.gpu_layers,
                 chat_template=model.chat_template.read_text() if model.chat_template else template,
                 parallel=model.parallel or settings.parallel,
+                mmproj=model.mmproj_path,
             )
         )
     return backends

@@ -20,8 +20,11 @@ from ._source import ModelSource, is_model_file, model_name
 if TYPE_CHECKING:
     from huggingface_hub import RepoFile
 
-__all__ = ["ModelFetchError", "fetch", "models_dir"]
+__all__ = ["ModelFetchError", "fetch", "fetch_projector", "models_dir"]
 
+_PROJECTOR_PREFERENCE = ("f16", "bf16", "q8_0", "f32")
+"""Which of a repository's projectors (``mmproj-…``) a repository source takes: llama.cpp's ``-hf`` takes
+the F16 one where there are several."""
 _DEFAULT_QUANT = "Q4_K_M"
 """What ``owner/repo`` without ``:QUANT`` picks when the repository offers several (as Ollama and llama.cpp do)."""
 
@@ -48,6 +51,28 @@ def fetch(source: ModelSource, refresh: bool = False) -> Path:
     if not refresh and (cached := _cached_hub_files(source)):
         return cached[0]
     return _fetch_hub(source)
+
+
+def fetch_projector(source: ModelSource) -> Path | None:
+    """The multimodal projector a Hugging Face repository source came with (an ``mmproj-…gguf`` beside
+    the model, fetched with it as llama.cpp's ``-hf`` does), from the cache; None when the repository
+    has none or the source is a file or URL (their projector is named separately)."""
+    if source.kind != "hf" or source.filename is not None:
+        return None
+    for repo, revision, files in snapshots():
+        if repo.repo_id == source.repo and repo.repo_type == "model" and "main" in revision.refs:
+            chosen = _projector_of(files)
+            return files[chosen].file_path if chosen else None
+    return None
+
+
+def _projector_of(files: Iterable[str]) -> str | None:
+    found = sorted(f for f in files if f.lower().endswith(".gguf") and "mmproj" in f.lower())
+    for kind in _PROJECTOR_PREFERENCE:
+        for name in found:
+            if _quant_of(name).lower() == kind:
+                return name
+    return found[0] if found else None
 
 
 def _fetch_url(source: ModelSource) -> Path:
@@ -82,6 +107,8 @@ def _fetch_hub(source: ModelSource) -> Path:
             if isinstance(entry, RepoFile)
         }
         paths = [_hub_file(source.repo, name, listing[name]) for name in _choose(source, listing)]
+        if source.filename is None and (projector := _projector_of(listing)):
+            _hub_file(source.repo, projector, listing[projector])  # served with the model: see fetch_projector
     except _network_errors() as exc:
         raise ModelFetchError(f"{source.text}: {exc} (run the same command again to resume)") from exc
     return paths[0]

@@ -65,11 +65,12 @@ class LlamaCppBackend(Backend):
         chat_template: str | None = None,
         parallel: int = 1,
         max_output_tokens: int | None = None,
+        mmproj: Path | None = None,
     ) -> None:
         """``sampling``: what a request that leaves a control out gets (the packaged model: its card's).
         ``chat_template``: Jinja used instead of the GGUF's own. ``parallel``: requests decoded at once,
         each in its own ``n_ctx`` window. ``max_output_tokens``: the cap of a request that sets none (the
-        packaged model's when None)."""
+        packaged model's when None). ``mmproj``: the projector of a multimodal model (it reads images)."""
         path = model_path or default_gguf()
         self.name = name or (DEFAULT_MODEL_NAME if model_path is None else path.stem)
         if sampling is None:
@@ -79,8 +80,9 @@ class LlamaCppBackend(Backend):
         self._max_output_tokens = max_output_tokens
         self._thread = InferenceThread(
             path, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers, sampling=sampling,
-            chat_template=chat_template, parallel=parallel, default_cap=max_output_tokens,
+            chat_template=chat_template, parallel=parallel, default_cap=max_output_tokens, mmproj=mmproj,
         )  # fmt: skip
+        self._reads_images = mmproj is not None
         self._parallel = parallel
         self._path = path
         self._embedder: Llama | None = None
@@ -101,7 +103,7 @@ class LlamaCppBackend(Backend):
         return self._max_output_tokens
 
     def reads_images(self, model: str) -> bool:
-        return False  # SmolLM2 and the chat-template prompt here are text only
+        return self._reads_images  # with a projector; text-only models answer images with a 400
 
     @asynccontextmanager
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[list[ModelEvent]]]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from responsa.backends._base import ModelEvent, ModelRequest, Sampling, check_fits
 from responsa.protocol import ResponsaError
 
+from ._media import MEDIA_MARKER, MediaPrompt, Projector, request_images
 from ._output_grammar import forces_call, output_grammar
 from ._slots import Generation, SlotDecoder, sampler_chain
 from ._template import ChatTemplate
@@ -63,8 +64,11 @@ class InferenceThread:
         chat_template: str | None = None,
         parallel: int = 1,
         default_cap: int | None = None,
+        mmproj: Path | None = None,
     ) -> None:
         self.model_path = model_path
+        self.mmproj = mmproj
+        """The multimodal projector that lets the model read images (None: text only)."""
         self.default_cap = default_cap
         """The server's own ``max_output_tokens`` for requests that set none: it shrinks to the room a long
         prompt leaves instead of refusing it, as no cap at all would."""
@@ -80,6 +84,7 @@ class InferenceThread:
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._model: _internals.LlamaModel | None = None
+        self._projector: Projector | None = None
         self._decoder: SlotDecoder
         self._template: ChatTemplate
         self._lock = threading.Lock()
@@ -108,6 +113,8 @@ class InferenceThread:
                 if job is None:
                     if self._model is not None:
                         self._decoder.stop_all()
+                    if self._projector is not None:
+                        self._projector.free()
                     return
                 if job.count_only:
                     self._begin(job)  # tokenizing needs no slot: never behind the generations
@@ -139,21 +146,31 @@ class InferenceThread:
             params = llama_cpp.llama_model_default_params()
             params.n_gpu_layers = self.n_gpu_layers
             model = _internals.LlamaModel(path_model=str(self.model_path), params=params, verbose=False)
-            self._template = ChatTemplate.of(model, self.chat_template)
+            if self.mmproj is not None:
+                self._projector = Projector(self.mmproj, model, self.n_threads, use_gpu=self.n_gpu_layers != 0)
+            marker = MEDIA_MARKER if self._projector is not None else None
+            self._template = ChatTemplate.of(model, self.chat_template, marker)
             self._decoder = SlotDecoder(model, self.n_ctx, self.parallel, self.n_threads, self._template.marker_tokens)
             self._model = model
         return self._model
 
     def _begin(self, job: Job) -> None:
         """Fit the job's prompt and start it in a slot (a count-only job ends there); errors go to the job."""
+        media: MediaPrompt | None = None
         try:
             model = self._load()
             request = job.request
             forced = forces_call(request)
             template = self._template
             prompt = template.render(request, describe_tools=not forced and request.tool_mode == "auto")
-            tokens = model.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+            media = self._media(request, prompt)
+            if media is not None:  # the image chunks' places hold no token: -1, never matched in a cache
+                tokens = [-1] * media.head_tokens + media.tail
+            else:
+                tokens = model.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
             if job.count_only:
+                if media is not None:
+                    media.free()
                 job.emit(Started(len(tokens)))
                 return
             asked = request.max_output_tokens
@@ -169,13 +186,21 @@ class InferenceThread:
             writer = OutputWriter(job.emit, request, forced, template, thinking=template.opens_thinking(prompt))
             generation = Generation(
                 tokens, sampler, writer, limit=min(request.max_output_tokens or budget, budget), report=job.emit,
-                cancelled=job.cancelled, fresh=sampling.seed is not None, ignore_eos=sampling.ignore_eos,
-                top_logprobs=request.logprobs, special=not request.skip_special_tokens,
+                cancelled=job.cancelled, fresh=sampling.seed is not None or media is not None,
+                ignore_eos=sampling.ignore_eos,
+                top_logprobs=request.logprobs, special=not request.skip_special_tokens, media=media,
             )  # fmt: skip
         except BaseException as exc:  # the event loop side turns it into a response error
+            if media is not None:
+                media.free()
             if not isinstance(exc, ResponsaError):
                 logger.exception("llama.cpp could not start a generation")
             job.emit(exc)
             return
         job.emit(Started(len(tokens)))
         self._decoder.start(generation)
+
+    def _media(self, request: ModelRequest, prompt: str) -> MediaPrompt | None:
+        """The prompt cut around its images by the projector, when the conversation has any."""
+        images = request_images(request) if self._projector is not None else []
+        return self._projector.tokenize(prompt, images) if self._projector is not None and images else None

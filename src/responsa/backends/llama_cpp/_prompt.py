@@ -17,12 +17,34 @@ from responsa.backends._base import ModelRequest
 from responsa.backends.chat_completions import chat_messages
 from responsa.protocol import FunctionTool
 
-__all__ = ["native_messages", "template_messages", "template_tools"]
+__all__ = ["image_urls", "native_messages", "template_messages", "template_tools"]
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
 
 
-def native_messages(request: ModelRequest) -> list[dict[str, Any]]:
+def _flat_text(parts: list[dict[str, Any]], marker: str | None) -> str:
+    """A message's parts as one text: images as ``marker`` (a model with a projector), else left out."""
+    texts = []
+    for part in parts:
+        if part.get("type") == "text":
+            texts.append(part.get("text", ""))
+        elif part.get("type") == "image_url" and marker is not None:
+            texts.append(marker)
+    return "\n".join(texts)
+
+
+def image_urls(request: ModelRequest) -> list[str]:
+    """The images of the conversation, in the order their markers appear in the prompt."""
+    return [
+        part["image_url"]["url"]
+        for message in chat_messages(request.instructions, request.items)
+        if isinstance(message.get("content"), list)
+        for part in message["content"]
+        if part.get("type") == "image_url"
+    ]
+
+
+def native_messages(request: ModelRequest, marker: str | None = None) -> list[dict[str, Any]]:
     """Messages as Hugging Face chat templates that know tools expect them: an assistant turn's
     ``tool_calls`` with arguments as objects, results as ``tool`` turns naming their call. Mistral's
     templates want call ids of nine letters and digits, and use the last nine of ours."""
@@ -32,7 +54,7 @@ def native_messages(request: ModelRequest) -> list[dict[str, Any]]:
         message = dict(message)
         content = message.get("content")
         if content is not None and not isinstance(content, str):
-            message["content"] = "\n".join(part.get("text", "") for part in content if part.get("type") == "text")
+            message["content"] = _flat_text(content, marker)
         if calls := message.get("tool_calls"):
             message["content"] = message.get("content") or ""
             message["tool_calls"] = [
@@ -55,7 +77,7 @@ def template_tools(tools: Sequence[FunctionTool]) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def template_messages(request: ModelRequest, describe_tools: bool) -> list[dict[str, str]]:
+def template_messages(request: ModelRequest, describe_tools: bool, marker: str | None = None) -> list[dict[str, str]]:
     """Messages with string content only; tool traffic rendered as tagged text, or, when the model
     may not call tools (it must answer now), as plain words: a small model shown tagged calls and
     results writes more of them instead of an answer."""
@@ -70,7 +92,7 @@ def template_messages(request: ModelRequest, describe_tools: bool) -> list[dict[
             continue
         text = message.get("content") or ""
         if not isinstance(text, str):
-            text = "\n".join(part.get("text", "") for part in text if part.get("type") == "text")
+            text = _flat_text(text, marker)
         calls = message.get("tool_calls") or []
         if plain and calls and not text:
             continue  # the result that follows says what was found

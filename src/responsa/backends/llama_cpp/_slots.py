@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from responsa.backends._base import FinishReason, Sampling, TokenUsage
 
 from ._logprobs import logprob_entry
+from ._media import MediaPrompt
 from ._writer import OutputWriter
 
 if TYPE_CHECKING:
@@ -59,6 +60,8 @@ class Generation:
     """Log probabilities asked for, with this many alternatives (None: not asked)."""
     special: bool = False
     """Show every special token's text (``skip_special_tokens: false``), not only the template's markers."""
+    media: MediaPrompt | None = None
+    """A prompt with images: its head is evaluated by the projector when the generation starts."""
     pending: list[int] = field(default_factory=list)
     """Tokens to evaluate next: the rest of the prompt, then each sampled token."""
     produced: int = 0
@@ -124,8 +127,28 @@ class SlotDecoder:
         del slot.kv[keep:]
         generation.cached = keep
         generation.pending = generation.prompt[keep:]
+        if generation.media is not None and not self._evaluate_media(slot, generation, generation.media):
+            return
         self._clock += 1
         slot.generation, slot.last_used = generation, self._clock
+
+    def _evaluate_media(self, slot: _Slot, generation: Generation, media: MediaPrompt) -> bool:
+        """Evaluate the images and the text around them into the (emptied) slot; the last text is left
+        to the normal steps. A failure is the generation's, and the slot stays free."""
+        import llama_cpp
+
+        try:
+            position = media.evaluate_head(self._context.ctx, slot.seq, _BATCH)
+        except Exception as exc:
+            llama_cpp.llama_memory_seq_rm(self._context.memory, slot.seq, 0, -1)
+            slot.kv.clear()
+            generation.report(exc)
+            return False
+        finally:
+            media.free()
+        slot.kv[:] = [-1] * position  # positions the images and text hold; no token matches them later
+        generation.pending = list(media.tail)
+        return True
 
     def stop_all(self) -> None:
         """End every generation now (shutting down)."""

@@ -36,9 +36,11 @@ class ChatTemplate:
     marker_tokens: frozenset[int]
     """Special tokens that mark calls (Mistral's ``[TOOL_CALLS]``): kept in the text, where other
     special tokens are dropped."""
+    image_marker: str | None = None
+    """What stands for an image in the prompt (a model with a projector); None: images are left out."""
 
     @classmethod
-    def of(cls, model: _internals.LlamaModel, override: str | None) -> ChatTemplate:
+    def of(cls, model: _internals.LlamaModel, override: str | None, image_marker: str | None = None) -> ChatTemplate:
         """The GGUF's own template (or ``override``), compiled once (compiling costs milliseconds)."""
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
@@ -55,7 +57,7 @@ class ChatTemplate:
             ids = model.tokenize(marker.encode(), add_bos=False, special=True) if marker else []
             if len(ids) == 1:
                 markers.add(ids[0])
-        return cls(formatter, knows_tools, fmt, "<think>" in source, frozenset(markers))
+        return cls(formatter, knows_tools, fmt, "<think>" in source, frozenset(markers), image_marker)
 
     def render(self, request: ModelRequest, describe_tools: bool) -> str:
         """The prompt; ``chat_template_kwargs`` become template variables (``enable_thinking``)."""
@@ -65,9 +67,9 @@ class ChatTemplate:
                                  param="chat_template_kwargs", code="invalid_value")  # fmt: skip
         if self.knows_tools:
             tools = template_tools(request.tools) if request.tools and request.tool_mode != "none" else None
-            rendered = self.formatter(messages=native_messages(request), tools=tools, **extra)  # type: ignore[arg-type]
+            rendered = self.formatter(messages=native_messages(request, self.image_marker), tools=tools, **extra)  # type: ignore[arg-type]
         else:
-            rendered = self.formatter(messages=template_messages(request, describe_tools), **extra)  # type: ignore[arg-type]
+            rendered = self.formatter(messages=template_messages(request, describe_tools, self.image_marker), **extra)  # type: ignore[arg-type]
         return rendered.prompt
 
     def opens_thinking(self, prompt: str) -> bool:
