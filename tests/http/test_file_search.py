@@ -9,6 +9,7 @@ import time
 from contextlib import ExitStack
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
@@ -64,6 +65,30 @@ def test_the_model_searches_and_the_answer_cites_the_file(client: openai.OpenAI,
     assert client.responses.retrieve(plain.id).output[0].results is None  # type: ignore[union-attr]
 
 
+def test_a_retrieve_shows_the_results_its_include_asks_for(
+    client: openai.OpenAI, http: httpx.Client, vector_store: str
+) -> None:
+    """Results are stored whether or not the create asked: a retrieve with ``include`` shows them, one
+    without shows what the create showed (in a listing too); so does the conversation."""
+    conversation = client.conversations.create()
+    plain = client.responses.create(model="gpt-4.1", input="Search my documents about the tides",
+                                    tools=[_tool(vector_store)], conversation=conversation.id)  # type: ignore[list-item]  # fmt: skip
+    assert plain.output[0].results is None  # type: ignore[union-attr]
+    shown = client.responses.retrieve(plain.id, include=["file_search_call.results"])
+    assert shown.output[0].results and shown.output[0].results[0].filename == "tides.txt"  # type: ignore[union-attr]
+    assert shown.output[1:] == plain.output[1:]
+    assert client.responses.retrieve(plain.id) == plain
+    listed = [r for r in http.get("/v1/responses", params={"limit": 100}).json()["data"] if r["id"] == plain.id]
+    assert listed and listed[0]["output"][0].get("results") is None
+    items = client.conversations.items.list(conversation.id).data
+    assert [getattr(item, "results", None) for item in items if item.type == "file_search_call"] == [None]
+    included = client.responses.create(model="gpt-4.1", input="Search my documents about the tides",
+                                       tools=[_tool(vector_store)], include=["file_search_call.results"])  # type: ignore[list-item]  # fmt: skip
+    assert included.output[0].results  # type: ignore[union-attr]
+    assert client.responses.retrieve(included.id) == included  # as the create showed it
+    assert client.responses.retrieve(included.id, include=["message.output_text.logprobs"]).output[0].results is None  # type: ignore[union-attr]
+
+
 def test_streaming_events_in_order(client: openai.OpenAI, vector_store: str) -> None:
     events = list(client.responses.create(
         model="gpt-4.1", input="Search my documents for helium", tools=[_tool(vector_store)], stream=True,  # type: ignore[list-item]
@@ -112,7 +137,7 @@ def test_bad_file_search_tools_are_400s(client: openai.OpenAI, vector_store: str
 
 def test_the_simulator_simulates_a_search_of_a_missing_store(client: openai.OpenAI) -> None:
     """As LLMSim does: the tool is parsed, the search made up (no results), where a real model gets a 400."""
-    reply = client.responses.create(model="sim", input="Search my files for the tides", tools=[_tool("vs_missing")])  # type: ignore[list-item]
+    reply = client.responses.create(model="sim", input="Search the document for the tides", tools=[_tool("vs_missing")])  # type: ignore[list-item]
     assert [item.type for item in reply.output] == ["file_search_call", "message"]
     call = reply.output[0]
     assert call.status == "completed" and call.results is None and "tides" in call.queries[0]  # type: ignore[union-attr]

@@ -96,11 +96,9 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
         mcp_routes: Mapping[str, str] | None = None,
         needs_approval: Callable[[str, str], bool] | None = None,
         client_routes: Mapping[str, ClientRoute] | None = None,
-        search_results: bool = False,
     ) -> None:
-        """``search_results``: keep ``file_search_call.results`` in the output (``include`` asked)."""
         super().__init__(response)
-        self._init_searches(search_results)
+        self._init_searches()
         self._open: _OpenItem | None = None
         self.finished = False
         self._mcp_routes = dict(mcp_routes or {})
@@ -332,7 +330,6 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
         else:
             self.response.status = "completed"
         self.response.completed_at = int(time.time())
-        self.strip_search_results()
         self.finished = True
         return [self._lifecycle("response.incomplete" if self._reason == "length" else "response.completed")]
 

@@ -16,6 +16,7 @@ from responsa.protocol import (
     StreamEvent,
 )
 
+from ._includes import create_view
 from ._timeline import Timeline
 
 __all__ = ["Emitter"]
@@ -53,7 +54,8 @@ class Emitter:
             return self._emit(LifecycleEvent(type=kind, response=self.response))
         # Only the output list and its items change later: copy those, share the rest.
         output = [item.model_copy() for item in self.response.output]
-        return self._emit(LifecycleEvent(type=kind, response=self.response.model_copy(update={"output": output})))
+        response = create_view(self.response.model_copy(update={"output": output}))
+        return self._emit(LifecycleEvent(type=kind, response=response))
 
     def record_compaction(self, item: Compaction) -> list[StreamEvent]:
         """A compaction made before the model ran: added, compacting, done, at once."""

@@ -30,6 +30,7 @@ from responsa.protocol import (
 
 from ._attribute_filters import check_filter
 from ._emitter import Emitter
+from ._includes import SEARCH_RESULTS
 from ._vector_stores import VectorStoreService
 
 __all__ = [
@@ -43,7 +44,6 @@ __all__ = [
 
 FILE_SEARCH = "file_search"
 """The function the model calls, and the route label that marks it as the server's own."""
-_RESULTS = "file_search_call.results"
 
 
 def file_search_tool() -> FunctionTool:
@@ -71,7 +71,6 @@ class FileSearcher:
     max_num_results: int = 10
     filters: dict[str, Any] | None = None
     ranking_options: dict[str, Any] | None = None
-    include_results: bool = False
 
     async def search(self, query: str) -> list[dict[str, Any]]:
         """The best passages across the vector stores, best first, as ``file_search_call.results``."""
@@ -121,10 +120,7 @@ async def plan_file_search(
                 raise InvalidRequest(
                     f"Vector store '{vector_store_id}' not found.", param=f"tools[{index}].vector_store_ids"
                 )
-        return FileSearcher(
-            service, ids, limit, spec.get("filters"), spec.get("ranking_options"),
-            _RESULTS in (request.include or []),
-        )  # fmt: skip
+        return FileSearcher(service, ids, limit, spec.get("filters"), spec.get("ranking_options"))
     return None
 
 
@@ -153,12 +149,10 @@ class FileSearchOutput(Emitter):
 
     pending_searches: list[_Search]
     cited: list[dict[str, str]]
-    include_search_results: bool
 
-    def _init_searches(self, include_results: bool) -> None:
+    def _init_searches(self) -> None:
         self.pending_searches = []
         self.cited = []
-        self.include_search_results = include_results
 
     def _new_search(self) -> UnknownItem:
         return UnknownItem.model_validate(
@@ -186,22 +180,14 @@ class FileSearchOutput(Emitter):
     def search_finished(self, search: _Search, results: list[dict[str, Any]]) -> list[StreamEvent]:
         item = search.item
         item.status = "completed"  # type: ignore[attr-defined]
-        item.results = results  # type: ignore[attr-defined]  # kept for the model's next round (see strip)
+        item.results = results  # type: ignore[attr-defined]  # stored always; shown per include (_includes.py)
         for hit in results:
             if all(cited["file_id"] != hit["file_id"] for cited in self.cited):
                 self.cited.append({"file_id": hit["file_id"], "filename": hit["filename"]})
-        shown = item if self.include_search_results else item.model_copy(update={"results": None})
+        shown = item if SEARCH_RESULTS in self.response.shown_includes else item.model_copy(update={"results": None})
         done = OutputItemEvent(type="response.output_item.done", output_index=search.index, item=self._snapshot(shown))
         return [self._search_event("completed", item, search.index), self._emit(done)]
 
     def citations(self, text: str) -> list[dict[str, Any]]:
         """``file_citation`` annotations for an answer written after searches, at its end."""
         return [{"type": "file_citation", "index": len(text), **cited} for cited in self.cited]
-
-    def strip_search_results(self) -> None:
-        """The response ends: results stay only where ``include`` asked for them."""
-        if self.include_search_results:
-            return
-        for item in self.response.output:
-            if isinstance(item, UnknownItem) and item.type == "file_search_call":
-                item.results = None  # type: ignore[attr-defined]

@@ -1,5 +1,6 @@
-"""``include`` on a retrieve: a stored response shown with the optional data the caller asks for,
-as a create with the same ``include`` shows it."""
+"""Views of a response's optional data. A response is stored with what was produced whether or not
+asked (``file_search_call.results``); a create shows what its ``include`` asks for, a retrieve with
+``include`` what that asks for, and a retrieve without it what the create showed."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Collection
 
 from responsa.protocol import InvalidRequest, Message, OutputText, ResponseObject, UnknownItem
 
-__all__ = ["check_includes", "with_includes"]
+__all__ = ["SEARCH_RESULTS", "check_includes", "create_view", "with_includes"]
 
 LOGPROBS = "message.output_text.logprobs"
 SEARCH_RESULTS = "file_search_call.results"
@@ -19,9 +20,23 @@ def check_includes(values: Collection[str], known: Collection[str]) -> None:
             raise InvalidRequest(f"Invalid value for 'include': {value!r}.", param="include", code="invalid_value")
 
 
+def create_view(response: ResponseObject) -> ResponseObject:
+    """``response`` as its create showed it: search results only where its ``include`` asked (log
+    probabilities are produced only when asked, so they show as stored)."""
+    if SEARCH_RESULTS in response.shown_includes or not any(_has_results(item) for item in response.output):
+        return response
+    output = [item.model_copy(update={"results": None}) if _has_results(item) else item for item in response.output]
+    return response.model_copy(update={"output": output})
+
+
+def _has_results(item: object) -> bool:
+    is_search = isinstance(item, UnknownItem) and item.type == "file_search_call"
+    return is_search and getattr(item, "results", None) is not None
+
+
 def with_includes(response: ResponseObject, include: Collection[str]) -> ResponseObject:
-    """``response`` without the optional data ``include`` does not ask for. What the create did not
-    ask for was never produced (log probabilities) or kept (search results), so it cannot appear."""
+    """``response`` without the optional data ``include`` does not ask for. Log probabilities the
+    create did not ask for were never produced, so they cannot appear."""
     if LOGPROBS in include and SEARCH_RESULTS in include:
         return response
     output = []

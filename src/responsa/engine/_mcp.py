@@ -160,7 +160,7 @@ def model_items(items: Sequence[Item]) -> list[Item]:
             and item.type == "file_search_call"
             and getattr(item, "results", None) is not None
         ):
-            seen += as_function_call(item)  # the server's search, in the response that made it
+            seen += as_function_call(item)  # the server's search (its results are stored: later turns too)
         elif isinstance(item, McpApprovalResponse) and not item.approve:
             request = requests.get(item.approval_request_id)
             if request is not None:

@@ -52,7 +52,7 @@ def _reasoning_echo(request: CreateResponseRequest) -> ResponseReasoning:
 
 def new_response(request: CreateResponseRequest, stored: bool) -> ResponseObject:
     conversation = request.conversation_id
-    return ResponseObject(
+    response = ResponseObject(
         id=new_id("resp"),
         created_at=int(time.time()),
         status="queued" if request.background else "in_progress",
@@ -81,3 +81,5 @@ def new_response(request: CreateResponseRequest, stored: bool) -> ResponseObject
         truncation=request.truncation,
         user=request.user,
     )
+    response.show_includes(request.include or ())
+    return response

@@ -134,7 +134,6 @@ class Opener:
             plan.routes if plan else None,
             plan.needs_approval if plan else None,
             client.routes,
-            search_results=searcher is not None and searcher.include_results,
         )
         builder.snapshots = request.stream or request.background
         opening = builder.start()

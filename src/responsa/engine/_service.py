@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Collection, Sequence
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -34,7 +35,7 @@ from responsa.tools import McpConnector
 
 from ._compaction import Compactor
 from ._event_log import EventLog, replay
-from ._includes import check_includes, with_includes
+from ._includes import check_includes, create_view, with_includes
 from ._leases import Leases
 from ._opening import Opener
 from ._periodic import every
@@ -244,7 +245,7 @@ class ResponseService:
             pass
         if run.error is not None:
             raise run.error
-        return run.response
+        return create_view(run.response)
 
     async def _record_start(self, run: Run) -> None:
         """Write the in-progress response, off the stream's path when a background task group is given:
@@ -285,7 +286,7 @@ class ResponseService:
             await self._on_usage(run.tenant, response.usage)
         turn: list[Item] = []
         if response.conversation and response.status in ("completed", "incomplete"):
-            turn = conversation_items([*run.input_items, *response.output])
+            turn = conversation_items([*run.input_items, *create_view(response).output])
         if response.store:
             inputs = None if run.inputs_saved else run.input_items
             end = run.log.tail() if run.log is not None else []
@@ -308,7 +309,7 @@ class ResponseService:
         response = await self._store.scoped(tenant).get_response(response_id)
         if response is None:
             raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
-        return response if include is None else with_includes(response, include)
+        return create_view(response) if include is None else with_includes(response, include)
 
     async def timeline(self, response_id: str, tenant: str = "default") -> dict[str, Any]:
         """The response's timing record (see ``Timeline``); responses stored before it existed have none."""
@@ -323,7 +324,8 @@ class ResponseService:
     ) -> ResponsePage:
         """A page of the tenant's stored responses, as ``wanted``."""
         store = self._store.scoped(tenant)
-        return await store.list_responses(wanted, limit=limit, order=order, after=after, before=before)
+        page = await store.list_responses(wanted, limit=limit, order=order, after=after, before=before)
+        return replace(page, responses=[create_view(response) for response in page.responses])
 
     async def delete(self, response_id: str, tenant: str = "default") -> None:
         if not await self._store.scoped(tenant).delete_response(response_id):

@@ -66,7 +66,10 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
         lease_until: float | None = None,
         timing: str | None = None,
     ) -> None:
-        body = orjson.dumps(response.model_dump(mode="json", exclude={"output", "output_text"})).decode()
+        fields = response.model_dump(mode="json", exclude={"output", "output_text"})
+        if response.shown_includes:
+            fields[_SHOWN] = list(response.shown_includes)
+        body = orjson.dumps(fields).decode()
         conversation_id = response.conversation["id"] if response.conversation else None
 
         def work(conn: Sql) -> None:
@@ -272,11 +275,18 @@ def _item_rows(response_id: str, role: str, items: Sequence[Item]) -> list[dict[
     ]
 
 
+_SHOWN = "_shown_includes"
+"""The body's key for :attr:`ResponseObject.shown_includes` (no wire field starts with ``_``)."""
+
+
 def _response_of(body: str, outputs: list[str]) -> ResponseObject:
     """A stored response from its row's body (the response without ``output``) and its output items."""
     data: dict[str, Any] = orjson.loads(body)
     data["output"] = [orjson.loads(item) for item in outputs]
-    return ResponseObject.model_validate(data)
+    shown = data.pop(_SHOWN, ())
+    response = ResponseObject.model_validate(data)
+    response.show_includes(shown)
+    return response
 
 
 def _event_rows(response_id: str, events: Sequence[LoggedEvent]) -> list[dict[str, Any]]:
