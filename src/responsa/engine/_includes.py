@@ -23,7 +23,7 @@ def check_includes(values: Collection[str], known: Collection[str]) -> None:
 def create_view(response: ResponseObject) -> ResponseObject:
     """``response`` as its create showed it: search results only where its ``include`` asked (log
     probabilities are produced only when asked, so they show as stored)."""
-    if SEARCH_RESULTS in response.shown_includes or not any(_has_results(item) for item in response.output):
+    if not any(_has_results(item) for item in response.output) or SEARCH_RESULTS in response.shown_includes:
         return response
     output = [item.model_copy(update={"results": None}) if _has_results(item) else item for item in response.output]
     return response.model_copy(update={"output": output})

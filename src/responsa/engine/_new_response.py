@@ -52,7 +52,7 @@ def _reasoning_echo(request: CreateResponseRequest) -> ResponseReasoning:
 
 def new_response(request: CreateResponseRequest, stored: bool) -> ResponseObject:
     conversation = request.conversation_id
-    response = ResponseObject(
+    return ResponseObject(
         id=new_id("resp"),
         created_at=int(time.time()),
         status="queued" if request.background else "in_progress",
@@ -80,6 +80,5 @@ def new_response(request: CreateResponseRequest, stored: bool) -> ResponseObject
         top_p=1.0 if request.top_p is None else request.top_p,
         truncation=request.truncation,
         user=request.user,
+        shown_includes=tuple(request.include or ()),
     )
-    response.show_includes(request.include or ())
-    return response

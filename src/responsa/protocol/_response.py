@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import Field, PrivateAttr, computed_field, field_validator
+from pydantic import Field, computed_field, field_validator
 
 from ._base import WireModel
 from ._items import Item, Message
@@ -105,17 +104,11 @@ class ResponseObject(WireModel):
     truncation: str = "disabled"
     usage: Usage | None = None
     user: str | None = None
-    _shown: tuple[str, ...] = PrivateAttr(default=())
-
-    @property
-    def shown_includes(self) -> tuple[str, ...]:
-        """The create's ``include``: which optional data its reply showed. Some is stored whether asked
-        or not (``file_search_call.results``), so a retrieve can show it; this keeps a retrieve without
-        ``include`` showing what the create did. Stored with the response, never sent."""
-        return self._shown
-
-    def show_includes(self, values: Iterable[str]) -> None:
-        self._shown = tuple(values)
+    shown_includes: tuple[str, ...] = Field(default=(), exclude=True)
+    """The create's ``include``: which optional data its reply showed. Some is stored whether asked
+    or not (``file_search_call.results``), so a retrieve can show it; this keeps a retrieve without
+    ``include`` showing what the create did. Stored with the response, never sent (``exclude``; a plain
+    field, since a private attribute would cost a hook on every copy of every response)."""
 
     @field_validator("reasoning", "text", mode="before")
     @classmethod

@@ -283,10 +283,8 @@ def _response_of(body: str, outputs: list[str]) -> ResponseObject:
     """A stored response from its row's body (the response without ``output``) and its output items."""
     data: dict[str, Any] = orjson.loads(body)
     data["output"] = [orjson.loads(item) for item in outputs]
-    shown = data.pop(_SHOWN, ())
-    response = ResponseObject.model_validate(data)
-    response.show_includes(shown)
-    return response
+    data["shown_includes"] = data.pop(_SHOWN, ())
+    return ResponseObject.model_validate(data)
 
 
 def _event_rows(response_id: str, events: Sequence[LoggedEvent]) -> list[dict[str, Any]]:

@@ -98,7 +98,9 @@ class ChunkDecoder:
                 events.append(ReasoningDelta(reasoning))
             if delta.get("content"):
                 self._deltas += 1
-                events += _with_logprobs(self._think.feed(delta["content"]), choice.get("logprobs"))
+                texts = self._think.feed(delta["content"])
+                logprobs = choice.get("logprobs")
+                events += _with_logprobs(texts, logprobs) if logprobs else texts
             for call in delta.get("tool_calls") or []:
                 index = int(call.get("index", 0))
                 if self._max_tool_calls is not None and index >= self._max_tool_calls:
