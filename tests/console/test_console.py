@@ -36,11 +36,13 @@ def send(page: Page, text: str, model: str = "gpt-4.1") -> None:
 
 
 def last_turn_status(page: Page, status: str) -> None:
-    expect(page.locator(".turn .stats .status").last).to_have_attribute("data-status", status)
+    """The newest turn's status (scoped to it: until its stats are drawn, "the last status on the
+    page" is the previous turn's, and a test would read a response still running)."""
+    expect(page.locator(".turn").last.locator(".stats .status")).to_have_attribute("data-status", status)
 
 
 def last_turn_id(page: Page) -> str:
-    return page.locator(".turn .stats a").last.inner_text()
+    return page.locator(".turn").last.locator(".stats a").inner_text()
 
 
 def test_the_page_and_its_assets_need_no_key_and_allow_no_other_host(console: LiveServer) -> None:
