@@ -26,14 +26,9 @@ from responsa.backends import (
 )
 from responsa.protocol import (
     ContentPartEvent,
-    CustomToolCall,
-    CustomToolCallInputDelta,
-    CustomToolCallInputDone,
-    FunctionCall,
-    FunctionCallArgumentsDelta,
-    FunctionCallArgumentsDone,
     HostedToolEvent,
     IncompleteDetails,
+    Item,
     McpApprovalRequest,
     McpCall,
     McpCallArgumentsDelta,
@@ -52,11 +47,11 @@ from responsa.protocol import (
     new_id,
 )
 
-from ._client_tools import ClientCall, ClientRoute, InputDecoder, finish_call, new_call
 from ._file_search import FILE_SEARCH, FileSearchOutput
 from ._mcp_output import McpOutput
 from ._reasoning_output import ReasoningOutput
 from ._usage import add_usage, usage_of
+from .tools import ClientRoute, OpenCall, open_call
 
 __all__ = ["OutputBuilder"]
 
@@ -68,7 +63,7 @@ _HOSTED_PHASES = {
     "code_interpreter_call": "interpreting",
     "image_generation_call": "generating",
 }
-OpenKind = Message | Reasoning | McpCall | McpApprovalRequest | ClientCall | UnknownItem
+OpenKind = Item
 
 
 @dataclass
@@ -81,8 +76,8 @@ class _OpenItem:
     """Message text, call arguments or raw reasoning, as it arrives."""
     summary_chunks: list[str] = field(default_factory=list)
     tool_index: int | None = None
-    decoder: InputDecoder | None = None
-    """For a custom tool call: its input text, out of the JSON arguments."""
+    call: OpenCall | None = None
+    """For a call of a client tool: its kind's handling of the arguments as they stream in."""
     logprobs: list[dict[str, Any]] = field(default_factory=list)
     """For a message: each token's log probability, when the request asked for them."""
 
@@ -134,11 +129,13 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
             return self._hosted_call(event)
         return self.end_turn(event)
 
-    def _switch_to(self, item: OpenKind, tool_index: int | None = None) -> list[StreamEvent]:
+    def _switch_to(
+        self, item: OpenKind, tool_index: int | None = None, call: OpenCall | None = None
+    ) -> list[StreamEvent]:
         events = self._close_open("completed")
         index = len(self.response.output)
         self.response.output.append(item)
-        self._open = _OpenItem(index, item, tool_index=tool_index)
+        self._open = _OpenItem(index, item, tool_index=tool_index, call=call)
         events.append(
             self._emit(
                 OutputItemEvent(type="response.output_item.added", output_index=index, item=self._snapshot(item))
@@ -176,7 +173,8 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
     def _tool_call(self, delta: ToolCallDelta) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         if self._open is None or self._open.tool_index != delta.index:
-            events += self._switch_to(self._new_call(delta), tool_index=delta.index)
+            item, call = self._new_call(delta)
+            events += self._switch_to(item, tool_index=delta.index, call=call)
             assert self._open is not None
             if isinstance(self._open.item, McpCall):
                 events.append(
@@ -188,27 +186,26 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
         if delta.arguments:
             self._open.chunks.append(delta.arguments)
             where = {"item_id": self._open.item.id or "", "output_index": self._open.output_index}
-            if isinstance(self._open.item, FunctionCall):
-                events.append(self._emit(FunctionCallArgumentsDelta(delta=delta.arguments, **where)))
+            if self._open.call is not None:
+                events += [self._emit(event) for event in self._open.call.delta(delta.arguments, where)]  # type: ignore[arg-type]
             elif isinstance(self._open.item, McpCall):
                 events.append(self._emit(McpCallArgumentsDelta(delta=delta.arguments, **where)))
-            elif isinstance(self._open.item, CustomToolCall):
-                self._open.decoder = self._open.decoder or InputDecoder()
-                if text := self._open.decoder.feed(delta.arguments):
-                    events.append(self._emit(CustomToolCallInputDelta(delta=text, **where)))
         return events
 
-    def _new_call(self, delta: ToolCallDelta) -> ClientCall | McpCall | McpApprovalRequest | UnknownItem:
+    def _new_call(self, delta: ToolCallDelta) -> tuple[Item, OpenCall | None]:
+        """The item a model's call opens (and, for a client tool, its kind's handling of the call)."""
         name = delta.name or ""
         label = self._mcp_routes.get(name)
         if label == FILE_SEARCH:
-            return self._new_search()
+            return self._new_search(), None
         if label is None:
             self.client_calls += 1
-            return new_call(self._client_routes.get(name) or ClientRoute("function", name), delta.call_id)
+            call = open_call(self._client_routes.get(name) or ClientRoute("function", name),
+                             delta.call_id or new_id("call"))  # fmt: skip
+            return call.item, call
         if self._needs_approval(label, name):
-            return McpApprovalRequest(id=new_id("mcpr"), server_label=label, name=name, arguments="")
-        return McpCall(id=new_id("mcp"), server_label=label, name=name, arguments="", status="in_progress")
+            return McpApprovalRequest(id=new_id("mcpr"), server_label=label, name=name, arguments=""), None
+        return McpCall(id=new_id("mcp"), server_label=label, name=name, arguments="", status="in_progress"), None
 
     def _reasoning(self, text: str, summary: bool) -> list[StreamEvent]:
         events: list[StreamEvent] = []
@@ -276,16 +273,10 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
                     )
                 )
             )
-        elif isinstance(item, FunctionCall):
-            item.arguments = text
-            events.append(
-                self._emit(
-                    FunctionCallArgumentsDone(item_id=item_id, output_index=index, name=item.name, arguments=text)
-                )
-            )
-        elif isinstance(item, CustomToolCall):
-            finish_call(item, text)
-            events.append(self._emit(CustomToolCallInputDone(item_id=item_id, output_index=index, input=item.input)))
+        elif open_item.call is not None:  # a client tool's call: its kind fills it
+            where = {"item_id": item_id, "output_index": index}
+            events += [self._emit(event) for event in open_item.call.close(text, where)]  # type: ignore[arg-type]
+            item.status = status  # type: ignore[union-attr]  # every call item has one
         elif isinstance(item, McpCall):
             item.arguments = text
             events.append(self._emit(McpCallArgumentsDone(item_id=item_id, output_index=index, arguments=text)))
@@ -303,9 +294,7 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
             item.status = status  # type: ignore[attr-defined]  # an extra field of the raw item
         elif isinstance(item, Reasoning):
             events += self._close_reasoning(item, index, open_item.chunks, open_item.summary_chunks)
-        else:
-            finish_call(item, text)
-        if not isinstance(item, McpApprovalRequest | UnknownItem):
+        if isinstance(item, Message | Reasoning):
             item.status = status
         events.append(
             self._emit(OutputItemEvent(type="response.output_item.done", output_index=index, item=self._snapshot(item)))

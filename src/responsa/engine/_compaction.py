@@ -27,11 +27,11 @@ from responsa.protocol import (
 )
 from responsa.store import Store
 
-from ._client_tools import plan_client_tools
 from ._prepare import build_model_request, check_request, load_history, normalize_input
 from ._sealing import Sealer
 from ._truncation import token_counter, truncated
 from ._usage import usage_of
+from .tools import plan_client_tools
 
 __all__ = ["SUMMARY_INSTRUCTIONS", "Compactor", "transcript"]
 

@@ -19,7 +19,6 @@ from responsa.tools import McpClient, McpConnector
 
 from ._accumulate import OutputBuilder
 from ._admission import Admission
-from ._client_tools import plan_client_tools
 from ._compaction import Compactor
 from ._file_search import FILE_SEARCH, file_search_tool, plan_file_search
 from ._images import check_images
@@ -29,6 +28,7 @@ from ._prepare import build_model_request, check_request, load_history, normaliz
 from ._run import Run, open_model_call
 from ._truncation import token_counter, truncated
 from ._vector_stores import VectorStoreService
+from .tools import plan_client_tools
 
 __all__ = ["Opener"]
 

@@ -14,7 +14,6 @@ from jsonschema.validators import validator_for
 
 from responsa.backends import ModelRequest, Sampling
 from responsa.protocol import (
-    CLIENT_TOOL_TYPES,
     TERMINAL_STATUSES,
     Conflict,
     CreateResponseRequest,
@@ -33,16 +32,15 @@ from responsa.protocol import (
     NotFound,
     OutputText,
     Reasoning,
-    ToolSearchTool,
     UnknownPart,
     new_id,
 )
 from responsa.store import Store
 
-from ._client_tools import ClientTools, client_items, plan_client_tools
 from ._includes import check_includes
 from ._mcp import McpPlan, model_items
 from ._tool_choice import HOSTED_TOOLS, check_tool_choice, resolve_tool_choice
+from .tools import ClientTools, client_items, kind_for_tool, plan_client_tools
 
 __all__ = [
     "KNOWN_INCLUDES",
@@ -148,9 +146,7 @@ def _check_tools(request: CreateResponseRequest) -> None:
                 _check_function(inner, f"{param}.tools[{inner_index}]")
         elif isinstance(tool, CustomTool):
             _check_function(tool, param)
-        elif not (
-            isinstance(tool, McpTool | ToolSearchTool) or tool.type in HOSTED_TOOLS or tool.type in CLIENT_TOOL_TYPES
-        ):
+        elif not (isinstance(tool, McpTool) or tool.type in HOSTED_TOOLS or kind_for_tool(tool.type) is not None):
             raise InvalidRequest(
                 f"Tool type '{tool.type}' is not supported yet.", param=f"{param}.type", code="unsupported_value"
             )

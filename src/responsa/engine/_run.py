@@ -15,11 +15,11 @@ from responsa.protocol import CreateResponseRequest, Item, ResponsaError, Respon
 from responsa.store import Store
 
 from ._accumulate import OutputBuilder
-from ._client_tools import ClientTools
 from ._event_log import EventLog
 from ._file_search import FileSearcher
 from ._mcp import McpPlan
 from ._timeline import Timeline
+from .tools import ClientTools
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span

@@ -20,7 +20,7 @@ from responsa.protocol import (
     ToolRef,
 )
 
-from ._client_tools import ClientRoute, ClientTools
+from .tools import ClientRoute, ClientTools
 
 __all__ = ["HOSTED_TOOLS", "ToolPolicy", "after_forced_round", "check_tool_choice", "resolve_tool_choice"]
 

@@ -1,0 +1,73 @@
+"""Which kind handles a tool ``type`` and an item ``type``: the built-in kinds, and third-party ones
+registered through the ``responsa.tool_kinds`` entry-point group (each entry point names a
+:class:`ClientToolKind` object), loaded once, on first use."""
+
+from __future__ import annotations
+
+import logging
+from importlib.metadata import entry_points
+
+from ._kind import ClientToolKind
+
+__all__ = ["ENTRY_POINT_GROUP", "all_kinds", "kind_for_item", "kind_for_tool", "kind_named", "register_kind"]
+
+logger = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "responsa.tool_kinds"
+
+_by_name: dict[str, ClientToolKind] = {}
+_by_tool: dict[str, ClientToolKind] = {}
+_by_item: dict[str, ClientToolKind] = {}
+_loaded = False
+
+
+def register_kind(kind: ClientToolKind) -> None:
+    """Add ``kind``; a name, tool type or item type another kind has is a ``ValueError``."""
+    _ensure_loaded()
+    taken = [f"name {kind.name!r}"] if kind.name in _by_name else []
+    taken += [f"tool type {t!r}" for t in kind.tool_types if t in _by_tool]
+    taken += [f"item type {t!r}" for t in kind.item_types if t in _by_item]
+    if taken:
+        raise ValueError(f"tool kind {kind.name!r}: {', '.join(taken)} already registered")
+    _by_name[kind.name] = kind
+    _by_tool.update(dict.fromkeys(kind.tool_types, kind))
+    _by_item.update(dict.fromkeys(kind.item_types, kind))
+
+
+def _ensure_loaded() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    from . import apply_patch, custom, function, shell, tool_search
+
+    for kind in (function.KIND, custom.KIND, shell.SHELL, shell.LOCAL_SHELL, apply_patch.APPLY_PATCH,
+                 tool_search.TOOL_SEARCH):  # fmt: skip
+        register_kind(kind)
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            register_kind(entry.load())
+        except Exception:  # a broken plug-in must not take the server down: it is left out, loudly
+            logger.exception("tool kind plug-in %r could not be loaded", entry.value)
+        else:
+            logger.info("tool kind plug-in %s loaded from %s", entry.name, entry.value)
+
+
+def kind_for_tool(tool_type: str) -> ClientToolKind | None:
+    _ensure_loaded()
+    return _by_tool.get(tool_type)
+
+
+def kind_for_item(item_type: str) -> ClientToolKind | None:
+    _ensure_loaded()
+    return _by_item.get(item_type)
+
+
+def kind_named(name: str) -> ClientToolKind:
+    _ensure_loaded()
+    return _by_name[name]
+
+
+def all_kinds() -> list[ClientToolKind]:
+    _ensure_loaded()
+    return list(_by_name.values())

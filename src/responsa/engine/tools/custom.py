@@ -1,0 +1,144 @@
+"""``custom`` tools: free-form text input (a patch, a query), offered as a function taking one string
+``input``; the call streams the input's text, decoded out of the JSON arguments as they come."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from responsa.protocol import (
+    CustomTool,
+    CustomToolCall,
+    CustomToolCallInputDelta,
+    CustomToolCallInputDone,
+    CustomToolCallOutput,
+    FunctionCall,
+    FunctionCallOutput,
+    FunctionTool,
+    Item,
+    Tool,
+    item_text,
+    new_id,
+)
+
+from ._arguments import as_object
+from ._kind import ClientRoute, ClientTools, Where
+
+__all__ = ["KIND", "InputDecoder", "offer_named"]
+
+_INPUT_SCHEMA = {
+    "type": "object",
+    "properties": {"input": {"type": "string", "description": "The tool's input, written as its format says."}},
+    "required": ["input"],
+    "additionalProperties": False,
+}
+
+
+@dataclass
+class _Call:
+    item: CustomToolCall
+    decoder: InputDecoder = field(default_factory=lambda: InputDecoder())
+
+    def delta(self, chunk: str, where: Where) -> Sequence[BaseModel]:
+        text = self.decoder.feed(chunk)
+        return [CustomToolCallInputDelta(delta=text, **where)] if text else []
+
+    def close(self, arguments: str, where: Where) -> Sequence[BaseModel]:
+        self.item.input = InputDecoder.final(arguments)
+        return [CustomToolCallInputDone(input=self.item.input, **where)]
+
+
+class CustomKind:
+    name = "custom"
+    tool_types = ("custom",)
+    item_types = ("custom_tool_call", "custom_tool_call_output")
+
+    def offer(self, tool: Tool, tools: ClientTools, param: str) -> None:
+        if isinstance(tool, CustomTool):
+            offer_named(tool, tools, None, param)
+
+    def open_call(self, route: ClientRoute, call_id: str) -> _Call:
+        return _Call(CustomToolCall(id=new_id("ctc"), call_id=call_id, name=route.name, input="",
+                                    namespace=route.namespace))  # fmt: skip
+
+    def replay(self, item: Item, tools: ClientTools) -> FunctionCall | FunctionCallOutput | None:
+        if isinstance(item, CustomToolCall):
+            name = tools.model_name(item.name, item.namespace)
+            return FunctionCall(id=item.id, call_id=item.call_id or item.id or "", name=name,
+                                arguments=json.dumps({"input": item.input}), status="completed")  # fmt: skip
+        if isinstance(item, CustomToolCallOutput):
+            return FunctionCallOutput(id=item.id, call_id=item.call_id, output=item_text(item), status="completed")
+        return None
+
+
+def offer_named(tool: CustomTool, tools: ClientTools, namespace: str | None, param: str) -> None:
+    name = tools.model_name(tool.name, namespace)
+    function = FunctionTool(name=name, description=_description(tool), parameters=_INPUT_SCHEMA)
+    tools.add(function, ClientRoute("custom", tool.name, namespace, custom=tool), param)
+
+
+def _description(tool: CustomTool) -> str:
+    text = tool.description or ""
+    fmt = tool.format
+    if fmt is not None and fmt.type == "grammar" and fmt.definition:
+        text += f"\n\nThe input must match this {fmt.syntax} grammar:\n{fmt.definition}"
+    return text.strip()
+
+
+_UNICODE_TAIL = re.compile(r"\\u[0-9a-fA-F]{0,3}$")
+
+
+def _complete_escapes(body: str) -> str:
+    """``body`` without a trailing escape sequence that has not fully arrived."""
+    if (len(body) - len(body.rstrip("\\"))) % 2:
+        return body[:-1]
+    tail = _UNICODE_TAIL.search(body)
+    if tail is not None and (tail.start() - len(body[: tail.start()].rstrip("\\"))) % 2 == 0:
+        return body[: tail.start()]
+    return body
+
+
+class InputDecoder:
+    """The text of a custom tool's ``input`` while its JSON arguments (``{"input": "..."}``) stream in,
+    so ``response.custom_tool_call_input.delta`` events carry text, not JSON."""
+
+    def __init__(self) -> None:
+        self._raw = ""
+        self._sent = 0
+
+    def feed(self, chunk: str) -> str:
+        """The input text this chunk adds ('' while inside an escape or before the value starts)."""
+        self._raw += chunk
+        text = self._decoded()
+        if len(text) <= self._sent:
+            return ""
+        delta, self._sent = text[self._sent :], len(text)
+        return delta
+
+    def _decoded(self) -> str:
+        match = re.search(r'"input"\s*:\s*"', self._raw)
+        if match is None:
+            return ""
+        body = self._raw[match.end() :]
+        end = re.search(r'(?<!\\)(?:\\\\)*"', body)
+        if end is not None:
+            body = body[: end.end() - 1]
+        else:
+            body = _complete_escapes(body)
+        try:
+            return str(json.loads(f'"{body}"'))
+        except json.JSONDecodeError:
+            return ""
+
+    @staticmethod
+    def final(arguments: str) -> str:
+        """The whole input: the ``input`` string, else the arguments as the model wrote them."""
+        value = as_object(arguments).get("input")
+        return value if isinstance(value, str) else arguments
+
+
+KIND = CustomKind()

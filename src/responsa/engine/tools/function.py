@@ -1,0 +1,76 @@
+"""``function`` tools, alone or in a ``namespace`` (offered as ``<namespace>__<name>``): the model's own
+way of calling, so a call streams its JSON arguments as they come."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from responsa.protocol import (
+    CustomTool,
+    FunctionCall,
+    FunctionCallArgumentsDelta,
+    FunctionCallArgumentsDone,
+    FunctionCallOutput,
+    FunctionTool,
+    Item,
+    NamespaceTool,
+    Tool,
+    new_id,
+)
+
+from . import custom
+from ._kind import ClientRoute, ClientTools, Where
+
+__all__ = ["KIND"]
+
+
+@dataclass
+class _Call:
+    item: FunctionCall
+
+    def delta(self, chunk: str, where: Where) -> Sequence[BaseModel]:
+        return [FunctionCallArgumentsDelta(delta=chunk, **where)]
+
+    def close(self, arguments: str, where: Where) -> Sequence[BaseModel]:
+        self.item.arguments = arguments
+        return [FunctionCallArgumentsDone(name=self.item.name, arguments=arguments, **where)]
+
+
+class FunctionKind:
+    name = "function"
+    tool_types = ("function", "namespace")
+    item_types = ("function_call",)
+
+    def offer(self, tool: Tool, tools: ClientTools, param: str) -> None:
+        if isinstance(tool, NamespaceTool):
+            for inner in tool.tools:
+                offer_named(inner, tools, tool.name, param)
+        elif isinstance(tool, FunctionTool):
+            offer_named(tool, tools, None, param)
+
+    def open_call(self, route: ClientRoute, call_id: str) -> _Call:
+        return _Call(FunctionCall(id=new_id("fc"), call_id=call_id, name=route.name, arguments="",
+                                  namespace=route.namespace, status="in_progress"))  # fmt: skip
+
+    def replay(self, item: Item, tools: ClientTools) -> FunctionCall | FunctionCallOutput | None:
+        if not isinstance(item, FunctionCall) or item.namespace is None:
+            return None  # a plain function call is read as it is
+        name = tools.model_name(item.name, item.namespace)
+        return FunctionCall(id=item.id, call_id=item.call_id or item.id or "", name=name, arguments=item.arguments,
+                            status="completed")  # fmt: skip
+
+
+def offer_named(tool: FunctionTool | CustomTool, tools: ClientTools, namespace: str | None, param: str) -> None:
+    """A function or custom tool, in ``namespace`` when it is in one."""
+    if isinstance(tool, CustomTool):
+        custom.offer_named(tool, tools, namespace, param)
+        return
+    name = tools.model_name(tool.name, namespace)
+    function = tool if namespace is None else tool.model_copy(update={"name": name})
+    tools.add(function, ClientRoute("function", tool.name, namespace), param)
+
+
+KIND = FunctionKind()

@@ -1,0 +1,90 @@
+"""``shell`` (a list of commands) and ``local_shell`` (one argv), run on the client's machine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from responsa.protocol import (
+    LocalShellAction,
+    LocalShellCall,
+    LocalShellCallOutput,
+    ShellAction,
+    ShellCall,
+    ShellCallOutput,
+    new_id,
+)
+
+from ._arguments import as_int, as_strings
+from ._fixed import FixedKind
+
+__all__ = ["LOCAL_SHELL", "SHELL"]
+
+
+def _fill_shell(item: ShellCall, values: dict[str, Any]) -> None:
+    item.action = ShellAction(commands=as_strings(values.get("commands")), timeout_ms=as_int(values.get("timeout_ms")))
+
+
+def _fill_local_shell(item: LocalShellCall, values: dict[str, Any]) -> None:
+    directory = values.get("working_directory")
+    item.action = LocalShellAction(
+        command=as_strings(values.get("command")),
+        working_directory=directory if isinstance(directory, str) else None,
+        timeout_ms=as_int(values.get("timeout_ms")),
+    )
+
+
+def _shell_result(output: ShellCallOutput) -> tuple[str, str]:
+    results = []
+    for entry in output.output:
+        parts = [entry.stdout]
+        if entry.stderr:
+            parts.append(f"stderr:\n{entry.stderr}")
+        if entry.outcome is not None:
+            outcome = entry.outcome
+            parts.append(f"exit code {outcome['exit_code']}" if "exit_code" in outcome else str(outcome.get("type")))
+        results.append("\n".join(part for part in parts if part))
+    return output.call_id, "\n".join(results)
+
+
+SHELL = FixedKind(
+    name="shell",
+    description="Run shell commands on the user's machine, in order; their output comes back.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "commands": {"type": "array", "items": {"type": "string"}, "description": "Shell commands."},
+            "timeout_ms": {"type": "integer"},
+        },
+        "required": ["commands"],
+    },
+    new_item=lambda call_id: ShellCall(
+        id=new_id("sh"), call_id=call_id, action=ShellAction(commands=[]), status="in_progress"
+    ),
+    fill=_fill_shell,
+    call_type=ShellCall,
+    call_arguments=lambda item: item.action.model_dump(exclude={"type", "env"}),
+    output_type=ShellCallOutput,
+    output_text=_shell_result,
+)
+
+LOCAL_SHELL = FixedKind(
+    name="local_shell",
+    description="Run one command (an argv list) on the user's machine; its output comes back.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "command": {"type": "array", "items": {"type": "string"}, "description": "The command and arguments."},
+            "working_directory": {"type": "string"},
+            "timeout_ms": {"type": "integer"},
+        },
+        "required": ["command"],
+    },
+    new_item=lambda call_id: LocalShellCall(
+        id=new_id("lsh"), call_id=call_id, action=LocalShellAction(command=[]), status="in_progress"
+    ),
+    fill=_fill_local_shell,
+    call_type=LocalShellCall,
+    call_arguments=lambda item: item.action.model_dump(exclude={"type", "env"}),
+    output_type=LocalShellCallOutput,
+    output_text=lambda output: (output.id, output.output),
+)

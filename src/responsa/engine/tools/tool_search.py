@@ -1,0 +1,44 @@
+"""``tool_search`` run by the client (``execution: "client"``): the model searches for tools held back
+from it; the tools the client's ``tool_search_output`` returns are offered from then on (see
+``plan_client_tools``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from responsa.protocol import FunctionTool, Tool, ToolSearchCall, ToolSearchOutput, ToolSearchTool, new_id
+
+from ._fixed import FixedKind
+
+__all__ = ["TOOL_SEARCH"]
+
+_QUERY = {"type": "object", "properties": {"query": {"type": "string"}}}
+
+
+def _offered(tool: Tool) -> FunctionTool | None:
+    if not isinstance(tool, ToolSearchTool) or tool.execution != "client":
+        return None  # run by the server (or the model's provider): not the client's to answer
+    return FunctionTool(name="tool_search", description=tool.description, parameters=tool.parameters or _QUERY)
+
+
+def _fill(item: ToolSearchCall, values: dict[str, Any]) -> None:
+    item.arguments = values
+
+
+def _found(output: ToolSearchOutput) -> tuple[str, str]:
+    found = [f"{tool.get('name') or tool.get('type')}: {tool.get('description') or ''}" for tool in output.tools]
+    return output.call_id or output.id or "", "Tools now available:\n" + "\n".join(found)
+
+
+TOOL_SEARCH = FixedKind(
+    name="tool_search",
+    description="",
+    parameters=_QUERY,
+    new_item=lambda call_id: ToolSearchCall(id=new_id("ts"), call_id=call_id, arguments={}, status="in_progress"),
+    fill=_fill,
+    call_type=ToolSearchCall,
+    call_arguments=lambda item: item.arguments,
+    output_type=ToolSearchOutput,
+    output_text=_found,
+    offered=_offered,
+)

@@ -1,0 +1,62 @@
+"""Tool kinds from plug-ins: a distribution with a ``responsa.tool_kinds`` entry point (tests/engine/
+echo_kind.py, installed into a folder on PYTHONPATH as pip would) adds a tool type to a live
+``responsa serve``: offered to the model, its call returned as the kind's own item, the client's
+output read back into the next turn. A kind taking a type another kind has is refused."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import httpx
+import pytest
+
+from responsa.engine.tools import kind_for_tool, register_kind
+from tests.conftest import start_serve
+from tests.engine.echo_kind import EchoKind
+
+
+def _install(site: Path) -> None:
+    """What ``pip install`` leaves: the module, and its dist-info with the entry point."""
+    shutil.copy(Path(__file__).with_name("echo_kind.py"), site / "echo_kind.py")
+    info = site / "echo_kind-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: echo-kind\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[responsa.tool_kinds]\necho = echo_kind:KIND\n")
+
+
+def test_a_plugin_kind_is_offered_called_and_answered(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    _install(site)
+    process, url = start_serve("--no-embedded", "--db", f"sqlite:///{tmp_path}/db.sqlite", log=tmp_path / "serve.log",
+                               env={"PYTHONPATH": str(site)})  # fmt: skip
+    try:
+        with httpx.Client(base_url=f"{url}/v1", timeout=30) as http:
+            tools = [{"type": "echo", "description": "Echo a phrase back to the user"}]
+            first = http.post(
+                "/responses", json={"model": "sim", "input": "Please echo the phrase back", "tools": tools}
+            )
+            assert first.status_code == 200, first.text
+            [call] = first.json()["output"]
+            assert call["type"] == "echo_call" and call["status"] == "completed" and isinstance(call["text"], str)
+            answer = {"type": "echo_call_output", "call_id": call["call_id"], "output": "a phrase, echoed"}
+            second = http.post("/responses", json={"model": "sim", "previous_response_id": first.json()["id"],
+                                                   "input": [answer], "tools": tools})  # fmt: skip
+            assert second.status_code == 200, second.text
+            answered = second.json()["output"][-1]["content"][0]["text"]
+            assert f'echo({{"text": "{call["text"]}"}}) returned: a phrase, echoed' in answered  # both replayed
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+def test_a_kind_cannot_take_a_type_another_kind_has() -> None:
+    class Impostor(EchoKind):
+        name = "impostor"
+        tool_types = ("shell",)
+        item_types = ()
+
+    with pytest.raises(ValueError, match="tool type 'shell' already registered"):
+        register_kind(Impostor())
+    assert kind_for_tool("shell") is not None and kind_for_tool("shell").name == "shell"  # type: ignore[union-attr]
