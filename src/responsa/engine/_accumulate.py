@@ -281,8 +281,7 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
             item.arguments = text
             events.append(self._emit(McpCallArgumentsDone(item_id=item_id, output_index=index, arguments=text)))
             if status == "completed":
-                self._calls_by_id[item_id] = index
-                self.pending_calls.append(item)
+                self._call_asked(item, index)
                 return events  # done once executed: see call_finished
         elif isinstance(item, McpApprovalRequest):
             item.arguments = text

@@ -17,6 +17,7 @@ from responsa.protocol import (
 )
 
 from ._includes import create_view
+from ._server_calls import ServerCall
 from ._timeline import Timeline
 
 __all__ = ["Emitter"]
@@ -34,6 +35,8 @@ class Emitter:
         self._sequence = 0
         self.timeline = Timeline()
         """When each output item started and ended (and what else the run marks)."""
+        self.server_calls: list[ServerCall] = []
+        """Calls the model made this turn that the server runs itself, waiting to be run."""
 
     def _emit(self, event: StreamEvent) -> StreamEvent:
         event.sequence_number = self._sequence

@@ -10,7 +10,9 @@ passages came from (``file_citation`` annotations at its end: local models do no
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from responsa.protocol import (
@@ -31,6 +33,7 @@ from responsa.protocol import (
 from ._attribute_filters import check_filter
 from ._emitter import Emitter
 from ._includes import SEARCH_RESULTS
+from ._server_calls import ServerTools
 from ._vector_stores import VectorStoreService
 
 __all__ = [
@@ -145,13 +148,11 @@ class _Search:
 
 
 class FileSearchOutput(Emitter):
-    """Records the model's file searches: each waits in ``pending_searches`` to be run."""
+    """Records the model's file searches: each waits in ``server_calls`` to be run."""
 
-    pending_searches: list[_Search]
     cited: list[dict[str, str]]
 
     def _init_searches(self) -> None:
-        self.pending_searches = []
         self.cited = []
 
     def _new_search(self) -> UnknownItem:
@@ -172,10 +173,15 @@ class FileSearchOutput(Emitter):
         except (ValueError, AttributeError):
             query = arguments
         item.queries = [query]  # type: ignore[attr-defined]
-        self.pending_searches.append(_Search(item, index))
+        self.server_calls.append(partial(self._run_search, _Search(item, index)))
 
-    def search_running(self, search: _Search) -> list[StreamEvent]:
-        return [self._search_event("searching", search.item, search.index)]
+    async def _run_search(self, search: _Search, tools: ServerTools) -> AsyncIterator[list[StreamEvent]]:
+        assert tools.file_search is not None  # only the file search route makes searches
+        yield [self._search_event("searching", search.item, search.index)]
+        self.timeline.mark("file_search.started", item_id=search.item.id)
+        results = await tools.file_search.search(search.item.queries[0])  # type: ignore[attr-defined]
+        self.timeline.mark("file_search.ended", item_id=search.item.id, results=len(results))
+        yield self.search_finished(search, results)
 
     def search_finished(self, search: _Search, results: list[dict[str, Any]]) -> list[StreamEvent]:
         item = search.item

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
+from responsa import tracing
 from responsa.protocol import (
     McpCall,
     McpCallArgumentsDone,
@@ -15,18 +18,30 @@ from responsa.protocol import (
 )
 
 from ._emitter import Emitter
+from ._server_calls import ServerTools
 
 __all__ = ["McpOutput"]
 
 
 class McpOutput(Emitter):
-    """Records MCP listings and calls; the model's MCP calls wait in ``pending_calls`` to be run."""
+    """Records MCP listings and calls; the model's MCP calls wait in ``server_calls`` to be run."""
 
     def __init__(self, response: ResponseObject) -> None:
         super().__init__(response)
-        self.pending_calls: list[McpCall] = []
-        """MCP calls the model made this turn, waiting to be executed."""
         self._calls_by_id: dict[str, int] = {}
+
+    def _call_asked(self, call: McpCall, index: int) -> None:
+        """The model finished writing an MCP call: it waits to be run."""
+        self._calls_by_id[call.id or ""] = index
+        self.server_calls.append(partial(self._run_call, call))
+
+    async def _run_call(self, call: McpCall, tools: ServerTools) -> AsyncIterator[list[StreamEvent]]:
+        assert tools.mcp is not None  # only MCP routes make MCP calls
+        self.timeline.mark("mcp.call.started", item_id=call.id, name=call.name)
+        with tracing.current(tools.span):
+            outcome = await tools.mcp.call(call.server_label, call.name, call.arguments)
+        self.timeline.mark("mcp.call.ended", item_id=call.id, error=outcome.error is not None)
+        yield self.call_finished(call, outcome.output, outcome.error)
 
     def _item_event(self, kind: str, item: McpCall | McpListTools, index: int) -> StreamEvent:
         return self._emit(McpItemEvent.model_validate({"type": kind, "item_id": item.id or "", "output_index": index}))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Collection, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from anyio.abc import TaskGroup
@@ -33,6 +33,7 @@ from responsa.protocol import (
 from responsa.store import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Store
 from responsa.tools import McpConnector
 
+from ._accumulate import OutputBuilder
 from ._compaction import Compactor
 from ._event_log import EventLog, replay
 from ._includes import check_includes, create_view, with_includes
@@ -41,6 +42,7 @@ from ._opening import Opener
 from ._periodic import every
 from ._prepare import KNOWN_INCLUDES, build_model_request, conversation_items
 from ._run import Run, open_model_call
+from ._server_calls import ServerTools
 from ._tool_choice import after_forced_round
 from ._vector_stores import VectorStoreService
 
@@ -159,24 +161,13 @@ class ResponseService:
                     )
                 yield builder.cancel()
                 return
-            pending, builder.pending_calls = builder.pending_calls, []
-            for call in pending:
-                assert run.mcp is not None  # only MCP routes make pending calls
-                builder.timeline.mark("mcp.call.started", item_id=call.id, name=call.name)
-                with tracing.current(run.span):
-                    outcome = await run.mcp.call(call.server_label, call.name, call.arguments)
-                builder.timeline.mark("mcp.call.ended", item_id=call.id, error=outcome.error is not None)
-                yield builder.call_finished(call, outcome.output, outcome.error)
-            searches, builder.pending_searches = builder.pending_searches, []
-            for search in searches:
-                assert run.file_search is not None  # only the file search route makes pending searches
-                yield builder.search_running(search)
-                builder.timeline.mark("file_search.started", item_id=search.item.id)
-                results = await run.file_search.search(search.item.queries[0])  # type: ignore[attr-defined]
-                builder.timeline.mark("file_search.ended", item_id=search.item.id, results=len(results))
-                yield builder.search_finished(search, results)
-            run.tool_calls_made += len(pending) + len(searches)
-            if not (pending or searches) or builder.client_calls or builder.approval_requests:
+            calls, builder.server_calls = builder.server_calls, []
+            tools = ServerTools(run.mcp, run.file_search, run.span)
+            for call in calls:
+                async for events in call(tools):
+                    yield events
+            run.tool_calls_made += len(calls)
+            if _after_turn(len(calls), builder) != "again":
                 break
             context = [*run.context, *run.response.output]
             last = round_number + 2 >= MAX_ROUNDS
@@ -388,3 +379,14 @@ class ResponseService:
         if page is None:
             raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
         return page
+
+
+TurnOutcome = Literal["again", "final", "needs_client"]
+
+
+def _after_turn(calls_run: int, builder: OutputBuilder) -> TurnOutcome:
+    """What a finished model turn leads to: the client's move (a call it runs, an approval it gives),
+    another turn with the results of the calls the server ran, or the end."""
+    if builder.client_calls or builder.approval_requests:
+        return "needs_client"
+    return "again" if calls_run else "final"
