@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pydantic import TypeAdapter
+
 from responsa.backends import (
     Finish,
     FinishReason,
@@ -26,6 +28,7 @@ from responsa.backends import (
 )
 from responsa.protocol import (
     ContentPartEvent,
+    FileSearchCall,
     HostedToolEvent,
     IncompleteDetails,
     Item,
@@ -43,7 +46,6 @@ from responsa.protocol import (
     ResponseError,
     ResponseObject,
     StreamEvent,
-    UnknownItem,
     new_id,
 )
 
@@ -64,6 +66,8 @@ _HOSTED_PHASES = {
     "image_generation_call": "generating",
 }
 OpenKind = Item
+_items: TypeAdapter[Item] = TypeAdapter(Item)
+"""A built-in tool's item by its type (``file_search_call`` is typed, other hosted calls kept as sent)."""
 
 
 @dataclass
@@ -180,7 +184,7 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
                 events.append(
                     self._item_event("response.mcp_call.in_progress", self._open.item, self._open.output_index)
                 )
-            elif isinstance(self._open.item, UnknownItem):  # the server's file search
+            elif isinstance(self._open.item, FileSearchCall):  # the server's file search
                 events.append(self._search_event("in_progress", self._open.item, self._open.output_index))
         assert self._open is not None
         if delta.arguments:
@@ -221,7 +225,7 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
         """A built-in tool ran (inside the model's turn): the item with its progress events, at once."""
         events = self._close_open("completed")
         prefix = call.item_type.removesuffix("_call")
-        item = UnknownItem.model_validate({"type": call.item_type, "id": new_id(prefix[:2] or "ht"), **call.fields})
+        item = _items.validate_python({"type": call.item_type, "id": new_id(prefix[:2] or "ht"), **call.fields})
         index = len(self.response.output)
         self.response.output.append(item)
         where = {"item_id": item.id or "", "output_index": index}
@@ -286,11 +290,11 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
         elif isinstance(item, McpApprovalRequest):
             item.arguments = text
             self.approval_requests.append(item)
-        elif isinstance(item, UnknownItem):  # the server's file search: done once it has run
+        elif isinstance(item, FileSearchCall):  # the server's file search: done once it has run
             if status == "completed":
                 self._search_asked(item, index, text)
                 return events
-            item.status = status  # type: ignore[attr-defined]  # an extra field of the raw item
+            item.status = status
         elif isinstance(item, Reasoning):
             events += self._close_reasoning(item, index, open_item.chunks, open_item.summary_chunks)
         if isinstance(item, Message | Reasoning):

@@ -17,6 +17,8 @@ from typing import Any
 
 from responsa.protocol import (
     CreateResponseRequest,
+    FileSearchCall,
+    FileSearchResult,
     FunctionCall,
     FunctionCallOutput,
     FunctionTool,
@@ -26,7 +28,6 @@ from responsa.protocol import (
     OutputItemEvent,
     SearchVectorStoreRequest,
     StreamEvent,
-    UnknownItem,
     new_id,
 )
 
@@ -127,11 +128,10 @@ async def plan_file_search(
     return None
 
 
-def as_function_call(item: UnknownItem) -> list[Item]:
-    """A search still holding its results, as the model reads it: its function call and output."""
-    query = (item.model_dump().get("queries") or [""])[0]
-    results = item.model_dump().get("results") or []
-    passages = [{"file": hit["filename"], "text": hit["text"]} for hit in results]
+def as_function_call(item: FileSearchCall) -> list[Item]:
+    """A search holding its results, as the model reads it: its function call and output."""
+    query = (item.queries or [""])[0]
+    passages = [{"file": hit.filename, "text": hit.text} for hit in item.results or []]
     output = json.dumps(passages, ensure_ascii=False) if passages else "No passages matched."
     call_id = item.id or new_id("fs")
     return [
@@ -143,7 +143,7 @@ def as_function_call(item: UnknownItem) -> list[Item]:
 
 @dataclass
 class _Search:
-    item: UnknownItem
+    item: FileSearchCall
     index: int
 
 
@@ -155,38 +155,36 @@ class FileSearchOutput(Emitter):
     def _init_searches(self) -> None:
         self.cited = []
 
-    def _new_search(self) -> UnknownItem:
-        return UnknownItem.model_validate(
-            {"type": "file_search_call", "id": new_id("fs"), "status": "in_progress", "queries": [], "results": None}
-        )
+    def _new_search(self) -> FileSearchCall:
+        return FileSearchCall(id=new_id("fs"), status="in_progress")
 
-    def _search_event(self, phase: str, item: UnknownItem, index: int) -> StreamEvent:
+    def _search_event(self, phase: str, item: FileSearchCall, index: int) -> StreamEvent:
         kind = f"response.file_search_call.{phase}"
         return self._emit(
             HostedToolEvent.model_validate({"type": kind, "item_id": item.id or "", "output_index": index})
         )
 
-    def _search_asked(self, item: UnknownItem, index: int, arguments: str) -> None:
+    def _search_asked(self, item: FileSearchCall, index: int, arguments: str) -> None:
         """The model finished writing the call: its query is known, the search waits to run."""
         try:
             query = str(json.loads(arguments).get("query") or "")
         except (ValueError, AttributeError):
             query = arguments
-        item.queries = [query]  # type: ignore[attr-defined]
+        item.queries = [query]
         self.server_calls.append(partial(self._run_search, _Search(item, index)))
 
     async def _run_search(self, search: _Search, tools: ServerTools) -> AsyncIterator[list[StreamEvent]]:
         assert tools.file_search is not None  # only the file search route makes searches
         yield [self._search_event("searching", search.item, search.index)]
         self.timeline.mark("file_search.started", item_id=search.item.id)
-        results = await tools.file_search.search(search.item.queries[0])  # type: ignore[attr-defined]
+        results = await tools.file_search.search(search.item.queries[0])
         self.timeline.mark("file_search.ended", item_id=search.item.id, results=len(results))
         yield self.search_finished(search, results)
 
     def search_finished(self, search: _Search, results: list[dict[str, Any]]) -> list[StreamEvent]:
         item = search.item
-        item.status = "completed"  # type: ignore[attr-defined]
-        item.results = results  # type: ignore[attr-defined]  # stored always; shown per include (_includes.py)
+        item.status = "completed"
+        item.results = [FileSearchResult.model_validate(hit) for hit in results]  # stored always (_includes.py)
         for hit in results:
             if all(cited["file_id"] != hit["file_id"] for cited in self.cited):
                 self.cited.append({"file_id": hit["file_id"], "filename": hit["filename"]})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from responsa.protocol import InvalidRequest, Message, OutputText, ResponseObject, UnknownItem
+from responsa.protocol import FileSearchCall, InvalidRequest, Message, OutputText, ResponseObject
 
 __all__ = ["SEARCH_RESULTS", "check_includes", "create_view", "with_includes"]
 
@@ -30,8 +30,7 @@ def create_view(response: ResponseObject) -> ResponseObject:
 
 
 def _has_results(item: object) -> bool:
-    is_search = isinstance(item, UnknownItem) and item.type == "file_search_call"
-    return is_search and getattr(item, "results", None) is not None
+    return isinstance(item, FileSearchCall) and item.results is not None
 
 
 def with_includes(response: ResponseObject, include: Collection[str]) -> ResponseObject:
@@ -45,7 +44,7 @@ def with_includes(response: ResponseObject, include: Collection[str]) -> Respons
             parts = [part.model_copy(update={"logprobs": []}) if isinstance(part, OutputText) and part.logprobs
                      else part for part in item.content]  # fmt: skip
             item = item.model_copy(update={"content": parts})
-        elif isinstance(item, UnknownItem) and item.type == "file_search_call" and SEARCH_RESULTS not in include:
+        elif isinstance(item, FileSearchCall) and SEARCH_RESULTS not in include:
             item = item.model_copy(update={"results": None})
         output.append(item)
     return response.model_copy(update={"output": output})

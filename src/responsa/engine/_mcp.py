@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from responsa.protocol import (
     Compaction,
     CreateResponseRequest,
+    FileSearchCall,
     FunctionCall,
     FunctionCallOutput,
     FunctionTool,
@@ -22,7 +23,6 @@ from responsa.protocol import (
     McpCall,
     McpListTools,
     McpTool,
-    UnknownItem,
     new_id,
 )
 from responsa.tools import CallOutcome, McpClient, McpConnector, SimulatedMcp
@@ -155,11 +155,7 @@ def model_items(items: Sequence[Item]) -> list[Item]:
     for item in items:
         if isinstance(item, McpCall):
             seen += _as_function(item.id or new_id("mcp"), item.name, item.arguments, _call_result(item))
-        elif (
-            isinstance(item, UnknownItem)
-            and item.type == "file_search_call"
-            and getattr(item, "results", None) is not None
-        ):
+        elif isinstance(item, FileSearchCall) and item.results is not None:
             seen += as_function_call(item)  # the server's search (its results are stored: later turns too)
         elif isinstance(item, McpApprovalResponse) and not item.approve:
             request = requests.get(item.approval_request_id)

@@ -18,6 +18,7 @@ from ._tool_calls import (
     ApplyPatchCallOutput,
     CustomToolCall,
     CustomToolCallOutput,
+    FileSearchCall,
     LocalShellCall,
     LocalShellCallOutput,
     ShellCall,
@@ -162,6 +163,7 @@ _ITEM_TAGS = frozenset(
         "apply_patch_call_output",
         "tool_search_call",
         "tool_search_output",
+        "file_search_call",
     }
 )
 
@@ -197,6 +199,7 @@ Item = Annotated[
     | Annotated[ApplyPatchCallOutput, Tag("apply_patch_call_output")]
     | Annotated[ToolSearchCall, Tag("tool_search_call")]
     | Annotated[ToolSearchOutput, Tag("tool_search_output")]
+    | Annotated[FileSearchCall, Tag("file_search_call")]
     | Annotated[UnknownItem, Tag("unknown")],
     Discriminator(_item_tag),
 ]

@@ -165,3 +165,24 @@ class ToolSearchOutput(WirePart):
     execution: Literal["server", "client"] = "client"
     tools: list[dict[str, Any]] = Field(default_factory=list)
     status: CallStatus | None = None
+
+
+class FileSearchResult(WirePart):
+    """One passage a file search found (``include: ["file_search_call.results"]``)."""
+
+    file_id: str | None = None
+    filename: str | None = None
+    score: float | None = None
+    text: str | None = None
+    attributes: dict[str, Any] | None = None
+
+
+class FileSearchCall(WirePart):
+    """A file search: run by the server over the request's vector stores (or made up by the simulator).
+    Its ``results`` are stored always and shown where ``include`` asks for them."""
+
+    type: Literal["file_search_call"] = "file_search_call"
+    id: str | None = None
+    status: Literal["in_progress", "searching", "completed", "incomplete", "failed"] = "completed"
+    queries: list[str] = Field(default_factory=list)
+    results: list[FileSearchResult] | None = None

@@ -1,0 +1,34 @@
+"""The typed items the server runs, checked against the openai SDK's own types (the best machine-readable
+statement of OpenAI's wire format): every field OpenAI has is there, with the same literal values, and
+what the server writes validates as OpenAI's model."""
+
+from __future__ import annotations
+
+import typing
+
+from openai.types.responses import ResponseFileSearchToolCall
+from openai.types.responses.response_file_search_tool_call import Result
+from pydantic import BaseModel
+
+from responsa.protocol import FileSearchCall, FileSearchResult
+
+
+def _literals(model: type[BaseModel], field: str) -> set[str]:
+    return set(typing.get_args(model.model_fields[field].annotation))
+
+
+def test_file_search_call_has_openai_fields_and_statuses() -> None:
+    assert set(ResponseFileSearchToolCall.model_fields) <= set(FileSearchCall.model_fields)
+    assert set(Result.model_fields) <= set(FileSearchResult.model_fields)
+    assert _literals(FileSearchCall, "status") == _literals(ResponseFileSearchToolCall, "status")
+
+
+def test_what_the_server_writes_validates_as_openai_reads_it() -> None:
+    result = FileSearchResult(file_id="file_1", filename="a.txt", score=0.5, text="x", attributes={"k": "v"})
+    call = FileSearchCall(id="fs_1", status="completed", queries=["tides"], results=[result])
+    parsed = ResponseFileSearchToolCall.model_validate(call.model_dump(mode="json"))
+    assert parsed.results is not None and parsed.results[0].filename == "a.txt"
+    without = ResponseFileSearchToolCall.model_validate(
+        FileSearchCall(id="fs_2", queries=["q"]).model_dump(mode="json")
+    )
+    assert without.results is None
