@@ -164,14 +164,17 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
                     )
                 )
             )
-        assert self._open is not None
-        self._open.chunks.append(text)
-        where = {"item_id": self._open.item.id or "", "output_index": self._open.output_index, "content_index": 0}
-        if logprobs:  # asked for: rare, so the common delta is built as before (once per token)
-            self._open.logprobs += logprobs
-            events.append(self._emit(OutputTextDelta(delta=text, logprobs=list(logprobs), **where)))
+        opened = self._open
+        assert opened is not None
+        opened.chunks.append(text)
+        item_id, index = opened.item.id or "", opened.output_index
+        if logprobs:  # asked for: rare, so the common delta (one per token) is built without them
+            opened.logprobs += logprobs
+            delta = OutputTextDelta(item_id=item_id, output_index=index, content_index=0, delta=text,
+                                    logprobs=list(logprobs))  # fmt: skip
         else:
-            events.append(self._emit(OutputTextDelta(delta=text, **where)))
+            delta = OutputTextDelta(item_id=item_id, output_index=index, content_index=0, delta=text)
+        events.append(self._emit(delta))
         return events
 
     def _tool_call(self, delta: ToolCallDelta) -> list[StreamEvent]:
