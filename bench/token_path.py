@@ -1,0 +1,54 @@
+"""The server's own cost per streamed token, in microseconds, without a network or a model: an upstream
+chunk decoded (ChunkDecoder.feed), the output builder's events for it (OutputBuilder.feed) and the SSE
+frame (encode_event). Medians of --repeat runs of --tokens tokens; compare commits with PYTHONPATH:
+
+    PYTHONPATH=src python bench/token_path.py
+    PYTHONPATH=/tmp/before/src python bench/token_path.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from responsa.backends import TextDelta
+from responsa.backends.chat_completions._decode import ChunkDecoder
+from responsa.engine._accumulate import OutputBuilder
+from responsa.engine._new_response import new_response
+from responsa.http._sse import encode_event
+from responsa.protocol import CreateResponseRequest
+
+
+def _per_token(work: object, tokens: int) -> float:
+    started = time.perf_counter()
+    for _ in range(tokens):
+        work()  # type: ignore[operator]
+    return (time.perf_counter() - started) / tokens * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tokens", type=int, default=50_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    request = CreateResponseRequest.model_validate({"model": "m", "input": "hi", "stream": True})
+    builder = OutputBuilder(new_response(request, stored=True))
+    builder.feed(TextDelta(" start"))
+    decoder = ChunkDecoder(prompt_chars=0)
+    chunk = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": " word"}}]}
+    event = builder.feed(TextDelta(" word"))[0]
+    rows = {
+        "decode": lambda: decoder.feed(chunk),
+        "build": lambda: builder.feed(TextDelta(" word")),
+        "encode": lambda: encode_event(event),
+    }
+    results = {name: statistics.median(_per_token(work, args.tokens) for _ in range(args.repeat))
+               for name, work in rows.items()}  # fmt: skip
+    print(
+        "  ".join(f"{name} {value:.2f} us" for name, value in results.items()), f" total {sum(results.values()):.2f} us"
+    )
+
+
+if __name__ == "__main__":
+    main()
