@@ -1,7 +1,8 @@
 """Tool kinds from plug-ins: a distribution with a ``responsa.tool_kinds`` entry point (tests/engine/
 echo_kind.py, installed into a folder on PYTHONPATH as pip would) adds a tool type to a live
 ``responsa serve``: offered to the model, its call returned as the kind's own item, the client's
-output read back into the next turn. A kind taking a type another kind has is refused."""
+output read back into the next turn; ``tool_choice: {"type": "echo"}`` forces it. A kind taking a type
+another kind has is refused."""
 
 from __future__ import annotations
 
@@ -44,6 +45,10 @@ def test_a_plugin_kind_is_offered_called_and_answered(tmp_path: Path) -> None:
             second = http.post("/responses", json={"model": "sim", "previous_response_id": first.json()["id"],
                                                    "input": [answer], "tools": tools})  # fmt: skip
             assert second.status_code == 200, second.text
+            forced = http.post("/responses", json={"model": "sim", "input": "What time is it?", "tools": tools,
+                                                   "tool_choice": {"type": "echo"}})  # fmt: skip
+            assert forced.status_code == 200, forced.text  # a choice names a plug-in kind by its type
+            assert [item["type"] for item in forced.json()["output"]] == ["echo_call"]
             answered = second.json()["output"][-1]["content"][0]["text"]
             assert f'echo({{"text": "{call["text"]}"}}) returned: a phrase, echoed' in answered  # both replayed
     finally:

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 from responsa.backends import ToolMode
 from responsa.protocol import (
-    CLIENT_TOOL_TYPES,
     AllowedTools,
     CreateResponseRequest,
     FunctionTool,
@@ -27,8 +26,12 @@ __all__ = ["HOSTED_TOOLS", "ToolPolicy", "after_forced_round", "check_tool_choic
 HOSTED_TOOLS = frozenset({"web_search", "web_search_preview", "file_search", "code_interpreter", "image_generation"})
 """Built-in tools; run when the model's backend runs them (the simulator does), else see the hosted-tool policy."""
 
-_BY_TYPE = CLIENT_TOOL_TYPES | {"tool_search"}
-"""Client tools a choice names by type alone (their model-visible name is the type)."""
+
+def _by_type(kind: str, client: ClientTools) -> bool:
+    """Whether a choice ``{"type": kind}`` names one of the request's client tools by type alone
+    (``shell``, ``apply_patch``, ``tool_search``, a plug-in's kind): its model-visible name is the type."""
+    route = client.routes.get(kind)
+    return route is not None and route.kind == kind and kind not in ("function", "custom")
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,7 @@ def _ref_matches(ref: ToolRef, name: str, route: ClientRoute) -> bool:
         return route.namespace is not None and ref.name == route.namespace
     if ref.type in ("function", "custom"):
         return ref.type == route.kind and ref.name in (route.name, name) and ref.namespace in (None, route.namespace)
-    return ref.type == route.kind and ref.type in _BY_TYPE
+    return ref.type == route.kind == name and ref.type not in ("function", "custom")
 
 
 def check_tool_choice(request: CreateResponseRequest, client: ClientTools) -> None:
@@ -94,7 +97,7 @@ def check_tool_choice(request: CreateResponseRequest, client: ClientTools) -> No
         known = (
             choice.server_label in labels
             if choice.type == "mcp"
-            else choice.type in _hosted_types(request) or (choice.type in _BY_TYPE and choice.type in client.routes)
+            else choice.type in _hosted_types(request) or _by_type(choice.type, client)
         )
         if not known:
             raise InvalidRequest(
@@ -127,7 +130,7 @@ def resolve_tool_choice(
         if mcp_routes.get(choice.type) == choice.type:  # run by the server as a function (file_search)
             return ToolPolicy([tool for tool in tools if tool.name == choice.type], [], "required", choice.type)
         return ToolPolicy([], [choice.type], "required")
-    if choice.type in _BY_TYPE:  # {"type": "shell"}
+    if _by_type(choice.type, client):  # {"type": "shell"}
         return ToolPolicy(tools, hosted, "required", choice.type)
     # {"type": "mcp", "server_label", "name"?}
     tools = [tool for tool in tools if mcp_routes.get(tool.name) == choice.server_label]
