@@ -1,4 +1,4 @@
-"""The typed items the server runs, checked against the openai SDK's own types (the best machine-readable
+"""The typed items and objects the server answers with, checked against the openai SDK's own types (the best machine-readable
 statement of OpenAI's wire format): every field OpenAI has is there, with the same literal values, and
 what the server writes validates as OpenAI's model."""
 
@@ -6,11 +6,20 @@ from __future__ import annotations
 
 import typing
 
+from openai.types import VectorStore
 from openai.types.responses import ResponseFileSearchToolCall
 from openai.types.responses.response_file_search_tool_call import Result
+from openai.types.vector_stores import VectorStoreFile, VectorStoreFileBatch
 from pydantic import BaseModel
 
-from responsa.protocol import FileSearchCall, FileSearchResult
+from responsa.protocol import (
+    FileCounts,
+    FileSearchCall,
+    FileSearchResult,
+    VectorStoreFileBatchObject,
+    VectorStoreFileObject,
+    VectorStoreObject,
+)
 
 
 def _literals(model: type[BaseModel], field: str) -> set[str]:
@@ -32,3 +41,13 @@ def test_what_the_server_writes_validates_as_openai_reads_it() -> None:
         FileSearchCall(id="fs_2", queries=["q"]).model_dump(mode="json")
     )
     assert without.results is None
+
+
+def test_vector_store_objects_have_openai_fields_and_values() -> None:
+    pairs = [(VectorStoreObject, VectorStore), (VectorStoreFileObject, VectorStoreFile),
+             (VectorStoreFileBatchObject, VectorStoreFileBatch), (FileCounts, VectorStore.model_fields["file_counts"].annotation)]  # fmt: skip
+    for ours, theirs in pairs:
+        assert set(theirs.model_fields) <= set(ours.model_fields), ours  # type: ignore[union-attr]
+    for ours, theirs in pairs[:3]:
+        assert _literals(ours, "status") == _literals(theirs, "status"), ours
+        assert _literals(ours, "object") == _literals(theirs, "object"), ours

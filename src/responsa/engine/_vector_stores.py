@@ -17,10 +17,15 @@ from responsa.protocol import (
     CreateFileBatchRequest,
     CreateVectorStoreFileRequest,
     CreateVectorStoreRequest,
+    FileCounts,
     InvalidRequest,
     NotFound,
     SearchVectorStoreRequest,
     UpdateVectorStoreRequest,
+    VectorStoreExpiry,
+    VectorStoreFileBatchObject,
+    VectorStoreFileObject,
+    VectorStoreObject,
     new_id,
 )
 from responsa.store import ChunkHit, Order, SqlStore, StoredBatch, StoredFile, StoredVectorStore
@@ -55,39 +60,40 @@ def _chunking_body(chunking: dict[str, Any]) -> dict[str, Any]:
     return {"type": "static", "static": chunking}
 
 
-def _file_counts(counts: dict[str, int]) -> dict[str, int]:
-    return {**counts, "total": sum(counts.values())}
-
-
-def vector_store_body(stored: StoredVectorStore, now: float) -> dict[str, Any]:
-    counts = _file_counts(stored.counts)
+def vector_store_body(stored: StoredVectorStore, now: float) -> VectorStoreObject:
+    counts = FileCounts.of(stored.counts)
     expires_at = stored.last_active_at + stored.expires_after_days * _DAY if stored.expires_after_days else None
-    status = "expired" if expires_at and expires_at <= now else "in_progress" if counts["in_progress"] else "completed"
-    return {
-        "id": stored.id, "object": "vector_store", "created_at": stored.created_at, "name": stored.name,
-        "usage_bytes": stored.usage_bytes, "file_counts": counts, "status": status,
-        "expires_after": {"anchor": "last_active_at", "days": stored.expires_after_days}
-        if stored.expires_after_days else None,
-        "expires_at": expires_at, "last_active_at": stored.last_active_at, "metadata": stored.metadata,
-    }  # fmt: skip
+    status = "expired" if expires_at and expires_at <= now else "in_progress" if counts.in_progress else "completed"
+    expiry = (
+        VectorStoreExpiry(anchor="last_active_at", days=stored.expires_after_days)
+        if stored.expires_after_days
+        else None
+    )
+    return VectorStoreObject(
+        id=stored.id, created_at=stored.created_at, name=stored.name, usage_bytes=stored.usage_bytes,
+        file_counts=counts, status=status, expires_after=expiry, expires_at=expires_at,
+        last_active_at=stored.last_active_at, metadata=stored.metadata,
+    )  # fmt: skip
 
 
-def batch_body(stored: StoredBatch) -> dict[str, Any]:
-    counts = _file_counts(stored.counts)
-    status = "cancelled" if stored.cancelled else "in_progress" if counts["in_progress"] else "completed"
-    return {
-        "id": stored.id, "object": "vector_store.files_batch", "created_at": stored.created_at,
-        "vector_store_id": stored.vector_store_id, "status": status, "file_counts": counts,
-    }  # fmt: skip
+def batch_body(stored: StoredBatch) -> VectorStoreFileBatchObject:
+    counts = FileCounts.of(stored.counts)
+    status = "cancelled" if stored.cancelled else "in_progress" if counts.in_progress else "completed"
+    return VectorStoreFileBatchObject(
+        id=stored.id,
+        created_at=stored.created_at,
+        vector_store_id=stored.vector_store_id,
+        status=status,
+        file_counts=counts,
+    )
 
 
-def file_body(stored: StoredFile) -> dict[str, Any]:
-    return {
-        "id": stored.file_id, "object": "vector_store.file", "created_at": stored.created_at,
-        "vector_store_id": stored.vector_store_id, "status": stored.status, "last_error": stored.last_error,
-        "usage_bytes": stored.usage_bytes, "attributes": stored.attributes,
-        "chunking_strategy": _chunking_body(stored.chunking),
-    }  # fmt: skip
+def file_body(stored: StoredFile) -> VectorStoreFileObject:
+    return VectorStoreFileObject.model_validate({
+        "id": stored.file_id, "created_at": stored.created_at, "vector_store_id": stored.vector_store_id,
+        "status": stored.status, "last_error": stored.last_error, "usage_bytes": stored.usage_bytes,
+        "attributes": stored.attributes, "chunking_strategy": _chunking_body(stored.chunking),
+    })  # fmt: skip
 
 
 class VectorStoreService:

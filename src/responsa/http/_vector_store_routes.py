@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
+from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -39,23 +41,25 @@ def _store_id(request: Request) -> str:
 
 async def create_store(request: Request) -> Response:
     stored = await _service(request).create(await read_model(request, CreateVectorStoreRequest))
-    return json_response(vector_store_body(stored, time.time()))
+    return json_response(_wire(vector_store_body(stored, time.time())))
 
 
 async def list_stores(request: Request) -> Response:
     page = paging(request, default_limit=20)
     found, more = await _service(request).page(limit=page.limit, order=page.order, after=page.after, before=page.before)
     now = time.time()
-    return json_response(list_body([vector_store_body(stored, now) for stored in found], more))
+    return json_response(list_body([_wire(vector_store_body(stored, now)) for stored in found], more))
 
 
 async def get_store(request: Request) -> Response:
-    return json_response(vector_store_body(await _service(request).get(_store_id(request)), time.time()))
+    return json_response(_wire(vector_store_body(await _service(request).get(_store_id(request)), time.time())))
 
 
 async def update_store(request: Request) -> Response:
     changes = await read_model(request, UpdateVectorStoreRequest)
-    return json_response(vector_store_body(await _service(request).update(_store_id(request), changes), time.time()))
+    return json_response(
+        _wire(vector_store_body(await _service(request).update(_store_id(request), changes), time.time()))
+    )
 
 
 async def delete_store(request: Request) -> Response:
@@ -65,7 +69,7 @@ async def delete_store(request: Request) -> Response:
 
 async def add_file(request: Request) -> Response:
     body = await read_model(request, CreateVectorStoreFileRequest)
-    return json_response(file_body(await _service(request).add_file(_store_id(request), body)))
+    return json_response(_wire(file_body(await _service(request).add_file(_store_id(request), body))))
 
 
 async def list_files(request: Request) -> Response:
@@ -78,12 +82,12 @@ async def list_files(request: Request) -> Response:
         _store_id(request), status=status, limit=page.limit, order=page.order, after=page.after, before=page.before,
         batch_id=request.path_params.get("batch_id"),
     )  # fmt: skip
-    return json_response(list_body([file_body(stored) for stored in found], more))
+    return json_response(list_body([_wire(file_body(stored)) for stored in found], more))
 
 
 async def get_file(request: Request) -> Response:
     stored = await _service(request).file(_store_id(request), request.path_params["file_id"])
-    return json_response(file_body(stored))
+    return json_response(_wire(file_body(stored)))
 
 
 async def update_file(request: Request) -> Response:
@@ -91,7 +95,7 @@ async def update_file(request: Request) -> Response:
     stored = await _service(request).update_file(
         _store_id(request), request.path_params["file_id"], body.attributes or {}
     )
-    return json_response(file_body(stored))
+    return json_response(_wire(file_body(stored)))
 
 
 async def remove_file(request: Request) -> Response:
@@ -102,16 +106,18 @@ async def remove_file(request: Request) -> Response:
 
 async def add_batch(request: Request) -> Response:
     body = await read_model(request, CreateFileBatchRequest)
-    return json_response(batch_body(await _service(request).add_batch(_store_id(request), body)))
+    return json_response(_wire(batch_body(await _service(request).add_batch(_store_id(request), body))))
 
 
 async def get_batch(request: Request) -> Response:
-    return json_response(batch_body(await _service(request).batch(_store_id(request), request.path_params["batch_id"])))
+    return json_response(
+        _wire(batch_body(await _service(request).batch(_store_id(request), request.path_params["batch_id"])))
+    )
 
 
 async def cancel_batch(request: Request) -> Response:
     stored = await _service(request).cancel_batch(_store_id(request), request.path_params["batch_id"])
-    return json_response(batch_body(stored))
+    return json_response(_wire(batch_body(stored)))
 
 
 async def search(request: Request) -> Response:
@@ -139,3 +145,7 @@ def vector_store_routes(prefix: str) -> list[BaseRoute]:
         Route(f"{one}/file_batches/{{batch_id}}/cancel", cancel_batch, methods=["POST"]),
         Route(f"{one}/file_batches/{{batch_id}}/files", list_files, methods=["GET"]),
     ]
+
+
+def _wire(obj: BaseModel) -> dict[str, Any]:
+    return obj.model_dump(mode="json")

@@ -128,6 +128,7 @@ from ._tools import (
     ToolSearchTool,
     UnknownTool,
 )
+from ._vector_store_objects import FileCounts, VectorStoreFileBatchObject, VectorStoreFileObject, VectorStoreObject
 from ._vector_stores import (
     ChunkingStrategy,
     CreateFileBatchRequest,
@@ -136,6 +137,7 @@ from ._vector_stores import (
     SearchVectorStoreRequest,
     UpdateVectorStoreFileRequest,
     UpdateVectorStoreRequest,
+    VectorStoreExpiry,
 )
 
 __all__ = [
@@ -173,6 +175,7 @@ __all__ = [
     "DeletedObject",
     "ErrorEvent",
     "ErrorPayload",
+    "FileCounts",
     "FileObject",
     "FileSearchCall",
     "FileSearchResult",
@@ -260,6 +263,10 @@ __all__ = [
     "UpdateVectorStoreFileRequest",
     "UpdateVectorStoreRequest",
     "Usage",
+    "VectorStoreExpiry",
+    "VectorStoreFileBatchObject",
+    "VectorStoreFileObject",
+    "VectorStoreObject",
     "check_metadata",
     "item_text",
     "new_id",
