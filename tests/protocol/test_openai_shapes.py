@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typing
 
-from openai.types import VectorStore
+from openai.types import VectorStore, VectorStoreSearchResponse
 from openai.types.responses import ResponseFileSearchToolCall
 from openai.types.responses.response_file_search_tool_call import Result
 from openai.types.vector_stores import VectorStoreFile, VectorStoreFileBatch
@@ -19,6 +19,7 @@ from responsa.protocol import (
     VectorStoreFileBatchObject,
     VectorStoreFileObject,
     VectorStoreObject,
+    VectorStoreSearchResult,
 )
 
 
@@ -45,7 +46,8 @@ def test_what_the_server_writes_validates_as_openai_reads_it() -> None:
 
 def test_vector_store_objects_have_openai_fields_and_values() -> None:
     pairs = [(VectorStoreObject, VectorStore), (VectorStoreFileObject, VectorStoreFile),
-             (VectorStoreFileBatchObject, VectorStoreFileBatch), (FileCounts, VectorStore.model_fields["file_counts"].annotation)]  # fmt: skip
+             (VectorStoreFileBatchObject, VectorStoreFileBatch), (FileCounts, VectorStore.model_fields["file_counts"].annotation),
+             (VectorStoreSearchResult, VectorStoreSearchResponse)]  # fmt: skip
     for ours, theirs in pairs:
         assert set(theirs.model_fields) <= set(ours.model_fields), ours  # type: ignore[union-attr]
     for ours, theirs in pairs[:3]:

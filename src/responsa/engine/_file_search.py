@@ -28,6 +28,7 @@ from responsa.protocol import (
     OutputItemEvent,
     SearchVectorStoreRequest,
     StreamEvent,
+    VectorStoreSearchResult,
     new_id,
 )
 
@@ -76,7 +77,7 @@ class FileSearcher:
     filters: dict[str, Any] | None = None
     ranking_options: dict[str, Any] | None = None
 
-    async def search(self, query: str) -> list[dict[str, Any]]:
+    async def search(self, query: str) -> list[FileSearchResult]:
         """The best passages across the vector stores, best first, as ``file_search_call.results``."""
         if not query.strip():
             return []
@@ -84,14 +85,13 @@ class FileSearcher:
             {"query": query, "max_num_results": self.max_num_results, "filters": self.filters,
              "ranking_options": self.ranking_options}
         )  # fmt: skip
-        found: list[dict[str, Any]] = []
+        found: list[VectorStoreSearchResult] = []
         for vector_store_id in self.vector_store_ids:
-            page = await self.service.search(vector_store_id, asked)
-            found += page["data"]
-        found.sort(key=lambda hit: -hit["score"])
+            found += (await self.service.search(vector_store_id, asked)).data
+        found.sort(key=lambda hit: -hit.score)
         return [
-            {"file_id": hit["file_id"], "filename": hit["filename"], "score": hit["score"],
-             "text": hit["content"][0]["text"], "attributes": hit["attributes"] or {}}
+            FileSearchResult(file_id=hit.file_id, filename=hit.filename, score=hit.score, text=hit.content[0].text,
+                             attributes=hit.attributes or {})
             for hit in found[: self.max_num_results]
         ]  # fmt: skip
 
@@ -181,13 +181,13 @@ class FileSearchOutput(Emitter):
         self.timeline.mark("file_search.ended", item_id=search.item.id, results=len(results))
         yield self.search_finished(search, results)
 
-    def search_finished(self, search: _Search, results: list[dict[str, Any]]) -> list[StreamEvent]:
+    def search_finished(self, search: _Search, results: list[FileSearchResult]) -> list[StreamEvent]:
         item = search.item
         item.status = "completed"
-        item.results = [FileSearchResult.model_validate(hit) for hit in results]  # stored always (_includes.py)
+        item.results = results  # stored always; shown per include (_includes.py)
         for hit in results:
-            if all(cited["file_id"] != hit["file_id"] for cited in self.cited):
-                self.cited.append({"file_id": hit["file_id"], "filename": hit["filename"]})
+            if hit.file_id and all(cited["file_id"] != hit.file_id for cited in self.cited):
+                self.cited.append({"file_id": hit.file_id, "filename": hit.filename or ""})
         shown = item if SEARCH_RESULTS in self.response.shown_includes else item.model_copy(update={"results": None})
         done = OutputItemEvent(type="response.output_item.done", output_index=search.index, item=self._snapshot(shown))
         return [self._search_event("completed", item, search.index), self._emit(done)]

@@ -20,12 +20,15 @@ from responsa.protocol import (
     FileCounts,
     InvalidRequest,
     NotFound,
+    SearchContent,
     SearchVectorStoreRequest,
     UpdateVectorStoreRequest,
     VectorStoreExpiry,
     VectorStoreFileBatchObject,
     VectorStoreFileObject,
     VectorStoreObject,
+    VectorStoreSearchPage,
+    VectorStoreSearchResult,
     new_id,
 )
 from responsa.store import ChunkHit, Order, SqlStore, StoredBatch, StoredFile, StoredVectorStore
@@ -236,7 +239,7 @@ class VectorStoreService:
         await self.file(vector_store_id, file_id)
         await self._store.remove_vector_store_file(vector_store_id, file_id)
 
-    async def search(self, vector_store_id: str, request: SearchVectorStoreRequest) -> dict[str, Any]:
+    async def search(self, vector_store_id: str, request: SearchVectorStoreRequest) -> VectorStoreSearchPage:
         """The best chunks for the query, as OpenAI's ``vector_store.search_results.page``."""
         await self._check(vector_store_id)
         if request.filters is not None:
@@ -250,24 +253,21 @@ class VectorStoreService:
         candidates = _CANDIDATES if narrowing else max(50, 5 * request.max_num_results)
         hits = await self._ranked(vector_store_id, " ".join(queries), candidates)
         files = await self._store.searchable_files(vector_store_id, sorted({hit.file_id for hit in hits}))
-        data: list[dict[str, Any]] = []
+        data: list[VectorStoreSearchResult] = []
         for hit in hits:
             if hit.score < threshold or hit.file_id not in files:
                 continue
             filename, attributes = files[hit.file_id]
             if request.filters is not None and not matches(request.filters, attributes or {}):
                 continue
-            data.append({
-                "file_id": hit.file_id, "filename": filename, "score": round(hit.score, 6),
-                "attributes": attributes, "content": [{"type": "text", "text": hit.text}],
-            })  # fmt: skip
+            content = [SearchContent(text=hit.text)]
+            score = round(hit.score, 6)
+            data.append(VectorStoreSearchResult(file_id=hit.file_id, filename=filename, score=score,
+                                                attributes=attributes, content=content))  # fmt: skip
             if len(data) == request.max_num_results:
                 break
         await self._touch(vector_store_id)
-        return {
-            "object": "vector_store.search_results.page", "search_query": queries, "data": data,
-            "has_more": False, "next_page": None,
-        }  # fmt: skip
+        return VectorStoreSearchPage(search_query=queries, data=data)
 
     async def _touch(self, vector_store_id: str) -> None:
         """Mark the store active (its expiry counts from then), writing at most once a minute per store."""

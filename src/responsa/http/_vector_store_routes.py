@@ -122,7 +122,7 @@ async def cancel_batch(request: Request) -> Response:
 
 async def search(request: Request) -> Response:
     body = await read_model(request, SearchVectorStoreRequest)
-    return json_response(await _service(request).search(_store_id(request), body))
+    return json_response(_wire(await _service(request).search(_store_id(request), body)))
 
 
 def vector_store_routes(prefix: str) -> list[BaseRoute]:

@@ -128,7 +128,15 @@ from ._tools import (
     ToolSearchTool,
     UnknownTool,
 )
-from ._vector_store_objects import FileCounts, VectorStoreFileBatchObject, VectorStoreFileObject, VectorStoreObject
+from ._vector_store_objects import (
+    FileCounts,
+    SearchContent,
+    VectorStoreFileBatchObject,
+    VectorStoreFileObject,
+    VectorStoreObject,
+    VectorStoreSearchPage,
+    VectorStoreSearchResult,
+)
 from ._vector_stores import (
     ChunkingStrategy,
     CreateFileBatchRequest,
@@ -239,6 +247,7 @@ __all__ = [
     "ResponseObject",
     "ResponseReasoning",
     "ResponseStatus",
+    "SearchContent",
     "SearchVectorStoreRequest",
     "ServiceUnavailable",
     "ShellAction",
@@ -267,6 +276,8 @@ __all__ = [
     "VectorStoreFileBatchObject",
     "VectorStoreFileObject",
     "VectorStoreObject",
+    "VectorStoreSearchPage",
+    "VectorStoreSearchResult",
     "check_metadata",
     "item_text",
     "new_id",

@@ -8,7 +8,15 @@ from typing import Any, Literal
 from ._base import WireModel
 from ._vector_stores import VectorStoreExpiry
 
-__all__ = ["FileCounts", "VectorStoreFileBatchObject", "VectorStoreFileObject", "VectorStoreObject"]
+__all__ = [
+    "FileCounts",
+    "SearchContent",
+    "VectorStoreFileBatchObject",
+    "VectorStoreFileObject",
+    "VectorStoreObject",
+    "VectorStoreSearchPage",
+    "VectorStoreSearchResult",
+]
 
 
 class FileCounts(WireModel):
@@ -57,3 +65,24 @@ class VectorStoreFileBatchObject(WireModel):
     vector_store_id: str
     status: Literal["in_progress", "completed", "cancelled", "failed"]
     file_counts: FileCounts
+
+
+class SearchContent(WireModel):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class VectorStoreSearchResult(WireModel):
+    file_id: str
+    filename: str
+    score: float
+    attributes: dict[str, Any] | None = None
+    content: list[SearchContent]
+
+
+class VectorStoreSearchPage(WireModel):
+    object: Literal["vector_store.search_results.page"] = "vector_store.search_results.page"
+    search_query: list[str]
+    data: list[VectorStoreSearchResult]
+    has_more: bool = False
+    next_page: str | None = None
