@@ -38,21 +38,24 @@ def request_images(request: ModelRequest) -> list[bytes]:
     """The conversation's images, in prompt order; a 400 for one the server would have to fetch."""
     for item in request.items:
         if isinstance(item, Message) and not isinstance(item.content, str):
-            for part in item.content:
-                if isinstance(part, InputImage) and not part.image_url:
-                    _image_bytes(None)
+            if any(isinstance(part, InputImage) and not part.image_url for part in item.content):
+                raise _not_a_data_url()  # a file_id
     return [_image_bytes(url) for url in image_urls(request)]
 
 
-def _image_bytes(url: str | None) -> bytes:
+def _not_a_data_url() -> InvalidRequest:
+    return InvalidRequest(
+        "The embedded model reads images sent as base64 data URLs (data:image/png;base64,...): the server "
+        "does not fetch image URLs or read file_ids for local models.",
+        param="input",
+        code="unsupported_value",
+    )
+
+
+def _image_bytes(url: str) -> bytes:
     """The image a chat ``image_url`` carries, which must be a base64 ``data:`` URL."""
-    if not url or not url.startswith("data:") or "," not in url:
-        raise InvalidRequest(
-            "The embedded model reads images sent as base64 data URLs (data:image/png;base64,...): the server "
-            "does not fetch image URLs or read file_ids for local models.",
-            param="input",
-            code="unsupported_value",
-        )
+    if not url.startswith("data:") or "," not in url:
+        raise _not_a_data_url()
     try:
         return base64.b64decode(url.split(",", 1)[1], validate=True)
     except (binascii.Error, ValueError) as exc:
