@@ -65,7 +65,6 @@ _HOSTED_PHASES = {
     "code_interpreter_call": "interpreting",
     "image_generation_call": "generating",
 }
-OpenKind = Item
 _items: TypeAdapter[Item] = TypeAdapter(Item)
 """A built-in tool's item by its type (``file_search_call`` is typed, other hosted calls kept as sent)."""
 
@@ -75,7 +74,7 @@ class _OpenItem:
     """The output item currently receiving deltas."""
 
     output_index: int
-    item: OpenKind
+    item: Item
     chunks: list[str] = field(default_factory=list)
     """Message text, call arguments or raw reasoning, as it arrives."""
     summary_chunks: list[str] = field(default_factory=list)
@@ -133,9 +132,7 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
             return self._hosted_call(event)
         return self.end_turn(event)
 
-    def _switch_to(
-        self, item: OpenKind, tool_index: int | None = None, call: OpenCall | None = None
-    ) -> list[StreamEvent]:
+    def _switch_to(self, item: Item, tool_index: int | None = None, call: OpenCall | None = None) -> list[StreamEvent]:
         events = self._close_open("completed")
         index = len(self.response.output)
         self.response.output.append(item)
@@ -194,7 +191,7 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
             self._open.chunks.append(delta.arguments)
             where = {"item_id": self._open.item.id or "", "output_index": self._open.output_index}
             if self._open.call is not None:
-                events += [self._emit(event) for event in self._open.call.delta(delta.arguments, where)]  # type: ignore[arg-type]
+                events += [self._emit(event) for event in self._open.call.delta(delta.arguments, where)]
             elif isinstance(self._open.item, McpCall):
                 events.append(self._emit(McpCallArgumentsDelta(delta=delta.arguments, **where)))
         return events
@@ -282,7 +279,7 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
             )
         elif open_item.call is not None:  # a client tool's call: its kind fills it
             where = {"item_id": item_id, "output_index": index}
-            events += [self._emit(event) for event in open_item.call.close(text, where)]  # type: ignore[arg-type]
+            events += [self._emit(event) for event in open_item.call.close(text, where)]
             item.status = status  # type: ignore[union-attr]  # every call item has one
         elif isinstance(item, McpCall):
             item.arguments = text

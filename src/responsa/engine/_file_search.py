@@ -34,7 +34,7 @@ from responsa.protocol import (
 
 from ._attribute_filters import check_filter
 from ._emitter import Emitter
-from ._includes import SEARCH_RESULTS
+from ._includes import search_as_shown
 from ._server_calls import ServerTools
 from ._vector_stores import VectorStoreService
 
@@ -188,8 +188,8 @@ class FileSearchOutput(Emitter):
         for hit in results:
             if hit.file_id and all(cited["file_id"] != hit.file_id for cited in self.cited):
                 self.cited.append({"file_id": hit.file_id, "filename": hit.filename or ""})
-        shown = item if SEARCH_RESULTS in self.response.shown_includes else item.model_copy(update={"results": None})
-        done = OutputItemEvent(type="response.output_item.done", output_index=search.index, item=self._snapshot(shown))
+        shown = self._snapshot(search_as_shown(item, self.response))
+        done = OutputItemEvent(type="response.output_item.done", output_index=search.index, item=shown)
         return [self._search_event("completed", item, search.index), self._emit(done)]
 
     def citations(self, text: str) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from collections.abc import Collection
 
 from responsa.protocol import FileSearchCall, InvalidRequest, Message, OutputText, ResponseObject
 
-__all__ = ["SEARCH_RESULTS", "check_includes", "create_view", "with_includes"]
+__all__ = ["check_includes", "create_view", "search_as_shown", "with_includes"]
 
 LOGPROBS = "message.output_text.logprobs"
 SEARCH_RESULTS = "file_search_call.results"
@@ -25,8 +25,15 @@ def create_view(response: ResponseObject) -> ResponseObject:
     probabilities are produced only when asked, so they show as stored)."""
     if not any(_has_results(item) for item in response.output) or SEARCH_RESULTS in response.shown_includes:
         return response
-    output = [item.model_copy(update={"results": None}) if _has_results(item) else item for item in response.output]
+    output = [search_as_shown(item, response) if isinstance(item, FileSearchCall) else item for item in response.output]
     return response.model_copy(update={"output": output})
+
+
+def search_as_shown(item: FileSearchCall, response: ResponseObject) -> FileSearchCall:
+    """A search as ``response``'s create shows it: with its results only where its ``include`` asked."""
+    if SEARCH_RESULTS in response.shown_includes or item.results is None:
+        return item
+    return item.model_copy(update={"results": None})
 
 
 def _has_results(item: object) -> bool:

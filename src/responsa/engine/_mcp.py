@@ -50,11 +50,10 @@ class McpPlan:
         return await self.clients[label].call_tool(self.servers[label], name, arguments)
 
 
-def check_mcp_tools(
-    request: CreateResponseRequest, connector: McpConnector, simulated: bool
-) -> tuple[dict[str, McpTool], dict[str, McpClient]]:
-    """MCP servers by label and what reaches each; 400 for a duplicate label or a URL the policy
-    refuses, except on a ``simulated`` model, where such a server is simulated and never contacted."""
+def check_mcp_tools(request: CreateResponseRequest, connector: McpConnector, simulated: bool) -> McpPlan:
+    """The request's MCP servers by label and what reaches each (their tools are listed by
+    :func:`plan_mcp`); 400 for a duplicate label or a URL the policy refuses, except on a
+    ``simulated`` model, where such a server is simulated and never contacted."""
     servers: dict[str, McpTool] = {}
     clients: dict[str, McpClient] = {}
     for index, tool in enumerate(request.tools):
@@ -72,21 +71,19 @@ def check_mcp_tools(
                 raise
             clients[tool.server_label] = SimulatedMcp()
         servers[tool.server_label] = tool
-    return servers, clients
+    return McpPlan(servers, clients)
 
 
-async def plan_mcp(
-    servers: dict[str, McpTool], clients: dict[str, McpClient], history: Sequence[Item], taken: set[str]
-) -> tuple[McpPlan, list[McpListTools]]:
-    """Each server's tools, reused from a listing earlier in the conversation or listed now."""
+async def plan_mcp(plan: McpPlan, history: Sequence[Item], taken: set[str]) -> list[McpListTools]:
+    """Each server's tools, reused from a listing earlier in the conversation or listed now, added to
+    ``plan``; the listings made now."""
     cached = {item.server_label: item for item in history if isinstance(item, McpListTools) and not item.error}
-    plan = McpPlan(servers, clients)
     fresh: list[McpListTools] = []
-    for label, server in servers.items():
+    for label, server in plan.servers.items():
         allowed = server.allowed_names()
         listing = cached.get(label)
         if listing is None:
-            tools, error = await clients[label].list_tools(server)
+            tools, error = await plan.clients[label].list_tools(server)
             if allowed is not None:  # the listing shows what the model may use, as OpenAI's does
                 tools = [tool for tool in tools if tool.name in allowed]
             listing = McpListTools(id=new_id("mcpl"), server_label=label, tools=tools, error=error)
@@ -98,7 +95,7 @@ async def plan_mcp(
             taken.add(name)
             plan.routes[name] = label
             plan.tools.append(FunctionTool(name=name, description=tool.description, parameters=tool.input_schema))
-    return plan, fresh
+    return fresh
 
 
 def _approval_pairs(

@@ -13,9 +13,9 @@ from contextlib import AsyncExitStack
 
 from responsa import tracing
 from responsa.backends import Backend, BackendRegistry, ModelRequest
-from responsa.protocol import CreateResponseRequest, InvalidRequest, Item, McpListTools, McpTool
+from responsa.protocol import CreateResponseRequest, InvalidRequest, Item
 from responsa.store import Store
-from responsa.tools import McpClient, McpConnector
+from responsa.tools import McpConnector
 
 from ._accumulate import OutputBuilder
 from ._admission import Admission
@@ -75,7 +75,7 @@ class Opener:
                 code="too_many_items",
             )
         backend = self._backends.resolve(request.model)
-        servers = check_mcp_tools(request, self._mcp, backend.simulates_tools())
+        mcp = check_mcp_tools(request, self._mcp, backend.simulates_tools())
         cap = backend.default_max_output_tokens(request.model)
         if request.max_output_tokens is None and cap is not None:  # echoed, so the client sees the cap
             request = request.model_copy(update={"max_output_tokens": cap})
@@ -86,7 +86,7 @@ class Opener:
         span = tracing.start(f"response {request.model}", attributes)
         try:
             with tracing.current(span):  # what opening the run does (reads, listings, counts) is the span's
-                run = await self._open(request, fault, tenant, history, backend, servers, stack)
+                run = await self._open(request, fault, tenant, history, backend, mcp, stack)
         except BaseException as exc:
             await stack.aclose()
             tracing.finish(span, {}, f"{type(exc).__name__}: {exc}")
@@ -104,7 +104,7 @@ class Opener:
         tenant: str,
         history: Sequence[Item] | None,
         backend: Backend,
-        servers: tuple[dict[str, McpTool], dict[str, McpClient]],
+        mcp: McpPlan,
         stack: AsyncExitStack,
     ) -> Run:
         store = self._store.scoped(tenant)
@@ -120,13 +120,10 @@ class Opener:
         if ignored:
             response.ignored_tools = ignored  # type: ignore[attr-defined]  # an extension field (see docs/api.md)
         client = plan_client_tools(request.tools, [*history, *input_items])
-        plan: McpPlan | None = None
-        listings: list[McpListTools] = []
-        if servers[0]:
-            plan, listings = await plan_mcp(*servers, history, set(client.routes))
+        listings = await plan_mcp(mcp, history, set(client.routes)) if mcp.servers else []
+        plan = mcp if mcp.servers or searcher is not None else None
         check_approvals(plan, history, input_items)
-        if searcher is not None:  # the model calls the server's search as a function
-            plan = plan or McpPlan({}, {})
+        if plan is not None and searcher is not None:  # the model calls the server's search as a function
             plan.routes[FILE_SEARCH] = FILE_SEARCH
             plan.tools.append(file_search_tool())
         builder = OutputBuilder(

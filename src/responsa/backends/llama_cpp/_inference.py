@@ -202,5 +202,7 @@ class InferenceThread:
 
     def _media(self, request: ModelRequest, prompt: str) -> MediaPrompt | None:
         """The prompt cut around its images by the projector, when the conversation has any."""
-        images = request_images(request) if self._projector is not None else []
-        return self._projector.tokenize(prompt, images) if self._projector is not None and images else None
+        if self._projector is None:
+            return None
+        images = request_images(request)
+        return self._projector.tokenize(prompt, images) if images else None

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import binascii
 import ctypes
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +25,6 @@ if TYPE_CHECKING:
     from llama_cpp import _internals
 
 __all__ = ["MEDIA_MARKER", "MediaPrompt", "Projector", "request_images"]
-
-logger = logging.getLogger(__name__)
 
 MEDIA_MARKER = "<__media__>"
 """Where an image goes in the rendered prompt (``mtmd_default_marker()``); mtmd wraps it in the
@@ -75,10 +72,6 @@ class MediaPrompt:
     tail: list[int]
     _projector: Projector = field(repr=False)
 
-    @property
-    def n_tokens(self) -> int:
-        return self.head_tokens + len(self.tail)
-
     def evaluate_head(self, context: Any, seq: int, n_batch: int) -> int:
         """Evaluate the head into sequence ``seq`` of ``context`` from position 0; the next position."""
         import llama_cpp
@@ -121,7 +114,6 @@ class Projector:
         if not mtmd.mtmd_support_vision(self.context):
             mtmd.mtmd_free(self.context)
             raise ResponsaError(f"{path} is a projector without vision: it cannot read images.")
-        self._model = model
 
     def tokenize(self, prompt: str, images: Sequence[bytes]) -> MediaPrompt:
         """Cut ``prompt`` (one :data:`MEDIA_MARKER` per image, in order) into text and image chunks."""

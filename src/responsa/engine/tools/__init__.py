@@ -4,7 +4,7 @@ through a registry by tool ``type`` and item ``type``; third-party kinds registe
 
 from ._kind import ClientRoute, ClientToolKind, ClientTools, OpenCall, Where
 from ._plan import client_items, open_call, plan_client_tools
-from ._registry import ENTRY_POINT_GROUP, all_kinds, kind_for_item, kind_for_tool, kind_named, register_kind
+from ._registry import ENTRY_POINT_GROUP, kind_for_item, kind_for_tool, kind_named, register_kind
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -13,7 +13,6 @@ __all__ = [
     "ClientTools",
     "OpenCall",
     "Where",
-    "all_kinds",
     "client_items",
     "kind_for_item",
     "kind_for_tool",

@@ -10,9 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
-
-from responsa.protocol import FunctionCall, FunctionCallOutput, FunctionTool, Item, Tool
+from responsa.protocol import FunctionCall, FunctionCallOutput, FunctionTool, Item, StreamEvent, Tool
 
 from ._arguments import as_object
 from ._kind import ClientRoute, ClientTools, Where
@@ -25,10 +23,10 @@ class _Call:
     item: Any
     fill: Callable[[Any, dict[str, Any]], None]
 
-    def delta(self, chunk: str, where: Where) -> Sequence[BaseModel]:
+    def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
         return ()
 
-    def close(self, arguments: str, where: Where) -> Sequence[BaseModel]:
+    def close(self, arguments: str, where: Where) -> Sequence[StreamEvent]:
         self.fill(self.item, as_object(arguments))
         return ()
 

@@ -12,9 +12,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pydantic import BaseModel
-
-from responsa.protocol import CustomTool, FunctionCall, FunctionCallOutput, FunctionTool, InvalidRequest, Item, Tool
+from responsa.protocol import (
+    CustomTool,
+    FunctionCall,
+    FunctionCallOutput,
+    FunctionTool,
+    InvalidRequest,
+    Item,
+    StreamEvent,
+    Tool,
+)
 
 __all__ = ["ClientRoute", "ClientToolKind", "ClientTools", "OpenCall", "Where"]
 
@@ -72,11 +79,11 @@ class OpenCall(Protocol):
         """The call's output item (filled by :meth:`close`)."""
         ...
 
-    def delta(self, chunk: str, where: Where) -> Sequence[BaseModel]:
+    def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
         """The stream events for a piece of the arguments (none for most kinds)."""
         ...
 
-    def close(self, arguments: str, where: Where) -> Sequence[BaseModel]:
+    def close(self, arguments: str, where: Where) -> Sequence[StreamEvent]:
         """Fill the item from the complete arguments; the events that say its arguments are done."""
         ...
 

@@ -9,7 +9,7 @@ from importlib.metadata import entry_points
 
 from ._kind import ClientToolKind
 
-__all__ = ["ENTRY_POINT_GROUP", "all_kinds", "kind_for_item", "kind_for_tool", "kind_named", "register_kind"]
+__all__ = ["ENTRY_POINT_GROUP", "kind_for_item", "kind_for_tool", "kind_named", "register_kind"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,8 +66,3 @@ def kind_for_item(item_type: str) -> ClientToolKind | None:
 def kind_named(name: str) -> ClientToolKind:
     _ensure_loaded()
     return _by_name[name]
-
-
-def all_kinds() -> list[ClientToolKind]:
-    _ensure_loaded()
-    return list(_by_name.values())

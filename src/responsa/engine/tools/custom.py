@@ -8,8 +8,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel
-
 from responsa.protocol import (
     CustomTool,
     CustomToolCall,
@@ -20,6 +18,7 @@ from responsa.protocol import (
     FunctionCallOutput,
     FunctionTool,
     Item,
+    StreamEvent,
     Tool,
     item_text,
     new_id,
@@ -43,11 +42,11 @@ class _Call:
     item: CustomToolCall
     decoder: InputDecoder = field(default_factory=lambda: InputDecoder())
 
-    def delta(self, chunk: str, where: Where) -> Sequence[BaseModel]:
+    def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
         text = self.decoder.feed(chunk)
         return [CustomToolCallInputDelta(delta=text, **where)] if text else []
 
-    def close(self, arguments: str, where: Where) -> Sequence[BaseModel]:
+    def close(self, arguments: str, where: Where) -> Sequence[StreamEvent]:
         self.item.input = InputDecoder.final(arguments)
         return [CustomToolCallInputDone(input=self.item.input, **where)]
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel
-
 from responsa.protocol import (
     CustomTool,
     FunctionCall,
@@ -17,6 +15,7 @@ from responsa.protocol import (
     FunctionTool,
     Item,
     NamespaceTool,
+    StreamEvent,
     Tool,
     new_id,
 )
@@ -31,10 +30,10 @@ __all__ = ["KIND"]
 class _Call:
     item: FunctionCall
 
-    def delta(self, chunk: str, where: Where) -> Sequence[BaseModel]:
+    def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
         return [FunctionCallArgumentsDelta(delta=chunk, **where)]
 
-    def close(self, arguments: str, where: Where) -> Sequence[BaseModel]:
+    def close(self, arguments: str, where: Where) -> Sequence[StreamEvent]:
         self.item.arguments = arguments
         return [FunctionCallArgumentsDone(name=self.item.name, arguments=arguments, **where)]
 

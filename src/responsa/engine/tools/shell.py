@@ -46,6 +46,11 @@ def _shell_result(output: ShellCallOutput) -> tuple[str, str]:
     return output.call_id, "\n".join(results)
 
 
+def _action_arguments(item: ShellCall | LocalShellCall) -> dict[str, Any]:
+    """What the model wrote, back from a shell call's action."""
+    return item.action.model_dump(exclude={"type", "env"})
+
+
 SHELL = FixedKind(
     name="shell",
     description="Run shell commands on the user's machine, in order; their output comes back.",
@@ -62,7 +67,7 @@ SHELL = FixedKind(
     ),
     fill=_fill_shell,
     call_type=ShellCall,
-    call_arguments=lambda item: item.action.model_dump(exclude={"type", "env"}),
+    call_arguments=_action_arguments,
     output_type=ShellCallOutput,
     output_text=_shell_result,
 )
@@ -84,7 +89,7 @@ LOCAL_SHELL = FixedKind(
     ),
     fill=_fill_local_shell,
     call_type=LocalShellCall,
-    call_arguments=lambda item: item.action.model_dump(exclude={"type", "env"}),
+    call_arguments=_action_arguments,
     output_type=LocalShellCallOutput,
     output_text=lambda output: (output.id, output.output),
 )
