@@ -5,12 +5,12 @@ a ``responsa.tool_kinds`` entry point): a tool ``{"type": "echo"}`` the client r
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from responsa.engine.tools import ClientRoute, ClientTools, Where
-from responsa.protocol import FunctionCall, FunctionCallOutput, FunctionTool, Item, Tool, UnknownItem, new_id
+from responsa.engine.tools import Closed, Replay, Route, ToolPlan, Where
+from responsa.protocol import FunctionCall, FunctionCallOutput, FunctionTool, Item, Tool, ToolRef, UnknownItem, new_id
 
 _PARAMETERS = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 
@@ -19,41 +19,48 @@ _PARAMETERS = {"type": "object", "properties": {"text": {"type": "string"}}, "re
 class _Call:
     item: UnknownItem
 
+    def opened(self, where: Where) -> Sequence[Any]:
+        return ()
+
     def delta(self, chunk: str, where: Where) -> Sequence[Any]:
         return ()
 
-    def close(self, arguments: str, where: Where) -> Sequence[Any]:
+    def close(self, arguments: str, status: str, where: Where) -> Closed:
         try:
             self.item.text = str(json.loads(arguments).get("text", ""))  # type: ignore[attr-defined]
         except (ValueError, AttributeError):
             self.item.text = arguments  # type: ignore[attr-defined]
-        return ()
+        self.item.status = status  # type: ignore[attr-defined]
+        return Closed(needs_client=True)  # the client runs it: the response ends here
 
 
 class EchoKind:
     name = "echo"
     tool_types = ("echo",)
-    item_types = ("echo_call", "echo_call_output")
+    item_types: ClassVar[Mapping[str, str]] = {"echo_call": "echo", "echo_call_output": "echoo"}
 
-    def offer(self, tool: Tool, tools: ClientTools, param: str) -> None:
+    def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         description = getattr(tool, "description", None) or "Echo a text back."
         tools.add(
             FunctionTool(name="echo", description=description, parameters=_PARAMETERS),
-            ClientRoute("echo", "echo"),
+            Route("echo", "echo"),
             param,
         )
 
-    def open_call(self, route: ClientRoute, call_id: str) -> _Call:
+    def open_call(self, route: Route, call_id: str) -> _Call:
         return _Call(
             UnknownItem.model_validate({"type": "echo_call", "id": new_id("echo"), "call_id": call_id, "text": ""})
         )
 
-    def replay(self, item: Item, tools: ClientTools) -> FunctionCall | FunctionCallOutput | None:
+    def chosen(self, ref: ToolRef, name: str, route: Route) -> bool:
+        return ref.type == "echo"
+
+    def replay(self, item: Item, context: Replay) -> list[Item]:
         fields = item.model_dump()
         if item.type == "echo_call":
-            return FunctionCall(id=item.id, call_id=fields["call_id"], name="echo",
-                                arguments=json.dumps({"text": fields.get("text", "")}), status="completed")  # fmt: skip
-        return FunctionCallOutput(call_id=fields["call_id"], output=str(fields.get("output", "")), status="completed")
+            return [FunctionCall(id=item.id, call_id=fields["call_id"], name="echo",
+                                 arguments=json.dumps({"text": fields.get("text", "")}), status="completed")]  # fmt: skip
+        return [FunctionCallOutput(call_id=fields["call_id"], output=str(fields.get("output", "")), status="completed")]
 
 
 KIND = EchoKind()

@@ -8,7 +8,7 @@ it emits from 0 without gaps.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,15 +27,11 @@ from responsa.backends import (
     ToolCallDelta,
 )
 from responsa.protocol import (
+    Compaction,
     ContentPartEvent,
-    FileSearchCall,
     HostedToolEvent,
     IncompleteDetails,
     Item,
-    McpApprovalRequest,
-    McpCall,
-    McpCallArgumentsDelta,
-    McpCallArgumentsDone,
     Message,
     OutputItemEvent,
     OutputText,
@@ -49,11 +45,11 @@ from responsa.protocol import (
     new_id,
 )
 
-from ._file_search import FILE_SEARCH, FileSearchOutput
-from ._mcp_output import McpOutput
-from ._reasoning_output import ReasoningOutput
+from ._emitter import Emitter, Where
+from ._reasoning_output import close_reasoning, reasoning_delta
+from ._timeline import Timeline
 from ._usage import add_usage, usage_of
-from .tools import ClientRoute, OpenCall, open_call
+from .tools import OpenCall, Recorded, Route, ServerContext, ServerRun, open_call
 
 __all__ = ["OutputBuilder"]
 
@@ -73,48 +69,74 @@ _items: TypeAdapter[Item] = TypeAdapter(Item)
 class _OpenItem:
     """The output item currently receiving deltas."""
 
-    output_index: int
+    where: Where
     item: Item
     chunks: list[str] = field(default_factory=list)
     """Message text, call arguments or raw reasoning, as it arrives."""
     summary_chunks: list[str] = field(default_factory=list)
     tool_index: int | None = None
     call: OpenCall | None = None
-    """For a call of a client tool: its kind's handling of the arguments as they stream in."""
+    """For a tool call: its kind's handling of the call as its arguments stream in."""
     logprobs: list[dict[str, Any]] = field(default_factory=list)
     """For a message: each token's log probability, when the request asked for them."""
 
 
-class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
-    """Builds ``response.output`` from model events and yields the matching stream events."""
+class OutputBuilder:
+    """Builds ``response.output`` from model events and yields the matching stream events.
 
-    def __init__(
-        self,
-        response: ResponseObject,
-        mcp_routes: Mapping[str, str] | None = None,
-        needs_approval: Callable[[str, str], bool] | None = None,
-        client_routes: Mapping[str, ClientRoute] | None = None,
-    ) -> None:
-        super().__init__(response)
-        self._init_searches()
+    A tool call is its kind's (found by the model-visible name's route); the builder feeds it the
+    arguments and, when the kind says the server runs the call, keeps the run until the loop asks
+    (:meth:`run_server_calls`)."""
+
+    def __init__(self, response: ResponseObject, routes: Mapping[str, Route] | None = None) -> None:
+        self.emitter = Emitter(response)
+        self.response = response
         self._open: _OpenItem | None = None
         self.finished = False
-        self._mcp_routes = dict(mcp_routes or {})
-        self._client_routes = client_routes or {}
-        self._needs_approval = needs_approval or (lambda _label, _name: False)
+        self._routes = routes or {}
         self._usage: TokenUsage | None = None
         self._reason: FinishReason = "stop"
-        self.approval_requests: list[McpApprovalRequest] = []
-        self.client_calls = 0
-        """Function calls for the client to run; any of them ends the agentic loop."""
+        self._waiting: list[tuple[ServerRun, Where]] = []
+        """Calls the server runs, in the order the model made them, with where their items are."""
+        self.cited: list[dict[str, Any]] = []
+        """Annotations the server's calls gave the answer (see ``ServerContext.cited``)."""
+        self.needs_client = False
+        """A call for the client to run, or an approval to give: it ends the agentic loop."""
+
+    @property
+    def timeline(self) -> Timeline:
+        return self.emitter.timeline
+
+    @property
+    def server_calls_waiting(self) -> int:
+        return len(self._waiting)
 
     def start(self) -> list[StreamEvent]:
         """``response.created``, ``response.queued`` for a queued (background) one, ``response.in_progress``."""
-        events = [self._lifecycle("response.created")]
+        events = [self.emitter.lifecycle("response.created")]
         if self.response.status == "queued":
-            events.append(self._lifecycle("response.queued"))
+            events.append(self.emitter.lifecycle("response.queued"))
             self.response.status = "in_progress"
-        return [*events, self._lifecycle("response.in_progress")]
+        return [*events, self.emitter.lifecycle("response.in_progress")]
+
+    def record(self, recorded: Recorded) -> list[StreamEvent]:
+        """An item a tool kind made before the model ran; a call it left for the server waits to run."""
+        where = {"item_id": getattr(recorded.item, "id", None) or "", "output_index": len(self.response.output)}
+        self.response.output.append(recorded.item)
+        if recorded.run is not None:
+            self._waiting.append((recorded.run, where))
+        return self.emitter.emit_all(recorded.events(where))
+
+    def record_compaction(self, item: Compaction) -> list[StreamEvent]:
+        return self.emitter.record_compaction(item)
+
+    async def run_server_calls(self, span: Any = None) -> AsyncIterator[list[StreamEvent]]:
+        """Run the calls waiting for the server, one after the other, yielding their events."""
+        waiting, self._waiting = self._waiting, []
+        context = ServerContext(self.response, self.timeline, self.cited, span)
+        for run, where in waiting:
+            async for events in run(context, where):
+                yield self.emitter.emit_all(events)
 
     def feed(self, event: ModelEvent) -> list[StreamEvent]:
         """The stream events one model event causes; a :class:`Finish` ends the response."""
@@ -134,82 +156,46 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
 
     def _switch_to(self, item: Item, tool_index: int | None = None, call: OpenCall | None = None) -> list[StreamEvent]:
         events = self._close_open("completed")
-        index = len(self.response.output)
-        self.response.output.append(item)
-        self._open = _OpenItem(index, item, tool_index=tool_index, call=call)
-        events.append(
-            self._emit(
-                OutputItemEvent(type="response.output_item.added", output_index=index, item=self._snapshot(item))
-            )
-        )
+        where, added = self.emitter.added(item)
+        self._open = _OpenItem(where, item, tool_index=tool_index, call=call)
+        events.append(added)
         return events
 
     def _text(self, text: str, logprobs: Sequence[dict[str, Any]] = ()) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         if self._open is None or not isinstance(self._open.item, Message):
-            message = Message(id=new_id("msg"), role="assistant", content=[], status="in_progress")
-            events += self._switch_to(message)
+            events += self._switch_to(Message(id=new_id("msg"), role="assistant", content=[], status="in_progress"))
             assert self._open is not None
-            events.append(
-                self._emit(
-                    ContentPartEvent(
-                        type="response.content_part.added",
-                        item_id=message.id or "",
-                        output_index=self._open.output_index,
-                        content_index=0,
-                        part=OutputText(text="", logprobs=[]),
-                    )
-                )
-            )
+            part = OutputText(text="", logprobs=[])
+            added = ContentPartEvent(type="response.content_part.added", content_index=0, part=part, **self._open.where)
+            events.append(self.emitter.emit(added))
         opened = self._open
         assert opened is not None
         opened.chunks.append(text)
-        item_id, index = opened.item.id or "", opened.output_index
+        item_id, index = opened.where["item_id"], opened.where["output_index"]  # per token: no ** unpacking
         if logprobs:  # asked for: rare, so the common delta (one per token) is built without them
             opened.logprobs += logprobs
             delta = OutputTextDelta(item_id=item_id, output_index=index, content_index=0, delta=text,
                                     logprobs=list(logprobs))  # fmt: skip
         else:
             delta = OutputTextDelta(item_id=item_id, output_index=index, content_index=0, delta=text)
-        events.append(self._emit(delta))
+        events.append(self.emitter.emit(delta))
         return events
 
     def _tool_call(self, delta: ToolCallDelta) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         if self._open is None or self._open.tool_index != delta.index:
-            item, call = self._new_call(delta)
-            events += self._switch_to(item, tool_index=delta.index, call=call)
+            name = delta.name or ""
+            call = open_call(self._routes.get(name) or Route("function", name), delta.call_id or new_id("call"))
+            events += self._switch_to(call.item, tool_index=delta.index, call=call)
             assert self._open is not None
-            if isinstance(self._open.item, McpCall):
-                events.append(
-                    self._item_event("response.mcp_call.in_progress", self._open.item, self._open.output_index)
-                )
-            elif isinstance(self._open.item, FileSearchCall):  # the server's file search
-                events.append(self._search_event("in_progress", self._open.item, self._open.output_index))
-        assert self._open is not None
+            events += self.emitter.emit_all(call.opened(self._open.where))
+        opened = self._open
+        assert opened is not None and opened.call is not None
         if delta.arguments:
-            self._open.chunks.append(delta.arguments)
-            where = {"item_id": self._open.item.id or "", "output_index": self._open.output_index}
-            if self._open.call is not None:
-                events += [self._emit(event) for event in self._open.call.delta(delta.arguments, where)]
-            elif isinstance(self._open.item, McpCall):
-                events.append(self._emit(McpCallArgumentsDelta(delta=delta.arguments, **where)))
+            opened.chunks.append(delta.arguments)
+            events += self.emitter.emit_all(opened.call.delta(delta.arguments, opened.where))
         return events
-
-    def _new_call(self, delta: ToolCallDelta) -> tuple[Item, OpenCall | None]:
-        """The item a model's call opens (and, for a client tool, its kind's handling of the call)."""
-        name = delta.name or ""
-        label = self._mcp_routes.get(name)
-        if label == FILE_SEARCH:
-            return self._new_search(), None
-        if label is None:
-            self.client_calls += 1
-            call = open_call(self._client_routes.get(name) or ClientRoute("function", name),
-                             delta.call_id or new_id("call"))  # fmt: skip
-            return call.item, call
-        if self._needs_approval(label, name):
-            return McpApprovalRequest(id=new_id("mcpr"), server_label=label, name=name, arguments=""), None
-        return McpCall(id=new_id("mcp"), server_label=label, name=name, arguments="", status="in_progress"), None
 
     def _reasoning(self, text: str, summary: bool) -> list[StreamEvent]:
         events: list[StreamEvent] = []
@@ -217,9 +203,10 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
             return events
         if self._open is None or not isinstance(self._open.item, Reasoning):
             events += self._switch_to(Reasoning(id=new_id("rs"), summary=[], status="in_progress"))
-        assert self._open is not None and isinstance(self._open.item, Reasoning)
-        chunks = self._open.summary_chunks if summary else self._open.chunks
-        return events + self._reasoning_delta(self._open.item, self._open.output_index, chunks, text, summary)
+        opened = self._open
+        assert opened is not None
+        chunks = opened.summary_chunks if summary else opened.chunks
+        return events + self.emitter.emit_all(reasoning_delta(opened.where, chunks, text, summary))
 
     def _hosted_call(self, call: HostedCall) -> list[StreamEvent]:
         """A built-in tool ran (inside the model's turn): the item with its progress events, at once."""
@@ -230,14 +217,13 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
         self.response.output.append(item)
         where = {"item_id": item.id or "", "output_index": index}
         started = item.model_copy(update={"status": "in_progress"})
-        events.append(self._emit(OutputItemEvent(type="response.output_item.added", output_index=index, item=started)))
-        for phase in ("in_progress", _HOSTED_PHASES[call.item_type], "completed"):
-            kind = f"response.{call.item_type}.{phase}"
-            events.append(self._emit(HostedToolEvent.model_validate({"type": kind, **where})))
-        events.append(
-            self._emit(OutputItemEvent(type="response.output_item.done", output_index=index, item=item.model_copy()))
-        )
-        return events
+        added = OutputItemEvent(type="response.output_item.added", output_index=index, item=started)
+        phases = [
+            HostedToolEvent.model_validate({"type": f"response.{call.item_type}.{phase}", **where})
+            for phase in ("in_progress", _HOSTED_PHASES[call.item_type], "completed")
+        ]
+        done = OutputItemEvent(type="response.output_item.done", output_index=index, item=item.model_copy())
+        return events + self.emitter.emit_all([added, *phases, done])
 
     def _hidden_reasoning(self, encrypted_content: str | None) -> list[StreamEvent]:
         events: list[StreamEvent] = []
@@ -253,55 +239,27 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
         open_item, self._open = self._open, None
         if open_item is None:
             return []
-        item, index, text = open_item.item, open_item.output_index, "".join(open_item.chunks)
-        item_id = item.id or ""
+        item, where, text = open_item.item, open_item.where, "".join(open_item.chunks)
         events: list[StreamEvent] = []
         if isinstance(item, Message):
-            logprobs = open_item.logprobs
-            part = OutputText.model_validate({"text": text, "logprobs": logprobs, "annotations": self.citations(text)})
-            item.content = [part]
-            item.phase = phase
-            events.append(
-                self._emit(
-                    OutputTextDone(item_id=item_id, output_index=index, content_index=0, text=text, logprobs=logprobs)
-                )
-            )
-            events.append(
-                self._emit(
-                    ContentPartEvent(
-                        type="response.content_part.done",
-                        item_id=item_id,
-                        output_index=index,
-                        content_index=0,
-                        part=part.model_copy(),
-                    )
-                )
-            )
-        elif open_item.call is not None:  # a client tool's call: its kind fills it
-            where = {"item_id": item_id, "output_index": index}
-            events += [self._emit(event) for event in open_item.call.close(text, where)]
-            item.status = status  # type: ignore[union-attr]  # every call item has one
-        elif isinstance(item, McpCall):
-            item.arguments = text
-            events.append(self._emit(McpCallArgumentsDone(item_id=item_id, output_index=index, arguments=text)))
-            if status == "completed":
-                self._call_asked(item, index)
-                return events  # done once executed: see call_finished
-        elif isinstance(item, McpApprovalRequest):
-            item.arguments = text
-            self.approval_requests.append(item)
-        elif isinstance(item, FileSearchCall):  # the server's file search: done once it has run
-            if status == "completed":
-                self._search_asked(item, index, text)
-                return events
-            item.status = status
+            annotations = [{**cited, "index": len(text)} for cited in self.cited]
+            part = OutputText.model_validate({"text": text, "logprobs": open_item.logprobs, "annotations": annotations})
+            item.content, item.phase, item.status = [part], phase, status
+            events += self.emitter.emit_all([
+                OutputTextDone(content_index=0, text=text, logprobs=open_item.logprobs, **where),
+                ContentPartEvent(type="response.content_part.done", content_index=0, part=part.model_copy(), **where),
+            ])  # fmt: skip
+        elif open_item.call is not None:  # a tool call: its kind fills it, and says what comes next
+            closed = open_item.call.close(text, status, where)
+            events += self.emitter.emit_all(closed.events)
+            self.needs_client = self.needs_client or closed.needs_client
+            if closed.run is not None:
+                self._waiting.append((closed.run, where))
+                return events  # done once the server has run it
         elif isinstance(item, Reasoning):
-            events += self._close_reasoning(item, index, open_item.chunks, open_item.summary_chunks)
-        if isinstance(item, Message | Reasoning):
+            events += self.emitter.emit_all(close_reasoning(item, where, open_item.chunks, open_item.summary_chunks))
             item.status = status
-        events.append(
-            self._emit(OutputItemEvent(type="response.output_item.done", output_index=index, item=self._snapshot(item)))
-        )
+        events.append(self.emitter.done(item, where))
         return events
 
     def end_turn(self, finish: Finish) -> list[StreamEvent]:
@@ -323,7 +281,7 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
             self.response.status = "completed"
         self.response.completed_at = int(time.time())
         self.finished = True
-        return [self._lifecycle("response.incomplete" if self._reason == "length" else "response.completed")]
+        return [self.emitter.lifecycle("response.incomplete" if self._reason == "length" else "response.completed")]
 
     def finish(self, finish: Finish) -> list[StreamEvent]:
         """End the only turn and the response."""
@@ -335,7 +293,7 @@ class OutputBuilder(McpOutput, FileSearchOutput, ReasoningOutput):
         self.response.status = "failed"
         self.response.error = ResponseError(code=error.code or "server_error", message=error.message)
         self.finished = True
-        events.append(self._lifecycle("response.failed"))
+        events.append(self.emitter.lifecycle("response.failed"))
         return events
 
     def cancel(self) -> list[StreamEvent]:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+from collections.abc import Iterable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from responsa.protocol import (
     Compaction,
     CompactionEvent,
+    Item,
     LifecycleEvent,
     LifecycleType,
     OutputItemEvent,
@@ -17,12 +19,13 @@ from responsa.protocol import (
 )
 
 from ._includes import create_view
-from ._server_calls import ServerCall
 from ._timeline import Timeline
 
 __all__ = ["Emitter"]
 
 ItemT = TypeVar("ItemT", bound=BaseModel)
+Where = dict[str, Any]
+"""``item_id`` and ``output_index`` of an output item, for its events."""
 
 
 class Emitter:
@@ -35,30 +38,44 @@ class Emitter:
         self._sequence = 0
         self.timeline = Timeline()
         """When each output item started and ended (and what else the run marks)."""
-        self.server_calls: list[ServerCall] = []
-        """Calls the model made this turn that the server runs itself, waiting to be run."""
 
-    def _emit(self, event: StreamEvent) -> StreamEvent:
+    def emit(self, event: StreamEvent) -> StreamEvent:
         event.sequence_number = self._sequence
         self._sequence += 1
         if type(event) is OutputItemEvent:
             self.timeline.item(event)
         return event
 
-    def _snapshot(self, item: ItemT) -> ItemT:
+    def emit_all(self, events: Iterable[StreamEvent]) -> list[StreamEvent]:
+        return [self.emit(event) for event in events]
+
+    def added(self, item: Item) -> tuple[Where, StreamEvent]:
+        """``item`` appended to the output: where it is, and its ``output_item.added``."""
+        index = len(self.response.output)
+        self.response.output.append(item)
+        event = OutputItemEvent(type="response.output_item.added", output_index=index, item=self.snapshot(item))
+        return {"item_id": getattr(item, "id", None) or "", "output_index": index}, self.emit(event)
+
+    def done(self, item: Item, where: Where) -> StreamEvent:
+        index = where["output_index"]
+        return self.emit(
+            OutputItemEvent(type="response.output_item.done", output_index=index, item=self.snapshot(item))
+        )
+
+    def snapshot(self, item: ItemT) -> ItemT:
         """The item as it is now, for an event (the item itself changes later); itself when no one reads events.
 
         A shallow copy is enough: the builder only ever reassigns an item's fields (``status``,
         ``content``, ``arguments``...), never changes what they hold in place."""
         return item.model_copy() if self.snapshots else item
 
-    def _lifecycle(self, kind: LifecycleType) -> StreamEvent:
+    def lifecycle(self, kind: LifecycleType) -> StreamEvent:
         if not self.snapshots:  # nobody will read it: skip copying the whole response
-            return self._emit(LifecycleEvent(type=kind, response=self.response))
+            return self.emit(LifecycleEvent(type=kind, response=self.response))
         # Only the output list and its items change later: copy those, share the rest.
         output = [item.model_copy() for item in self.response.output]
         response = create_view(self.response.model_copy(update={"output": output}))
-        return self._emit(LifecycleEvent(type=kind, response=response))
+        return self.emit(LifecycleEvent(type=kind, response=response))
 
     def record_compaction(self, item: Compaction) -> list[StreamEvent]:
         """A compaction made before the model ran: added, compacting, done, at once."""
@@ -66,7 +83,7 @@ class Emitter:
         self.response.output.append(item)
         where = {"item_id": item.id or "", "output_index": index}
         return [
-            self._emit(OutputItemEvent(type="response.output_item.added", output_index=index, item=item)),
-            self._emit(CompactionEvent(**where)),
-            self._emit(OutputItemEvent(type="response.output_item.done", output_index=index, item=item)),
+            self.emit(OutputItemEvent(type="response.output_item.added", output_index=index, item=item)),
+            self.emit(CompactionEvent(**where)),
+            self.emit(OutputItemEvent(type="response.output_item.done", output_index=index, item=item)),
         ]

@@ -20,15 +20,14 @@ from responsa.tools import McpConnector
 from ._accumulate import OutputBuilder
 from ._admission import Admission
 from ._compaction import Compactor
-from ._file_search import FILE_SEARCH, file_search_tool, plan_file_search
 from ._images import check_images
-from ._mcp import McpPlan, approved_calls, check_approvals, check_mcp_tools, plan_mcp
 from ._new_response import new_response, unavailable_hosted
 from ._prepare import build_model_request, check_request, load_history, normalize_input
 from ._run import Run, open_model_call
+from ._tool_choice import HOSTED_TOOLS
 from ._truncation import token_counter, truncated
 from ._vector_stores import VectorStoreService
-from .tools import plan_client_tools
+from .tools import ToolServices, ToolSetup, plan_client_tools, prepare_server_tools
 
 __all__ = ["Opener"]
 
@@ -75,7 +74,6 @@ class Opener:
                 code="too_many_items",
             )
         backend = self._backends.resolve(request.model)
-        mcp = check_mcp_tools(request, self._mcp, backend.simulates_tools())
         cap = backend.default_max_output_tokens(request.model)
         if request.max_output_tokens is None and cap is not None:  # echoed, so the client sees the cap
             request = request.model_copy(update={"max_output_tokens": cap})
@@ -86,7 +84,7 @@ class Opener:
         span = tracing.start(f"response {request.model}", attributes)
         try:
             with tracing.current(span):  # what opening the run does (reads, listings, counts) is the span's
-                run = await self._open(request, fault, tenant, history, backend, mcp, stack)
+                run = await self._open(request, fault, tenant, history, backend, stack)
         except BaseException as exc:
             await stack.aclose()
             tracing.finish(span, {}, f"{type(exc).__name__}: {exc}")
@@ -104,50 +102,36 @@ class Opener:
         tenant: str,
         history: Sequence[Item] | None,
         backend: Backend,
-        mcp: McpPlan,
         stack: AsyncExitStack,
     ) -> Run:
         store = self._store.scoped(tenant)
-        searcher = await plan_file_search(
-            request, self._vector_stores.for_tenant(tenant) if self._vector_stores else None, backend.simulates_tools()
-        )
-        served = {FILE_SEARCH} if searcher else set()  # hosted tools the server runs itself
-        ignored = unavailable_hosted(request, backend, self._hosted_tools, served=served)
         history = list(history) if history is not None else await load_history(store, request)
         input_items = await normalize_input(store, request, history)
         check_images(input_items, backend.reads_images(request.model), request.model)
+        tools = plan_client_tools(request.tools, [*history, *input_items])
+        vector_stores = self._vector_stores.for_tenant(tenant) if self._vector_stores else None
+        setup = ToolSetup(request, history, input_items, tools, ToolServices(self._mcp, vector_stores),
+                          backend.simulates_tools())  # fmt: skip
+        recorded = await prepare_server_tools(setup)
+        served = tools.kinds() & HOSTED_TOOLS  # hosted tools the server runs itself (file_search)
+        ignored = unavailable_hosted(request, backend, self._hosted_tools, served=served)
         response = new_response(request, stored=request.store and store.retention.responses_enabled)
         if ignored:
             response.ignored_tools = ignored  # type: ignore[attr-defined]  # an extension field (see docs/api.md)
-        client = plan_client_tools(request.tools, [*history, *input_items])
-        listings = await plan_mcp(mcp, history, set(client.routes)) if mcp.servers else []
-        plan = mcp if mcp.servers or searcher is not None else None
-        check_approvals(plan, history, input_items)
-        if plan is not None and searcher is not None:  # the model calls the server's search as a function
-            plan.routes[FILE_SEARCH] = FILE_SEARCH
-            plan.tools.append(file_search_tool())
-        builder = OutputBuilder(
-            response,
-            plan.routes if plan else None,
-            plan.needs_approval if plan else None,
-            client.routes,
-        )
-        builder.snapshots = request.stream or request.background
+        builder = OutputBuilder(response, tools.routes)
+        builder.emitter.snapshots = request.stream or request.background
         opening = builder.start()
-        for listing in listings:
-            opening += builder.record_list_tools(listing)
-        if plan is not None:
-            for call in await approved_calls(plan, history, input_items):
-                opening += builder.record_call(call)
+        for made in recorded:
+            opening += builder.record(made)
+        async for events in builder.run_server_calls():  # approved calls, made before the model reads them
+            opening += events
         context = [*history, *input_items]
         if self._compactor is not None:
             context = self._compactor.expand(context, tenant)
         unavailable = frozenset(entry["type"] for entry in ignored) | served
 
         def build(items: list[Item]) -> ModelRequest:
-            return build_model_request(
-                request, [*items, *response.output], fault, client, plan, unavailable=unavailable
-            )
+            return build_model_request(request, [*items, *response.output], fault, tools, unavailable=unavailable)
 
         count = token_counter(backend, build)
         if self._compactor is not None:
@@ -156,24 +140,8 @@ class Opener:
                 opening += builder.record_compaction(compaction)
         context = await truncated(request, backend, context, count)
         model_events = await open_model_call(stack, backend, build(context), builder.timeline)
-        run = Run(
-            request,
-            response,
-            input_items,
-            store,
-            context,
-            backend,
-            builder,
-            opening,
-            model_events,
-            stack,
-            fault,
-            plan,
-            client,
-            unavailable,
-        )
-        run.file_search = searcher
-        return run
+        return Run(request, response, input_items, store, context, backend, builder, opening, model_events, stack,
+                   fault, tools, unavailable)  # fmt: skip
 
     def _admission(self, backend: Backend) -> Admission:
         admission = self._admissions.get(id(backend))

@@ -15,6 +15,7 @@ from jsonschema.validators import validator_for
 from responsa.backends import ModelRequest, Sampling
 from responsa.protocol import (
     TERMINAL_STATUSES,
+    Compaction,
     Conflict,
     CreateResponseRequest,
     CustomTool,
@@ -26,7 +27,6 @@ from responsa.protocol import (
     Item,
     ItemReference,
     JsonSchemaFormat,
-    McpTool,
     Message,
     NamespaceTool,
     NotFound,
@@ -38,9 +38,8 @@ from responsa.protocol import (
 from responsa.store import Store
 
 from ._includes import check_includes
-from ._mcp import McpPlan, model_items
 from ._tool_choice import HOSTED_TOOLS, check_tool_choice, resolve_tool_choice
-from .tools import ClientTools, client_items, kind_for_tool, plan_client_tools
+from .tools import ToolPlan, id_prefix, kind_for_tool, plan_client_tools, replayed
 
 __all__ = [
     "KNOWN_INCLUDES",
@@ -64,12 +63,8 @@ KNOWN_INCLUDES = frozenset(
         "web_search_call.results",
     }
 )
-_ID_PREFIX = {"message": "msg", "function_call": "fc", "function_call_output": "fco", "reasoning": "rs",
-              "mcp_call": "mcp", "mcp_list_tools": "mcpl", "mcp_approval_request": "mcpr",
-              "mcp_approval_response": "mcpa", "custom_tool_call": "ctc", "custom_tool_call_output": "ctco",
-              "shell_call": "sh", "shell_call_output": "sho", "local_shell_call": "lsh",
-              "local_shell_call_output": "lsho", "apply_patch_call": "apc", "apply_patch_call_output": "apco",
-              "tool_search_call": "tsc", "tool_search_output": "tso", "compaction": "cmp"}  # fmt: skip
+_ID_PREFIX = {"message": "msg", "reasoning": "rs", "compaction": "cmp"}
+"""Of the ids of items that are no tool kind's (those say theirs)."""
 
 
 def check_request(request: CreateResponseRequest) -> None:
@@ -146,7 +141,7 @@ def _check_tools(request: CreateResponseRequest) -> None:
                 _check_function(inner, f"{param}.tools[{inner_index}]")
         elif isinstance(tool, CustomTool):
             _check_function(tool, param)
-        elif not (isinstance(tool, McpTool) or tool.type in HOSTED_TOOLS or kind_for_tool(tool.type) is not None):
+        elif not (tool.type in HOSTED_TOOLS or kind_for_tool(tool.type) is not None):
             raise InvalidRequest(
                 f"Tool type '{tool.type}' is not supported yet.", param=f"{param}.type", code="unsupported_value"
             )
@@ -251,8 +246,8 @@ def _check_parts(item: Item, param: str) -> None:
             )
 
 
-def _new_item_id(kind: str) -> str:
-    return new_id(_ID_PREFIX.get(kind, "item"))
+def _new_item_id(item_type: str) -> str:
+    return new_id(id_prefix(item_type) or _ID_PREFIX.get(item_type, "item"))
 
 
 def conversation_items(items: Sequence[Item]) -> list[Item]:
@@ -277,7 +272,7 @@ def _with_defaults(item: Item) -> Item:
         item.content = [part]
     if isinstance(item, Message | FunctionCall | FunctionCallOutput | Reasoning):
         if item.id is None:
-            item.id = new_id(_ID_PREFIX[item.type])
+            item.id = _new_item_id(item.type)
         if item.status is None:
             item.status = "completed"
     return item
@@ -296,8 +291,7 @@ def build_model_request(
     request: CreateResponseRequest,
     context: Sequence[Item],
     fault: str | None,
-    client: ClientTools,
-    mcp: McpPlan | None = None,
+    tools: ToolPlan,
     calls_made: int = 0,
     last_round: bool = False,
     unavailable: Collection[str] = (),
@@ -306,9 +300,9 @@ def build_model_request(
 
     Once ``max_tool_calls`` is spent (``calls_made`` so far in this response), or on the agentic
     loop's last round, the model may only answer in text. Hosted tools in ``unavailable`` (which
-    the backend cannot run) are left out.
+    the backend cannot run, or the server runs as tools in ``tools``) are left out.
     """
-    policy = resolve_tool_choice(request, client, mcp.tools if mcp else [], mcp.routes if mcp else {}, unavailable)
+    policy = resolve_tool_choice(request, tools, unavailable)
     mode, forced = policy.mode, policy.forced
     reasoning = request.reasoning
     calls_left = None if request.max_tool_calls is None else max(request.max_tool_calls - calls_made, 0)
@@ -317,7 +311,7 @@ def build_model_request(
     return ModelRequest(
         model=request.model,
         instructions=request.instructions,
-        items=client_items(model_items(context), client),
+        items=replayed([item for item in context if not isinstance(item, Compaction)], tools),
         tools=policy.tools,
         hosted_tools=policy.hosted if mode != "none" else [],
         tool_mode=mode,
@@ -344,7 +338,7 @@ def build_model_request(
         reasoning_effort=reasoning.effort if reasoning else None,
         reasoning_summary=(reasoning.summary or reasoning.generate_summary) if reasoning else None,
         encrypted_reasoning="reasoning.encrypted_content" in (request.include or []),
-        tool_grammars=client.grammars(),
+        tool_grammars=tools.grammars(),
         logprobs=(request.top_logprobs or 0) if request.wants_logprobs else None,
         template_kwargs=template_kwargs(request),
         skip_special_tokens=request.skip_special_tokens is not False,

@@ -16,10 +16,8 @@ from responsa.store import Store
 
 from ._accumulate import OutputBuilder
 from ._event_log import EventLog
-from ._file_search import FileSearcher
-from ._mcp import McpPlan
 from ._timeline import Timeline
-from .tools import ClientTools
+from .tools import ToolPlan
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -45,12 +43,10 @@ class Run:
     model_events: AsyncIterator[list[ModelEvent]]
     exit_stack: AsyncExitStack
     fault: str | None = None
-    mcp: McpPlan | None = None
-    client: ClientTools = field(default_factory=ClientTools)
-    """The client-run tools as the model sees them."""
+    tools: ToolPlan = field(default_factory=ToolPlan)
+    """The request's tools as the model sees them, each with its kind."""
     unavailable: frozenset[str] = frozenset()
-    file_search: FileSearcher | None = None
-    """Hosted tool types the backend cannot run, left out of what the model sees."""
+    """Hosted tool types left out of what the model sees (the backend cannot run them, or the server does)."""
     cancel_requested: anyio.Event = field(default_factory=anyio.Event)
     done: anyio.Event = field(default_factory=anyio.Event)
     error: ResponsaError | None = None

@@ -42,7 +42,6 @@ from ._opening import Opener
 from ._periodic import every
 from ._prepare import KNOWN_INCLUDES, build_model_request, conversation_items
 from ._run import Run, open_model_call
-from ._server_calls import ServerTools
 from ._tool_choice import after_forced_round
 from ._vector_stores import VectorStoreService
 
@@ -161,19 +160,17 @@ class ResponseService:
                     )
                 yield builder.cancel()
                 return
-            calls, builder.server_calls = builder.server_calls, []
-            tools = ServerTools(run.mcp, run.file_search, run.span)
-            for call in calls:
-                async for events in call(tools):
-                    yield events
-            run.tool_calls_made += len(calls)
-            if _after_turn(len(calls), builder) != "again":
+            calls = builder.server_calls_waiting
+            async for events in builder.run_server_calls(run.span):
+                yield events
+            run.tool_calls_made += calls
+            if _after_turn(calls, builder) != "again":
                 break
             context = [*run.context, *run.response.output]
             last = round_number + 2 >= MAX_ROUNDS
             asked = after_forced_round(asked)
             request = build_model_request(
-                asked, context, run.fault, run.client, run.mcp, run.tool_calls_made, last, run.unavailable
+                asked, context, run.fault, run.tools, run.tool_calls_made, last, run.unavailable
             )
             with tracing.current(run.span):
                 run.model_events = await open_model_call(run.exit_stack, run.backend, request, builder.timeline)
@@ -387,6 +384,6 @@ TurnOutcome = Literal["again", "final", "needs_client"]
 def _after_turn(calls_run: int, builder: OutputBuilder) -> TurnOutcome:
     """What a finished model turn leads to: the client's move (a call it runs, an approval it gives),
     another turn with the results of the calls the server ran, or the end."""
-    if builder.client_calls or builder.approval_requests:
+    if builder.needs_client:
         return "needs_client"
     return "again" if calls_run else "final"

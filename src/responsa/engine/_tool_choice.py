@@ -3,7 +3,7 @@ model may call (the tools it sees, the mode, the one tool it must call)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from responsa.backends import ToolMode
@@ -19,7 +19,7 @@ from responsa.protocol import (
     ToolRef,
 )
 
-from .tools import ClientRoute, ClientTools
+from .tools import Route, ToolPlan, kind_named
 
 __all__ = ["HOSTED_TOOLS", "ToolPolicy", "after_forced_round", "check_tool_choice", "resolve_tool_choice"]
 
@@ -27,7 +27,7 @@ HOSTED_TOOLS = frozenset({"web_search", "web_search_preview", "file_search", "co
 """Built-in tools; run when the model's backend runs them (the simulator does), else see the hosted-tool policy."""
 
 
-def _by_type(kind: str, client: ClientTools) -> bool:
+def _by_type(kind: str, client: ToolPlan) -> bool:
     """Whether a choice ``{"type": kind}`` names one of the request's client tools by type alone
     (``shell``, ``apply_patch``, ``tool_search``, a plug-in's kind): its model-visible name is the type."""
     route = client.routes.get(kind)
@@ -44,7 +44,7 @@ class ToolPolicy:
     forced: str | None = None
 
 
-def _named(choice: NamedFunctionChoice | NamedCustomChoice, client: ClientTools) -> str | None:
+def _named(choice: NamedFunctionChoice | NamedCustomChoice, client: ToolPlan) -> str | None:
     """The model-visible name of the function or custom tool a choice names, if the request has it."""
     matches = [
         name
@@ -60,7 +60,7 @@ def _hosted_types(request: CreateResponseRequest) -> set[str]:
     return {tool.type for tool in request.tools if tool.type in HOSTED_TOOLS}
 
 
-def _ref_known(ref: ToolRef, request: CreateResponseRequest, client: ClientTools, labels: set[str]) -> bool:
+def _ref_known(ref: ToolRef, request: CreateResponseRequest, client: ToolPlan, labels: set[str]) -> bool:
     if ref.type == "mcp":
         return ref.server_label in labels
     if ref.type == "namespace":
@@ -70,15 +70,12 @@ def _ref_known(ref: ToolRef, request: CreateResponseRequest, client: ClientTools
     return ref.type in client.routes or ref.type in _hosted_types(request)
 
 
-def _ref_matches(ref: ToolRef, name: str, route: ClientRoute) -> bool:
-    if ref.type == "namespace":
-        return route.namespace is not None and ref.name == route.namespace
-    if ref.type in ("function", "custom"):
-        return ref.type == route.kind and ref.name in (route.name, name) and ref.namespace in (None, route.namespace)
-    return ref.type == route.kind == name and ref.type not in ("function", "custom")
+def _ref_matches(ref: ToolRef, name: str, route: Route) -> bool:
+    """Whether ``ref`` names the tool the model knows as ``name``: its kind says."""
+    return kind_named(route.kind).chosen(ref, name, route)
 
 
-def check_tool_choice(request: CreateResponseRequest, client: ClientTools) -> None:
+def check_tool_choice(request: CreateResponseRequest, client: ToolPlan) -> None:
     """400 for a choice that names a tool the request does not have."""
     choice = request.tool_choice
     labels = {tool.server_label for tool in request.tools if isinstance(tool, McpTool)}
@@ -108,42 +105,29 @@ def check_tool_choice(request: CreateResponseRequest, client: ClientTools) -> No
 
 
 def resolve_tool_choice(
-    request: CreateResponseRequest,
-    client: ClientTools,
-    mcp_tools: list[FunctionTool],
-    mcp_routes: Mapping[str, str],
-    unavailable: Collection[str] = (),
+    request: CreateResponseRequest, plan: ToolPlan, unavailable: Collection[str] = ()
 ) -> ToolPolicy:
-    """The tools the model sees under ``tool_choice``; hosted tools in ``unavailable`` are left out."""
-    tools = [*client.tools, *mcp_tools]
+    """The tools the model sees under ``tool_choice``; hosted tools in ``unavailable`` (the backend
+    cannot run them, or the server runs them as tools in ``plan``) are left out."""
+    tools = plan.tools
     hosted = [kind for kind in _hosted_types(request) if kind not in unavailable]
     choice = request.tool_choice
     if isinstance(choice, str):
         return ToolPolicy(tools, hosted, choice)
     if isinstance(choice, NamedFunctionChoice | NamedCustomChoice):
-        return ToolPolicy(tools, hosted, "required", _named(choice, client))
+        return ToolPolicy(tools, hosted, "required", _named(choice, plan))
     if isinstance(choice, AllowedTools):
-        allowed = [tool for tool in tools if _allowed(tool.name, choice, client.routes, mcp_routes)]
+        allowed = [tool for tool in tools if any(_ref_matches(ref, tool.name, plan.routes[tool.name])
+                                                 for ref in choice.tools)]  # fmt: skip
         types = {ref.type for ref in choice.tools}
         return ToolPolicy(allowed, [kind for kind in hosted if kind in types], choice.mode)
-    if choice.type in HOSTED_TOOLS:  # {"type": "web_search"}
-        if mcp_routes.get(choice.type) == choice.type:  # run by the server as a function (file_search)
-            return ToolPolicy([tool for tool in tools if tool.name == choice.type], [], "required", choice.type)
-        return ToolPolicy([], [choice.type], "required")
-    if _by_type(choice.type, client):  # {"type": "shell"}
-        return ToolPolicy(tools, hosted, "required", choice.type)
-    # {"type": "mcp", "server_label", "name"?}
-    tools = [tool for tool in tools if mcp_routes.get(tool.name) == choice.server_label]
-    forced = next((tool.name for tool in tools if choice.name and tool.name.endswith(choice.name)), None)
-    return ToolPolicy(tools, hosted, "required", forced)
-
-
-def _allowed(name: str, choice: AllowedTools, routes: Mapping[str, ClientRoute], mcp_routes: Mapping[str, str]) -> bool:
-    label = mcp_routes.get(name)
-    if label is not None:
-        return any(ref.type == "mcp" and ref.server_label == label and ref.name in (None, name) for ref in choice.tools)
-    route = routes.get(name)
-    return route is not None and any(_ref_matches(ref, name, route) for ref in choice.tools)
+    # {"type": "shell"}, {"type": "file_search"}, {"type": "mcp", "server_label", "name"?}: by the tools' kinds
+    ref = ToolRef(type=choice.type, name=choice.name, server_label=choice.server_label)
+    chosen = [tool for tool in tools if _ref_matches(ref, tool.name, plan.routes[tool.name])]
+    if not chosen:  # a hosted tool the backend runs: {"type": "web_search"}
+        return ToolPolicy([], [choice.type] if choice.type in HOSTED_TOOLS else [], "required")
+    forced = chosen[0].name if len(chosen) == 1 else None
+    return ToolPolicy(chosen, [], "required", forced)
 
 
 def after_forced_round(request: CreateResponseRequest) -> CreateResponseRequest:

@@ -1,29 +1,54 @@
-"""What a tool kind the client runs is: the seam every such kind plugs into.
+"""What a tool kind is: the seam every kind plugs into, whether the client runs its calls (a function,
+``shell``) or the server does (an MCP tool, the file search).
 
 Models (and Chat Completions upstreams) only know functions with JSON arguments, so each kind says
 how its tools are offered as functions, what item a call opens and which events its arguments
-stream as, how the item is filled when the call is complete, and how its call and output items
-are read back into the next model request as a function call and its result.
+stream as, how the item is filled when the call is complete (and, for a server-run kind, how the
+server runs it), how a ``tool_choice`` entry names it, and how its items are read back into the next
+model request as function calls and their results.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from responsa.protocol import (
+    CreateResponseRequest,
     CustomTool,
-    FunctionCall,
-    FunctionCallOutput,
     FunctionTool,
     InvalidRequest,
     Item,
+    ResponseObject,
     StreamEvent,
     Tool,
+    ToolRef,
 )
 
-__all__ = ["ClientRoute", "ClientToolKind", "ClientTools", "OpenCall", "Where"]
+if TYPE_CHECKING:
+    from responsa.tools import McpConnector
+
+    from .._timeline import Timeline
+    from .file_search import VectorSearch
+
+__all__ = [
+    "Closed",
+    "OpenCall",
+    "Recorded",
+    "Replay",
+    "Route",
+    "ServerContext",
+    "ServerRun",
+    "ServerToolKind",
+    "ToolKind",
+    "ToolPlan",
+    "ToolServices",
+    "ToolSetup",
+    "Where",
+    "chosen_by_name",
+]
 
 SEPARATOR = "__"
 """Between a namespace and a tool's name in the name the model sees."""
@@ -31,28 +56,32 @@ SEPARATOR = "__"
 Where = dict[str, Any]
 """``item_id`` and ``output_index`` of the call item, for its events."""
 
+ItemEnd = Literal["completed", "incomplete"]
+
 
 @dataclass(frozen=True)
-class ClientRoute:
-    """Where a model-visible tool name leads: the kind that makes its item, the client's name and namespace."""
+class Route:
+    """Where a model-visible tool name leads: the kind that makes its item, the tool's own name and
+    namespace, and for a server-run kind what its calls reach (``target``: an MCP server, the searcher)."""
 
     kind: str
     name: str
     namespace: str | None = None
     custom: CustomTool | None = None
+    target: Any = None
 
 
 @dataclass
-class ClientTools:
-    """The client's tools as the model sees them, and the way back from the model's names."""
+class ToolPlan:
+    """A request's tools as the model sees them, and the way back from the model's names to their kinds."""
 
     tools: list[FunctionTool] = field(default_factory=list)
-    routes: dict[str, ClientRoute] = field(default_factory=dict)
+    routes: dict[str, Route] = field(default_factory=dict)
 
     def model_name(self, name: str, namespace: str | None) -> str:
         return f"{namespace}{SEPARATOR}{name}" if namespace else name
 
-    def add(self, tool: FunctionTool, route: ClientRoute, param: str) -> None:
+    def add(self, tool: FunctionTool, route: Route, param: str) -> None:
         if tool.name in self.routes:
             raise InvalidRequest(f"Duplicate tool name '{tool.name}'.", param=f"{param}.name")
         self.routes[tool.name] = route
@@ -70,6 +99,37 @@ class ClientTools:
     def names_in(self, namespace: str) -> list[str]:
         return [name for name, route in self.routes.items() if route.namespace == namespace]
 
+    def kinds(self) -> set[str]:
+        """The kinds the model is offered tools of (a hosted type here is run by the server)."""
+        return {route.kind for route in self.routes.values()}
+
+
+@dataclass
+class ServerContext:
+    """What a server-run call is run with: the response it belongs to, its run's trace span and
+    timeline, and the annotations the answer will carry."""
+
+    response: ResponseObject
+    timeline: Timeline
+    cited: list[dict[str, Any]]
+    """Annotations (without ``index``) the answer written after these calls carries (``file_citation``)."""
+    span: Any = None
+
+
+ServerRun = Callable[[ServerContext, Where], AsyncIterator[Sequence[StreamEvent]]]
+"""A call the server runs between model turns: it yields its events (running, its result, its item done)."""
+
+
+@dataclass(frozen=True)
+class Closed:
+    """A call the model finished writing: the events that say so, and what happens next."""
+
+    events: Sequence[StreamEvent] = ()
+    run: ServerRun | None = None
+    """The server runs the call; its item's ``output_item.done`` comes from the run."""
+    needs_client: bool = False
+    """The client acts on it (runs the call, approves it): the response ends after this turn."""
+
 
 class OpenCall(Protocol):
     """One call being written by the model."""
@@ -79,17 +139,45 @@ class OpenCall(Protocol):
         """The call's output item (filled by :meth:`close`)."""
         ...
 
+    def opened(self, where: Where) -> Sequence[StreamEvent]:
+        """The events right after the item is added (a server-run call's ``in_progress``)."""
+        ...
+
     def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
         """The stream events for a piece of the arguments (none for most kinds)."""
         ...
 
-    def close(self, arguments: str, where: Where) -> Sequence[StreamEvent]:
-        """Fill the item from the complete arguments; the events that say its arguments are done."""
+    def close(self, arguments: str, status: ItemEnd, where: Where) -> Closed:
+        """Fill the item from the complete arguments (``incomplete``: the turn ran out of tokens)."""
         ...
 
 
-class ClientToolKind(Protocol):
-    """A kind of tool the client runs (see the module docstring); registered by ``name``."""
+@dataclass
+class Replay:
+    """The context being read back for the model, with the request's tools."""
+
+    tools: ToolPlan
+    items: Sequence[Item]
+
+    @cached_property
+    def _by_id(self) -> dict[str, Item]:
+        return {item_id: item for item in self.items if (item_id := getattr(item, "id", None))}
+
+    def find(self, item_id: str) -> Item | None:
+        """An item of the context by id (an approval's request)."""
+        return self._by_id.get(item_id)
+
+
+def chosen_by_name(ref: ToolRef, name: str, route: Route) -> bool:
+    """A function or custom tool named by an entry of its type (by its own or model-visible name, in
+    its namespace when the entry gives one), or by its namespace."""
+    if ref.type == "namespace":
+        return route.namespace is not None and ref.name == route.namespace
+    return ref.type == route.kind and ref.name in (route.name, name) and ref.namespace in (None, route.namespace)
+
+
+class ToolKind(Protocol):
+    """A kind of tool (see the module docstring); registered by ``name``."""
 
     @property
     def name(self) -> str:
@@ -102,18 +190,62 @@ class ClientToolKind(Protocol):
         ...
 
     @property
-    def item_types(self) -> Sequence[str]:
-        """The item ``type`` values it reads back into the model's context (its calls and outputs)."""
+    def item_types(self) -> Mapping[str, str]:
+        """The item ``type`` values it owns (its calls and outputs), each with the prefix of its ids."""
         ...
 
-    def offer(self, tool: Tool, tools: ClientTools, param: str) -> None:
+    def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         """Add what the model is offered for ``tool`` (``param`` names it in errors)."""
         ...
 
-    def open_call(self, route: ClientRoute, call_id: str) -> OpenCall:
+    def open_call(self, route: Route, call_id: str) -> OpenCall:
         """The item a call opens, before its arguments arrive."""
         ...
 
-    def replay(self, item: Item, tools: ClientTools) -> FunctionCall | FunctionCallOutput | None:
-        """``item`` as the model reads it (None: as it is)."""
+    def chosen(self, ref: ToolRef, name: str, route: Route) -> bool:
+        """Whether a ``tool_choice`` entry (an ``allowed_tools`` one, or a choice by type) names the
+        tool the model knows as ``name``."""
+        ...
+
+    def replay(self, item: Item, context: Replay) -> Sequence[Item] | None:
+        """``item`` as the model reads it (None: as it is; empty: not at all)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """An item a server-run kind made before the model ran (an MCP listing, an approved call)."""
+
+    item: Item
+    events: Callable[[Where], Sequence[StreamEvent]]
+    """Its events from ``output_item.added`` on (to ``done``, unless ``run`` finishes it)."""
+    run: ServerRun | None = None
+
+
+@dataclass(frozen=True)
+class ToolServices:
+    """What the server-run kinds reach: the MCP connector, the tenant's vector stores (None: no store)."""
+
+    mcp: McpConnector
+    vector_stores: VectorSearch | None = None
+
+
+@dataclass(frozen=True)
+class ToolSetup:
+    """What a server-run kind plans a request's tools with."""
+
+    request: CreateResponseRequest
+    history: Sequence[Item]
+    input_items: Sequence[Item]
+    tools: ToolPlan
+    services: ToolServices
+    simulated: bool
+    """The model is the simulator, which simulates tools it cannot reach instead of refusing them."""
+
+
+class ServerToolKind(ToolKind, Protocol):
+    """A kind whose calls the server runs: it plans with the server's services before the model runs."""
+
+    async def prepare(self, setup: ToolSetup) -> Sequence[Recorded]:
+        """Offer the request's tools of this kind (400 for what cannot be honoured); what it made already."""
         ...

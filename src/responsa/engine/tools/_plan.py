@@ -1,5 +1,5 @@
-"""A request's client tools through their kinds: what the model is offered, the item a call opens,
-and the context as the model reads it."""
+"""A request's tools through their kinds: what the model is offered, the item a call opens, and the
+context as the model reads it."""
 
 from __future__ import annotations
 
@@ -9,17 +9,17 @@ from pydantic import TypeAdapter, ValidationError
 
 from responsa.protocol import Item, Tool, ToolSearchOutput
 
-from ._kind import ClientRoute, ClientTools, OpenCall
-from ._registry import kind_for_item, kind_for_tool, kind_named
+from ._kind import OpenCall, Recorded, Replay, Route, ToolPlan, ToolSetup
+from ._registry import kind_for_item, kind_for_tool, kind_named, server_kinds
 
-__all__ = ["client_items", "open_call", "plan_client_tools"]
+__all__ = ["open_call", "plan_client_tools", "prepare_server_tools", "replayed"]
 
 _tools_adapter: TypeAdapter[list[Tool]] = TypeAdapter(list[Tool])
 
 
-def plan_client_tools(tools: Sequence[Tool], context: Iterable[Item] = ()) -> ClientTools:
-    """The client-run tools of a request, plus those a ``tool_search_output`` in the context made
-    available; 400 for duplicate names."""
+def plan_client_tools(tools: Sequence[Tool], context: Iterable[Item] = ()) -> ToolPlan:
+    """The tools of a request that need no server service to offer (the client-run ones), plus those a
+    ``tool_search_output`` in the context made available; 400 for duplicate names."""
     found: list[Tool] = []
     for item in context:
         if isinstance(item, ToolSearchOutput):
@@ -27,7 +27,7 @@ def plan_client_tools(tools: Sequence[Tool], context: Iterable[Item] = ()) -> Cl
                 found += _tools_adapter.validate_python(item.tools)
             except ValidationError:
                 continue  # what the client's search returned is its business; skip what we cannot read
-    plan = ClientTools()
+    plan = ToolPlan()
     for index, tool in enumerate([*tools, *found]):
         kind = kind_for_tool(tool.type)
         if kind is not None:
@@ -35,16 +35,28 @@ def plan_client_tools(tools: Sequence[Tool], context: Iterable[Item] = ()) -> Cl
     return plan
 
 
-def open_call(route: ClientRoute, call_id: str) -> OpenCall:
-    """The call a model's call of a client tool opens (its item, and how its arguments stream in)."""
+async def prepare_server_tools(setup: ToolSetup) -> list[Recorded]:
+    """Each server-run kind's tools added to ``setup.tools``; the items they made before the model ran."""
+    recorded: list[Recorded] = []
+    for kind in server_kinds():
+        recorded += await kind.prepare(setup)
+    return recorded
+
+
+def open_call(route: Route, call_id: str) -> OpenCall:
+    """The call a model's call of a tool opens (its item, and how its arguments stream in)."""
     return kind_named(route.kind).open_call(route, call_id)
 
 
-def client_items(items: Sequence[Item], plan: ClientTools) -> list[Item]:
-    """The context as the model reads it: every client tool call as a function call with its result."""
+def replayed(items: Sequence[Item], plan: ToolPlan) -> list[Item]:
+    """The context as the model reads it: every tool's call and output as a function call and its result."""
+    context = Replay(plan, items)
     seen: list[Item] = []
     for item in items:
         kind = kind_for_item(item.type)
-        replayed = kind.replay(item, plan) if kind is not None else None
-        seen.append(replayed if replayed is not None else item)
+        replay = kind.replay(item, context) if kind is not None else None
+        if replay is None:
+            seen.append(item)
+        else:
+            seen += replay
     return seen

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from responsa.protocol import ApplyPatchCall, ApplyPatchCallOutput, new_id
+from responsa.protocol import ApplyPatchCall, ApplyPatchCallOutput
 
 from ._fixed import FixedKind
 
@@ -17,6 +17,7 @@ def _fill(item: ApplyPatchCall, values: dict[str, Any]) -> None:
 
 APPLY_PATCH = FixedKind(
     name="apply_patch",
+    id_prefix="apc",
     description="Create, update or delete a file on the user's machine. For update_file, 'diff' is a V4A diff.",
     parameters={
         "type": "object",
@@ -27,7 +28,7 @@ APPLY_PATCH = FixedKind(
         },
         "required": ["type", "path"],
     },
-    new_item=lambda call_id: ApplyPatchCall(id=new_id("apc"), call_id=call_id, operation={}, status="in_progress"),
+    new_item=lambda item_id, call_id: ApplyPatchCall(id=item_id, call_id=call_id, operation={}, status="in_progress"),
     fill=_fill,
     call_type=ApplyPatchCall,
     call_arguments=lambda item: item.operation,

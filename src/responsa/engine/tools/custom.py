@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from responsa.protocol import (
     CustomTool,
@@ -20,12 +21,13 @@ from responsa.protocol import (
     Item,
     StreamEvent,
     Tool,
+    ToolRef,
     item_text,
     new_id,
 )
 
 from ._arguments import as_object
-from ._kind import ClientRoute, ClientTools, Where
+from ._kind import Closed, ItemEnd, Replay, Route, ToolPlan, Where, chosen_by_name
 
 __all__ = ["KIND", "InputDecoder", "offer_named"]
 
@@ -42,42 +44,48 @@ class _Call:
     item: CustomToolCall
     decoder: InputDecoder = field(default_factory=lambda: InputDecoder())
 
+    def opened(self, where: Where) -> Sequence[StreamEvent]:
+        return ()
+
     def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
         text = self.decoder.feed(chunk)
         return [CustomToolCallInputDelta(delta=text, **where)] if text else []
 
-    def close(self, arguments: str, where: Where) -> Sequence[StreamEvent]:
-        self.item.input = InputDecoder.final(arguments)
-        return [CustomToolCallInputDone(input=self.item.input, **where)]
+    def close(self, arguments: str, status: ItemEnd, where: Where) -> Closed:
+        self.item.input, self.item.status = InputDecoder.final(arguments), status
+        return Closed([CustomToolCallInputDone(input=self.item.input, **where)], needs_client=True)
 
 
 class CustomKind:
     name = "custom"
     tool_types = ("custom",)
-    item_types = ("custom_tool_call", "custom_tool_call_output")
+    item_types: ClassVar[Mapping[str, str]] = {"custom_tool_call": "ctc", "custom_tool_call_output": "ctco"}
 
-    def offer(self, tool: Tool, tools: ClientTools, param: str) -> None:
+    def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         if isinstance(tool, CustomTool):
             offer_named(tool, tools, None, param)
 
-    def open_call(self, route: ClientRoute, call_id: str) -> _Call:
+    def open_call(self, route: Route, call_id: str) -> _Call:
         return _Call(CustomToolCall(id=new_id("ctc"), call_id=call_id, name=route.name, input="",
                                     namespace=route.namespace))  # fmt: skip
 
-    def replay(self, item: Item, tools: ClientTools) -> FunctionCall | FunctionCallOutput | None:
+    def chosen(self, ref: ToolRef, name: str, route: Route) -> bool:
+        return chosen_by_name(ref, name, route)
+
+    def replay(self, item: Item, context: Replay) -> list[Item] | None:
         if isinstance(item, CustomToolCall):
-            name = tools.model_name(item.name, item.namespace)
-            return FunctionCall(id=item.id, call_id=item.call_id or item.id or "", name=name,
-                                arguments=json.dumps({"input": item.input}), status="completed")  # fmt: skip
+            name = context.tools.model_name(item.name, item.namespace)
+            return [FunctionCall(id=item.id, call_id=item.call_id or item.id or "", name=name,
+                                 arguments=json.dumps({"input": item.input}), status="completed")]  # fmt: skip
         if isinstance(item, CustomToolCallOutput):
-            return FunctionCallOutput(id=item.id, call_id=item.call_id, output=item_text(item), status="completed")
+            return [FunctionCallOutput(id=item.id, call_id=item.call_id, output=item_text(item), status="completed")]
         return None
 
 
-def offer_named(tool: CustomTool, tools: ClientTools, namespace: str | None, param: str) -> None:
+def offer_named(tool: CustomTool, tools: ToolPlan, namespace: str | None, param: str) -> None:
     name = tools.model_name(tool.name, namespace)
     function = FunctionTool(name=name, description=_description(tool), parameters=_INPUT_SCHEMA)
-    tools.add(function, ClientRoute("custom", tool.name, namespace, custom=tool), param)
+    tools.add(function, Route("custom", tool.name, namespace, custom=tool), param)
 
 
 def _description(tool: CustomTool) -> str:

@@ -3,25 +3,26 @@ way of calling, so a call streams its JSON arguments as they come."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from responsa.protocol import (
     CustomTool,
     FunctionCall,
     FunctionCallArgumentsDelta,
     FunctionCallArgumentsDone,
-    FunctionCallOutput,
     FunctionTool,
     Item,
     NamespaceTool,
     StreamEvent,
     Tool,
+    ToolRef,
     new_id,
 )
 
 from . import custom
-from ._kind import ClientRoute, ClientTools, Where
+from ._kind import Closed, ItemEnd, Replay, Route, ToolPlan, Where, chosen_by_name
 
 __all__ = ["KIND"]
 
@@ -30,46 +31,53 @@ __all__ = ["KIND"]
 class _Call:
     item: FunctionCall
 
+    def opened(self, where: Where) -> Sequence[StreamEvent]:
+        return ()
+
     def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
         return [FunctionCallArgumentsDelta(delta=chunk, **where)]
 
-    def close(self, arguments: str, where: Where) -> Sequence[StreamEvent]:
-        self.item.arguments = arguments
-        return [FunctionCallArgumentsDone(name=self.item.name, arguments=arguments, **where)]
+    def close(self, arguments: str, status: ItemEnd, where: Where) -> Closed:
+        self.item.arguments, self.item.status = arguments, status
+        done = FunctionCallArgumentsDone(name=self.item.name, arguments=arguments, **where)
+        return Closed([done], needs_client=True)
 
 
 class FunctionKind:
     name = "function"
     tool_types = ("function", "namespace")
-    item_types = ("function_call",)
+    item_types: ClassVar[Mapping[str, str]] = {"function_call": "fc", "function_call_output": "fco"}
 
-    def offer(self, tool: Tool, tools: ClientTools, param: str) -> None:
+    def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         if isinstance(tool, NamespaceTool):
             for inner in tool.tools:
                 offer_named(inner, tools, tool.name, param)
         elif isinstance(tool, FunctionTool):
             offer_named(tool, tools, None, param)
 
-    def open_call(self, route: ClientRoute, call_id: str) -> _Call:
+    def open_call(self, route: Route, call_id: str) -> _Call:
         return _Call(FunctionCall(id=new_id("fc"), call_id=call_id, name=route.name, arguments="",
                                   namespace=route.namespace, status="in_progress"))  # fmt: skip
 
-    def replay(self, item: Item, tools: ClientTools) -> FunctionCall | FunctionCallOutput | None:
+    def chosen(self, ref: ToolRef, name: str, route: Route) -> bool:
+        return chosen_by_name(ref, name, route)
+
+    def replay(self, item: Item, context: Replay) -> list[Item] | None:
         if not isinstance(item, FunctionCall) or item.namespace is None:
-            return None  # a plain function call is read as it is
-        name = tools.model_name(item.name, item.namespace)
-        return FunctionCall(id=item.id, call_id=item.call_id or item.id or "", name=name, arguments=item.arguments,
-                            status="completed")  # fmt: skip
+            return None  # a plain function call (and any output) is read as it is
+        name = context.tools.model_name(item.name, item.namespace)
+        return [FunctionCall(id=item.id, call_id=item.call_id or item.id or "", name=name, arguments=item.arguments,
+                             status="completed")]  # fmt: skip
 
 
-def offer_named(tool: FunctionTool | CustomTool, tools: ClientTools, namespace: str | None, param: str) -> None:
+def offer_named(tool: FunctionTool | CustomTool, tools: ToolPlan, namespace: str | None, param: str) -> None:
     """A function or custom tool, in ``namespace`` when it is in one."""
     if isinstance(tool, CustomTool):
         custom.offer_named(tool, tools, namespace, param)
         return
     name = tools.model_name(tool.name, namespace)
     function = tool if namespace is None else tool.model_copy(update={"name": name})
-    tools.add(function, ClientRoute("function", tool.name, namespace), param)
+    tools.add(function, Route("function", tool.name, namespace), param)
 
 
 KIND = FunctionKind()

@@ -11,7 +11,6 @@ from responsa.protocol import (
     ShellAction,
     ShellCall,
     ShellCallOutput,
-    new_id,
 )
 
 from ._arguments import as_int, as_strings
@@ -53,6 +52,7 @@ def _action_arguments(item: ShellCall | LocalShellCall) -> dict[str, Any]:
 
 SHELL = FixedKind(
     name="shell",
+    id_prefix="sh",
     description="Run shell commands on the user's machine, in order; their output comes back.",
     parameters={
         "type": "object",
@@ -62,8 +62,8 @@ SHELL = FixedKind(
         },
         "required": ["commands"],
     },
-    new_item=lambda call_id: ShellCall(
-        id=new_id("sh"), call_id=call_id, action=ShellAction(commands=[]), status="in_progress"
+    new_item=lambda item_id, call_id: ShellCall(
+        id=item_id, call_id=call_id, action=ShellAction(commands=[]), status="in_progress"
     ),
     fill=_fill_shell,
     call_type=ShellCall,
@@ -74,6 +74,7 @@ SHELL = FixedKind(
 
 LOCAL_SHELL = FixedKind(
     name="local_shell",
+    id_prefix="lsh",
     description="Run one command (an argv list) on the user's machine; its output comes back.",
     parameters={
         "type": "object",
@@ -84,8 +85,8 @@ LOCAL_SHELL = FixedKind(
         },
         "required": ["command"],
     },
-    new_item=lambda call_id: LocalShellCall(
-        id=new_id("lsh"), call_id=call_id, action=LocalShellAction(command=[]), status="in_progress"
+    new_item=lambda item_id, call_id: LocalShellCall(
+        id=item_id, call_id=call_id, action=LocalShellAction(command=[]), status="in_progress"
     ),
     fill=_fill_local_shell,
     call_type=LocalShellCall,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from responsa.protocol import FunctionTool, Tool, ToolSearchCall, ToolSearchOutput, ToolSearchTool, new_id
+from responsa.protocol import FunctionTool, Tool, ToolSearchCall, ToolSearchOutput, ToolSearchTool
 
 from ._fixed import FixedKind
 
@@ -32,9 +32,10 @@ def _found(output: ToolSearchOutput) -> tuple[str, str]:
 
 TOOL_SEARCH = FixedKind(
     name="tool_search",
+    id_prefix="tsc",
     description="",
     parameters=_QUERY,
-    new_item=lambda call_id: ToolSearchCall(id=new_id("ts"), call_id=call_id, arguments={}, status="in_progress"),
+    new_item=lambda item_id, call_id: ToolSearchCall(id=item_id, call_id=call_id, arguments={}, status="in_progress"),
     fill=_fill,
     call_type=ToolSearchCall,
     call_arguments=lambda item: item.arguments,

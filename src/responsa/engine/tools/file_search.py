@@ -1,0 +1,206 @@
+"""``file_search`` run by the server over the tenant's vector stores, on every backend.
+
+The model sees one function, ``file_search(query)``; when it calls it, the output holds a
+``file_search_call`` item (``queries``, and ``results`` when ``include`` asks for
+``file_search_call.results``) with OpenAI's events, the search runs, and the model reads the
+passages found as the call's output in its next round. The answer's text then cites the files the
+passages came from (``file_citation`` annotations at its end: local models do not place markers).
+A ``file_search`` tool without vector stores is the backend's own (the simulator's), or none.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, ClassVar, Protocol
+
+from responsa.protocol import (
+    FileSearchCall,
+    FileSearchResult,
+    FunctionCall,
+    FunctionCallOutput,
+    FunctionTool,
+    HostedToolEvent,
+    InvalidRequest,
+    Item,
+    OutputItemEvent,
+    SearchVectorStoreRequest,
+    StreamEvent,
+    Tool,
+    ToolRef,
+    VectorStoreSearchPage,
+    new_id,
+)
+
+from .._attribute_filters import check_filter
+from .._includes import search_as_shown
+from ._kind import Closed, ItemEnd, Recorded, Replay, Route, ServerContext, ToolPlan, ToolSetup, Where
+
+__all__ = ["KIND", "FileSearcher", "VectorSearch"]
+
+FILE_SEARCH = "file_search"
+"""The tool's type, and the name of the function the model calls."""
+
+_FUNCTION = FunctionTool(
+    name=FILE_SEARCH,
+    description="Search the user's uploaded files for passages about a question. Use it to answer "
+    "questions about their documents, reports, notes or manuals.",
+    parameters={
+        "type": "object",
+        # maxLength: a small model held to the call by grammar otherwise can loop inside the string.
+        "properties": {
+            "query": {"type": "string", "description": "What to look for, in a few words", "maxLength": 100}
+        },
+        "required": ["query"],
+    },
+)
+
+
+class VectorSearch(Protocol):
+    """The tenant's vector stores, as the file search reads them."""
+
+    async def exists(self, vector_store_id: str) -> bool: ...
+
+    async def search(self, vector_store_id: str, request: SearchVectorStoreRequest) -> VectorStoreSearchPage: ...
+
+
+@dataclass
+class FileSearcher:
+    """The request's ``file_search`` tool, bound to the caller's vector stores."""
+
+    stores: VectorSearch
+    vector_store_ids: list[str]
+    max_num_results: int = 10
+    filters: dict[str, Any] | None = None
+    ranking_options: dict[str, Any] | None = None
+
+    async def search(self, query: str) -> list[FileSearchResult]:
+        """The best passages across the vector stores, best first, as ``file_search_call.results``."""
+        if not query.strip():
+            return []
+        asked = SearchVectorStoreRequest.model_validate(
+            {"query": query, "max_num_results": self.max_num_results, "filters": self.filters,
+             "ranking_options": self.ranking_options}
+        )  # fmt: skip
+        found = [hit for store_id in self.vector_store_ids for hit in (await self.stores.search(store_id, asked)).data]
+        found.sort(key=lambda hit: -hit.score)
+        return [
+            FileSearchResult(file_id=hit.file_id, filename=hit.filename, score=hit.score, text=hit.content[0].text,
+                             attributes=hit.attributes or {})
+            for hit in found[: self.max_num_results]
+        ]  # fmt: skip
+
+
+async def _searcher(setup: ToolSetup) -> FileSearcher | None:
+    """The server's file search for the request's ``file_search`` tool, when it names vector stores
+    (their existence is checked: another tenant's or an unknown id is a 400, except on a simulated
+    model, which then searches as it does without stores); None otherwise."""
+    stores = setup.services.vector_stores
+    for index, tool in enumerate(setup.request.tools):
+        if tool.type != FILE_SEARCH or stores is None:
+            continue
+        spec = tool.model_dump()
+        ids = spec.get("vector_store_ids")
+        if not ids:
+            return None
+        if not isinstance(ids, list) or not all(isinstance(one, str) for one in ids):
+            raise InvalidRequest("'vector_store_ids' must be a list of ids.", param=f"tools[{index}].vector_store_ids")
+        limit = spec.get("max_num_results")
+        limit = 10 if limit is None else limit
+        if not isinstance(limit, int) or not 1 <= limit <= 50:
+            raise InvalidRequest("'max_num_results' must be from 1 to 50.", param=f"tools[{index}].max_num_results")
+        if spec.get("filters") is not None:  # checked now, not when the model first searches
+            check_filter(spec["filters"], f"tools[{index}].filters")
+        for vector_store_id in ids:
+            if not await stores.exists(vector_store_id):
+                if setup.simulated:
+                    return None
+                raise InvalidRequest(
+                    f"Vector store '{vector_store_id}' not found.", param=f"tools[{index}].vector_store_ids"
+                )
+        return FileSearcher(stores, ids, limit, spec.get("filters"), spec.get("ranking_options"))
+    return None
+
+
+def _event(phase: str, where: Where) -> StreamEvent:
+    return HostedToolEvent.model_validate({"type": f"response.file_search_call.{phase}", **where})
+
+
+async def _run(
+    searcher: FileSearcher, item: FileSearchCall, context: ServerContext, where: Where
+) -> AsyncIterator[list[StreamEvent]]:
+    """Search; the results end the item, and the answer will cite the files they came from."""
+    yield [_event("searching", where)]
+    context.timeline.mark("file_search.started", item_id=item.id)
+    results = await searcher.search(item.queries[0])
+    context.timeline.mark("file_search.ended", item_id=item.id, results=len(results))
+    item.status, item.results = "completed", results  # stored always; shown per include (_includes.py)
+    for hit in results:
+        if hit.file_id and all(cited.get("file_id") != hit.file_id for cited in context.cited):
+            context.cited.append({"type": "file_citation", "file_id": hit.file_id, "filename": hit.filename or ""})
+    shown = search_as_shown(item, context.response).model_copy()
+    done = OutputItemEvent(type="response.output_item.done", output_index=where["output_index"], item=shown)
+    yield [_event("completed", where), done]
+
+
+@dataclass
+class _Call:
+    item: FileSearchCall
+    searcher: FileSearcher
+
+    def opened(self, where: Where) -> Sequence[StreamEvent]:
+        return [_event("in_progress", where)]
+
+    def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
+        return ()
+
+    def close(self, arguments: str, status: ItemEnd, where: Where) -> Closed:
+        if status == "incomplete":
+            self.item.status = status
+            return Closed()
+        try:
+            query = str(json.loads(arguments).get("query") or "")
+        except (ValueError, AttributeError):
+            query = arguments
+        self.item.queries = [query]
+        return Closed(run=partial(_run, self.searcher, self.item))
+
+
+class FileSearchKind:
+    name = FILE_SEARCH
+    tool_types = (FILE_SEARCH,)
+    item_types: ClassVar[Mapping[str, str]] = {"file_search_call": "fs"}
+
+    def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
+        """Nothing without the tenant's vector stores: see :meth:`prepare`."""
+
+    async def prepare(self, setup: ToolSetup) -> list[Recorded]:
+        searcher = await _searcher(setup)
+        if searcher is not None:
+            setup.tools.add(_FUNCTION, Route(FILE_SEARCH, FILE_SEARCH, target=searcher), "tools")
+        return []
+
+    def open_call(self, route: Route, call_id: str) -> _Call:
+        return _Call(FileSearchCall(id=new_id("fs"), status="in_progress"), route.target)
+
+    def chosen(self, ref: ToolRef, name: str, route: Route) -> bool:
+        return ref.type == FILE_SEARCH
+
+    def replay(self, item: Item, context: Replay) -> list[Item] | None:
+        """A search holding its results (stored: later turns read them too) as a function call and its
+        output; the backend's own searches are read as they are."""
+        if not isinstance(item, FileSearchCall) or item.results is None:
+            return None
+        passages = [{"file": hit.filename, "text": hit.text} for hit in item.results]
+        output = json.dumps(passages, ensure_ascii=False) if passages else "No passages matched."
+        call_id = item.id or new_id("fs")
+        query = json.dumps({"query": (item.queries or [""])[0]})
+        return [
+            FunctionCall(id=call_id, call_id=call_id, name=FILE_SEARCH, arguments=query, status="completed"),
+            FunctionCallOutput(call_id=call_id, output=output, status="completed"),
+        ]
+
+
+KIND = FileSearchKind()
