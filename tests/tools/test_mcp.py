@@ -235,6 +235,16 @@ def test_a_forced_or_required_tool_is_called_once_then_the_model_answers(
     assert reply.tool_choice == client.responses.retrieve(reply.id).tool_choice  # echoed as asked
 
 
+def test_a_tool_two_servers_share_is_called_by_its_own_name(client: openai.OpenAI, mcp: McpServer) -> None:
+    """The second server's ``add`` reaches the model as ``other_add``; the call names the server's tool."""
+    choice = {"type": "mcp", "server_label": "other", "name": "add"}
+    reply = client.responses.create(model="sim", input="Please add 1 and 2", tools=[mcp.tool(), mcp.tool("other")],
+                                    tool_choice=choice)  # fmt: skip
+    assert kinds(reply) == ["mcp_list_tools", "mcp_list_tools", "mcp_call", "message"]
+    call = reply.output[2]
+    assert (call.server_label, call.name, call.error, call.output) == ("other", "add", None, "3")
+
+
 def test_allowed_tools_limit_the_listing_too(client: openai.OpenAI, mcp: McpServer) -> None:
     reply = client.responses.create(
         model="sim", input="Please add 2 and 3", tools=[mcp.tool(allowed_tools={"tool_names": ["add"]})]
