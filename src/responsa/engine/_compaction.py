@@ -27,7 +27,10 @@ from responsa.protocol import (
 )
 from responsa.store import Store
 
-from ._prepare import build_model_request, check_request, load_history, normalize_input
+from ._checks import check_request
+from ._context import load_history, normalize_input
+from ._model_request import build_model_request
+from ._run import RunContext
 from ._sealing import Sealer
 from ._truncation import token_counter, truncated
 from ._usage import usage_of
@@ -153,10 +156,10 @@ class Compactor:
         check_request(request)
         backend = self._backends.resolve(request.model)
         context = await self._context(request, tenant)
-        client = plan_client_tools(request.tools, context)
+        ctx = RunContext(request, self._store.scoped(tenant), backend, plan_client_tools(request.tools, context))
 
         def build(items: list[Item]) -> ModelRequest:
-            return build_model_request(request, items, None, client)
+            return build_model_request(ctx, items)
 
         return await backend.count_tokens(
             build(await truncated(request, backend, context, token_counter(backend, build)))

@@ -16,7 +16,7 @@ from responsa.protocol import (
 )
 from responsa.store import ItemPage, Order, Store
 
-from ._prepare import conversation_items, resolve_items
+from ._context import conversation_items, resolve_items
 
 __all__ = ["ConversationService"]
 

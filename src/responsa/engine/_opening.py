@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
+from dataclasses import replace
 
 from responsa import tracing
 from responsa.backends import Backend, BackendRegistry, ModelRequest
@@ -19,11 +20,13 @@ from responsa.tools import McpConnector
 
 from ._accumulate import OutputBuilder
 from ._admission import Admission
+from ._checks import check_request
 from ._compaction import Compactor
+from ._context import load_history, normalize_input
 from ._images import check_images
+from ._model_request import build_model_request
 from ._new_response import new_response, unavailable_hosted
-from ._prepare import build_model_request, check_request, load_history, normalize_input
-from ._run import Run, open_model_call
+from ._run import Run, RunContext, open_model_call
 from ._tool_choice import HOSTED_TOOLS
 from ._truncation import token_counter, truncated
 from ._vector_stores import VectorStoreService
@@ -129,9 +132,10 @@ class Opener:
         if self._compactor is not None:
             context = self._compactor.expand(context, tenant)
         unavailable = frozenset(entry["type"] for entry in ignored) | served
+        ctx = RunContext(request, store, backend, tools, unavailable, fault, input_items)
 
         def build(items: list[Item]) -> ModelRequest:
-            return build_model_request(request, [*items, *response.output], fault, tools, unavailable=unavailable)
+            return build_model_request(ctx, [*items, *response.output])
 
         count = token_counter(backend, build)
         if self._compactor is not None:
@@ -140,8 +144,7 @@ class Opener:
                 opening += builder.record_compaction(compaction)
         context = await truncated(request, backend, context, count)
         model_events = await open_model_call(stack, backend, build(context), builder.timeline)
-        return Run(request, response, input_items, store, context, backend, builder, opening, model_events, stack,
-                   fault, tools, unavailable)  # fmt: skip
+        return Run(replace(ctx, prior=context), response, builder, opening, model_events, stack)
 
     def _admission(self, backend: Backend) -> Admission:
         admission = self._admissions.get(id(backend))

@@ -22,31 +22,43 @@ from .tools import ToolPlan
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-__all__ = ["Run", "open_model_call"]
+__all__ = ["Run", "RunContext", "open_model_call"]
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a run knows from the start, for all its turns."""
+
+    request: CreateResponseRequest
+    store: Store
+    """The store as the request's tenant sees it."""
+    backend: Backend
+    tools: ToolPlan
+    """The request's tools as the model sees them, each with its kind."""
+    unavailable: frozenset[str] = frozenset()
+    """Hosted tool types left out of what the model sees (the backend cannot run them, or the server does)."""
+    fault: str | None = None
+    input_items: list[Item] = field(default_factory=list)
+    prior: list[Item] = field(default_factory=list)
+    """History and input (compacted, truncated): what the model reads before this response's own output."""
+
+    @property
+    def tenant(self) -> str:
+        return self.store.tenant
 
 
 @dataclass
 class Run:
-    """One generation in flight: its request, the response being built, and the open model stream."""
+    """One generation in flight: what it knows from the start (``ctx``), the response being built, the
+    open model stream, and the little that changes as it goes."""
 
-    request: CreateResponseRequest
+    ctx: RunContext
     response: ResponseObject
-    input_items: list[Item]
-    store: Store
-    """The store as the request's tenant sees it."""
-    context: list[Item]
-    """History and input: what the model reads before this response's own output."""
-    backend: Backend
     builder: OutputBuilder
     opening: list[StreamEvent]
     """Events of what happened before the model started (lifecycle, MCP listings, approved calls)."""
     model_events: AsyncIterator[list[ModelEvent]]
     exit_stack: AsyncExitStack
-    fault: str | None = None
-    tools: ToolPlan = field(default_factory=ToolPlan)
-    """The request's tools as the model sees them, each with its kind."""
-    unavailable: frozenset[str] = frozenset()
-    """Hosted tool types left out of what the model sees (the backend cannot run them, or the server does)."""
     cancel_requested: anyio.Event = field(default_factory=anyio.Event)
     done: anyio.Event = field(default_factory=anyio.Event)
     error: ResponsaError | None = None
@@ -64,7 +76,7 @@ class Run:
 
     @property
     def tenant(self) -> str:
-        return self.store.tenant
+        return self.ctx.tenant
 
     def end_span(self) -> None:
         """End the response's span with its outcome and token counts."""

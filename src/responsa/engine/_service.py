@@ -9,12 +9,11 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Collection, Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
-from responsa import tracing
 from responsa.backends import BackendRegistry
 from responsa.protocol import (
     TERMINAL_STATUSES,
@@ -26,34 +25,29 @@ from responsa.protocol import (
     NotFound,
     ResponsaError,
     ResponseObject,
-    ServiceUnavailable,
     StreamEvent,
     Usage,
 )
 from responsa.store import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Store
 from responsa.tools import McpConnector
 
-from ._accumulate import OutputBuilder
+from ._checks import KNOWN_INCLUDES
 from ._compaction import Compactor
 from ._event_log import EventLog, replay
 from ._includes import check_includes, create_view, with_includes
 from ._leases import Leases
+from ._loop import RunLoop
 from ._opening import Opener
 from ._periodic import every
-from ._prepare import KNOWN_INCLUDES, build_model_request, conversation_items
-from ._run import Run, open_model_call
-from ._tool_choice import after_forced_round
+from ._run import Run
 from ._vector_stores import VectorStoreService
 
-__all__ = ["MAX_ROUNDS", "ResponseService"]
+__all__ = ["ResponseService"]
 
 logger = logging.getLogger(__name__)
 
 CANCEL_POLL = 0.2
 """Seconds between checks for cancels asked for in other processes."""
-
-MAX_ROUNDS = 10
-"""Model turns in one response at most; the last one may not call tools."""
 
 
 class ResponseService:
@@ -83,6 +77,7 @@ class ResponseService:
         self._opener = Opener(
             store, backends, self._mcp, compactor, hosted_tools, max_input_items, admission, vector_stores
         )
+        self._loop = RunLoop(self._running, self.leases, background, on_usage)
 
     async def start(
         self,
@@ -94,87 +89,9 @@ class ResponseService:
         """Validate, rebuild context, do the MCP groundwork and open the model stream (see ``Opener``)."""
         return await self._opener.open(request, fault, tenant, history)
 
-    async def events(self, run: Run) -> AsyncGenerator[list[StreamEvent]]:
-        """Drive a started run to its end, yielding its stream events in batches (those that happen
-        together, such as the tokens of one network read); the store follows along.
-
-        With MCP tools this is the agentic loop: the model's MCP calls are executed and the model
-        is asked again, until it answers, calls a client function, needs an approval, or runs out
-        of its tool-call budget (``max_tool_calls``) or rounds.
-        """
-        builder = run.builder
-        self._running[run.response.id] = run
-        try:
-            if run.request.background:
-                await run.store.save_response(run.response)  # queued -> in_progress
-            elif run.response.store and run.request.stream:
-                await self._record_start(run)
-            yield run.opening
-            try:
-                async for events in self._turns(run):
-                    if builder.finished:
-                        await self._persist_once(run)
-                    yield events
-            except ResponsaError as error:
-                run.error = error
-                events = builder.fail(error)
-                await self._persist_once(run)
-                yield events
-        finally:
-            if not builder.finished:
-                builder.cancel()
-            with anyio.CancelScope(shield=True):
-                try:
-                    await run.exit_stack.aclose()
-                    if run.log is not None:
-                        # Every event is stored when the response is stored as ended (see replay).
-                        run.log.close()
-                        await run.log.drained.wait()
-                    await self._persist_once(run)
-                    if run.log is not None:
-                        run.log.settle()
-                finally:
-                    run.end_span()
-                    if run.log is not None:
-                        run.log.end()
-                    self.leases.release(run.response.id)
-                    self._running.pop(run.response.id, None)
-                    run.done.set()
-
-    async def _turns(self, run: Run) -> AsyncIterator[list[StreamEvent]]:
-        builder = run.builder
-        asked = run.request
-        for round_number in range(MAX_ROUNDS):
-            first = True
-            async for batch in run.model_events:
-                if run.cancel_requested.is_set():
-                    break
-                if first:
-                    builder.timeline.mark("model.first_output")
-                    first = False
-                yield [event for model_event in batch for event in builder.feed(model_event)]
-            if run.cancel_requested.is_set():
-                if run.shutting_down:
-                    raise ServiceUnavailable(
-                        "The server shut down before this response finished.", code="server_shutdown"
-                    )
-                yield builder.cancel()
-                return
-            calls = builder.server_calls_waiting
-            async for events in builder.run_server_calls(run.span):
-                yield events
-            run.tool_calls_made += calls
-            if _after_turn(calls, builder) != "again":
-                break
-            context = [*run.context, *run.response.output]
-            last = round_number + 2 >= MAX_ROUNDS
-            asked = after_forced_round(asked)
-            request = build_model_request(
-                asked, context, run.fault, run.tools, run.tool_calls_made, last, run.unavailable
-            )
-            with tracing.current(run.span):
-                run.model_events = await open_model_call(run.exit_stack, run.backend, request, builder.timeline)
-        yield builder.complete()
+    def events(self, run: Run) -> AsyncGenerator[list[StreamEvent]]:
+        """Drive a started run to its end, yielding its stream events in batches (see ``RunLoop``)."""
+        return self._loop.events(run)
 
     async def launch(self, run: Run) -> ResponseObject:
         """Start a background run; returns the response as queued. It goes on without any client."""
@@ -183,8 +100,8 @@ class ResponseService:
         created = run.opening[0]
         assert isinstance(created, LifecycleEvent)
         queued = created.response
-        store = run.store
-        await store.save_response(queued, run.input_items, lease_until=self.leases.take(queued.id))
+        store = run.ctx.store
+        await store.save_response(queued, run.ctx.input_items, lease_until=self.leases.take(queued.id))
         run.inputs_saved = True
         run.log = EventLog(store, run.response.id)
         self._running[run.response.id] = run
@@ -234,54 +151,6 @@ class ResponseService:
         if run.error is not None:
             raise run.error
         return create_view(run.response)
-
-    async def _record_start(self, run: Run) -> None:
-        """Write the in-progress response, off the stream's path when a background task group is given:
-        the first tokens need not wait for the disk (the final save waits for this one)."""
-        run.recorded = anyio.Event()
-
-        async def record(recorded: anyio.Event) -> None:
-            try:
-                with tracing.current(run.span):
-                    lease = self.leases.take(run.response.id)
-                    await run.store.save_response(run.response, run.input_items, lease_until=lease)
-                run.inputs_saved = True
-            finally:
-                recorded.set()
-
-        if self._background is None:
-            await record(run.recorded)
-        else:
-            self._background.start_soon(record, run.recorded)
-
-    async def _persist_once(self, run: Run) -> None:
-        """The final save, before the terminal event goes out: a client that saw a response end can
-        always retrieve it. Background runs save at the very end instead, with the end of their event
-        log once the rest is stored (see replay); the save cannot be cut short, or a conversation
-        could get a turn twice."""
-        if run.persisted or (run.log is not None and not run.log.closed):
-            return
-        run.persisted = True
-        with anyio.CancelScope(shield=True), tracing.current(run.span):
-            await self._persist(run)
-
-    async def _persist(self, run: Run) -> None:
-        """Final save; a conversation gains this turn's input and output only if the turn succeeded."""
-        if run.recorded is not None:
-            await run.recorded.wait()
-        response = run.response
-        if response.usage is not None and self._on_usage is not None:
-            await self._on_usage(run.tenant, response.usage)
-        turn: list[Item] = []
-        if response.conversation and response.status in ("completed", "incomplete"):
-            turn = conversation_items([*run.input_items, *create_view(response).output])
-        if response.store:
-            inputs = None if run.inputs_saved else run.input_items
-            end = run.log.tail() if run.log is not None else []
-            timing = run.builder.timeline.ended(response)
-            await run.store.save_response(response, inputs, append_to_conversation=turn, events=end, timing=timing)
-        elif turn and response.conversation:
-            await run.store.append_conversation_items(response.conversation["id"], turn)
 
     def _local(self, response_id: str, tenant: str) -> Run | None:
         """The run of this response in this process, if it is one of ``tenant``'s."""
@@ -376,14 +245,3 @@ class ResponseService:
         if page is None:
             raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
         return page
-
-
-TurnOutcome = Literal["again", "final", "needs_client"]
-
-
-def _after_turn(calls_run: int, builder: OutputBuilder) -> TurnOutcome:
-    """What a finished model turn leads to: the client's move (a call it runs, an approval it gives),
-    another turn with the results of the calls the server ran, or the end."""
-    if builder.needs_client:
-        return "needs_client"
-    return "again" if calls_run else "final"

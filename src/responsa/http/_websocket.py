@@ -114,7 +114,7 @@ async def _serve_one(socket: WebSocket, connection: _Connection, text: str) -> N
         await socket.send_text(json.dumps(error_message(error)))
         return
     if run.response.status in ("completed", "incomplete"):
-        connection.keep(run.response.id, [*run.context, *run.response.output])
+        connection.keep(run.response.id, [*run.ctx.prior, *run.response.output])
     else:
         connection.evict(previous)
 

@@ -1,0 +1,138 @@
+"""What a create request asks, checked: everything a client can get wrong in the body alone is a 400
+here, before anything is read, stored or generated."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+from jsonschema.validators import validator_for
+
+from responsa.protocol import (
+    CreateResponseRequest,
+    CustomTool,
+    FunctionTool,
+    InvalidRequest,
+    JsonSchemaFormat,
+    NamespaceTool,
+)
+
+from ._includes import check_includes
+from ._tool_choice import HOSTED_TOOLS, check_tool_choice
+from .tools import kind_for_tool, plan_client_tools
+
+__all__ = ["KNOWN_INCLUDES", "check_request"]
+
+KNOWN_INCLUDES = frozenset(
+    {
+        "code_interpreter_call.outputs",
+        "computer_call_output.output.image_url",
+        "file_search_call.results",
+        "message.input_image.image_url",
+        "message.output_text.logprobs",
+        "reasoning.encrypted_content",
+        "web_search_call.action.sources",
+        "web_search_call.results",
+    }
+)
+
+
+def check_request(request: CreateResponseRequest) -> None:
+    """Reject what we cannot honour, with the parameter at fault."""
+    if request.background and not request.store:
+        raise InvalidRequest("Background responses must be stored: 'background' needs 'store: true'.", param="store")
+    _check_conversation(request)
+    if request.input is None and request.previous_response_id is None:
+        raise InvalidRequest("Missing required parameter: 'input'.", param="input", code="missing_required_parameter")
+    check_includes(request.include or [], KNOWN_INCLUDES)
+    _check_unsupported(request)
+    _check_tools(request)
+    check_tool_choice(request, plan_client_tools(request.tools))
+    fmt = request.text.format if request.text else None
+    if isinstance(fmt, JsonSchemaFormat):
+        _check_schema(fmt.schema_, "text.format.schema")
+
+
+def _check_unsupported(request: CreateResponseRequest) -> None:
+    """Parameters of other servers that responsa accepts only where it can honour them."""
+    extra = request.model_extra or {}
+    if "response_format" in extra:
+        raise InvalidRequest(
+            "Give the output format once: 'response_format' or 'text.format', not both.",
+            param="response_format",
+            code="mutually_exclusive_parameters",
+        )
+    for name, only, why in _ONLY_VALUES:
+        value = getattr(request, name)
+        if value is not None and value != only:
+            raise InvalidRequest(
+                f"Invalid '{name}': {value}. Only {only} is supported: {why}.", param=name, code="unsupported_value"
+            )
+
+
+_ONLY_VALUES = (
+    ("n", 1, "a response has one output"),
+    ("best_of", 1, "beam search is not run here"),
+    ("length_penalty", 1.0, "it applies to beam search, which is not run here"),
+)
+"""OpenVINO's beam-search parameters: accepted at the value that changes nothing, else a 400."""
+
+
+def _check_conversation(request: CreateResponseRequest) -> None:
+    conversation = request.conversation_id
+    if conversation is None:
+        return
+    if request.previous_response_id is not None:
+        raise InvalidRequest(
+            "Mutually exclusive parameters. Ensure you are only providing one of: "
+            "'previous_response_id' or 'conversation'.",
+            code="mutually_exclusive_parameters",
+        )
+    if not conversation.startswith("conv_"):
+        raise InvalidRequest(
+            f"Invalid 'conversation': '{conversation}'. Expected an ID that begins with 'conv_'.",
+            param="conversation",
+            code="invalid_conversation_id",
+        )
+    if not request.store:
+        raise InvalidRequest(
+            "'store: false' cannot be used with 'conversation': a conversation keeps every response's items.",
+            param="store",
+        )
+
+
+def _check_tools(request: CreateResponseRequest) -> None:
+    for index, tool in enumerate(request.tools):
+        param = f"tools[{index}]"
+        if isinstance(tool, FunctionTool):
+            _check_function(tool, param)
+        elif isinstance(tool, NamespaceTool):
+            for inner_index, inner in enumerate(tool.tools):
+                _check_function(inner, f"{param}.tools[{inner_index}]")
+        elif isinstance(tool, CustomTool):
+            _check_function(tool, param)
+        elif not (tool.type in HOSTED_TOOLS or kind_for_tool(tool.type) is not None):
+            raise InvalidRequest(
+                f"Tool type '{tool.type}' is not supported yet.", param=f"{param}.type", code="unsupported_value"
+            )
+
+
+def _check_function(tool: FunctionTool | CustomTool, param: str) -> None:
+    if isinstance(tool, FunctionTool):
+        if tool.parameters is not None:
+            _check_schema(tool.parameters, f"{param}.parameters")
+        return
+    fmt = tool.format
+    if fmt is not None and fmt.type == "grammar" and not (fmt.syntax and fmt.definition):
+        raise InvalidRequest(
+            "A grammar format needs 'syntax' ('lark' or 'regex') and 'definition'.", param=f"{param}.format"
+        )
+
+
+def _check_schema(schema: dict[str, Any], param: str) -> None:
+    try:
+        validator_for(schema).check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise InvalidRequest(
+            f"Invalid schema for '{param}': {exc.message}", param=param, code="invalid_schema"
+        ) from exc

@@ -1,0 +1,153 @@
+"""The context of a create request: the history it continues (a conversation or a response chain) and
+its input as typed items, with ids, resolved references, and checks on what a model cannot read."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from responsa.protocol import (
+    TERMINAL_STATUSES,
+    Conflict,
+    CreateResponseRequest,
+    FunctionCall,
+    FunctionCallOutput,
+    InputText,
+    InvalidRequest,
+    Item,
+    ItemReference,
+    Message,
+    NotFound,
+    OutputText,
+    Reasoning,
+    UnknownPart,
+    new_id,
+)
+from responsa.store import Store
+
+from .tools import id_prefix
+
+__all__ = ["conversation_items", "load_history", "normalize_input", "resolve_items"]
+
+_ID_PREFIX = {"message": "msg", "reasoning": "rs", "compaction": "cmp"}
+"""Of the ids of items that are no tool kind's (those say theirs)."""
+
+
+async def load_history(store: Store, request: CreateResponseRequest) -> list[Item]:
+    """The context before this request's input: the conversation's items or the response chain."""
+    conversation_id = request.conversation_id
+    if conversation_id is not None:
+        if not store.retention.conversations_enabled:
+            raise InvalidRequest("Conversation storage is disabled on this server.", param="conversation")
+        items = await store.load_conversation(conversation_id)
+        if items is None:
+            raise NotFound(f"Conversation with id '{conversation_id}' not found.", param="conversation")
+        return items
+    previous_id = request.previous_response_id
+    if previous_id is None:
+        return []
+    previous = await store.get_response(previous_id)
+    if previous is None:
+        raise NotFound(
+            f"Previous response with id '{previous_id}' not found.",
+            param="previous_response_id",
+            code="previous_response_not_found",
+        )
+    if previous.status not in TERMINAL_STATUSES:
+        raise Conflict(
+            f"Previous response '{previous_id}' is still {previous.status}; wait for it to finish.",
+            param="previous_response_id",
+            code="previous_response_in_progress",
+        )
+    return await store.load_context(previous_id) or []
+
+
+async def normalize_input(store: Store, request: CreateResponseRequest, history: Sequence[Item]) -> list[Item]:
+    """The request's input as typed items with ids, content parts and resolved ``item_reference``s."""
+    raw = request.input
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        raw = [Message(role="user", content=[InputText(text=raw)])]
+    items = await resolve_items(store, raw, "input")
+    _check_call_outputs([*history, *items])
+    return items
+
+
+async def resolve_items(store: Store, raw: Sequence[Item], param: str, copies: bool = False) -> list[Item]:
+    """Items as they will be stored: ids and statuses filled in, ``item_reference``s replaced (by a
+    copy with its own id when ``copies``: an item added to a conversation is that conversation's own)."""
+    items: list[Item] = []
+    for index, item in enumerate(raw):
+        if isinstance(item, ItemReference):
+            found = await store.get_item(item.id)
+            if found is None:
+                raise NotFound(f"Item with id '{item.id}' not found.", param=f"{param}[{index}].id")
+            items.append(found.model_copy(update={"id": _new_item_id(found.type)}) if copies else found)
+        else:
+            _check_parts(item, f"{param}[{index}]")
+            items.append(_with_defaults(item))
+    return items
+
+
+def _check_parts(item: Item, param: str) -> None:
+    """A content part no model here reads is a 400, never dropped; vendor-prefixed ones
+    (``acme:thing``) are extensions, kept as sent."""
+    if isinstance(item, Message):
+        field, content = "content", item.content
+    elif isinstance(item, FunctionCallOutput):
+        field, content = "output", item.output
+    else:
+        return
+    if isinstance(content, str):
+        return
+    for index, part in enumerate(content):
+        if isinstance(part, UnknownPart) and ":" not in part.type:
+            raise InvalidRequest(
+                f"Invalid content part type {part.type!r}: expected one of input_text, input_image, input_file, "
+                "output_text, refusal (or Chat Completions' text, image_url, file).",
+                param=f"{param}.{field}[{index}].type",
+                code="invalid_value",
+            )
+
+
+def _new_item_id(item_type: str) -> str:
+    return new_id(id_prefix(item_type) or _ID_PREFIX.get(item_type, "item"))
+
+
+def conversation_items(items: Sequence[Item]) -> list[Item]:
+    """Items as a conversation keeps them: each with its own id (to be fetched and deleted one by one)
+    and ``created_at`` (as SGLang lists them); copies, so a response's output is left as it was."""
+    now = int(time.time())
+    stamped = []
+    for item in items:
+        fields: dict[str, Any] = {}
+        if getattr(item, "id", None) is None:
+            fields["id"] = _new_item_id(item.type)
+        if getattr(item, "created_at", None) is None:
+            fields["created_at"] = now
+        stamped.append(item.model_copy(update=fields) if fields else item)
+    return stamped
+
+
+def _with_defaults(item: Item) -> Item:
+    item = item.model_copy()
+    if isinstance(item, Message) and isinstance(item.content, str):
+        part = OutputText(text=item.content) if item.role == "assistant" else InputText(text=item.content)
+        item.content = [part]
+    if isinstance(item, Message | FunctionCall | FunctionCallOutput | Reasoning):
+        if item.id is None:
+            item.id = _new_item_id(item.type)
+        if item.status is None:
+            item.status = "completed"
+    return item
+
+
+def _check_call_outputs(items: Sequence[Item]) -> None:
+    calls = {item.call_id for item in items if isinstance(item, FunctionCall)}
+    for item in items:
+        if isinstance(item, FunctionCallOutput) and item.call_id not in calls:
+            raise InvalidRequest(
+                f"No tool call found for function call output with call_id {item.call_id}.", param="input"
+            )

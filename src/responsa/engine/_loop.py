@@ -1,0 +1,187 @@
+"""The agentic loop: a started run driven to its end, turn by turn, with the store following along.
+
+Each model turn ends in one outcome: ``again`` (the server ran calls; the model reads their results
+next), ``needs_client`` (a call the client runs, or an approval it gives, ends the response),
+``final`` (the model answered) or ``cancelled``. The response is saved before its terminal event
+goes out: a client that saw a response end can always retrieve it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from dataclasses import replace
+from typing import Literal
+
+import anyio
+from anyio.abc import TaskGroup
+
+from responsa import tracing
+from responsa.protocol import Item, ResponsaError, ServiceUnavailable, StreamEvent, Usage
+
+from ._context import conversation_items
+from ._includes import create_view
+from ._leases import Leases
+from ._model_request import FIRST_TURN, build_model_request
+from ._run import Run, open_model_call
+
+__all__ = ["MAX_ROUNDS", "RunLoop", "TurnOutcome"]
+
+MAX_ROUNDS = 10
+"""Model turns in one response at most; the last one may not call tools."""
+
+TurnOutcome = Literal["again", "final", "needs_client", "cancelled"]
+
+
+class RunLoop:
+    """Drives runs; shares with the service which runs are in this process, and their leases."""
+
+    def __init__(
+        self,
+        running: dict[str, Run],
+        leases: Leases,
+        background: TaskGroup | None = None,
+        on_usage: Callable[[str, Usage], Awaitable[None]] | None = None,
+    ) -> None:
+        self._running = running
+        self._leases = leases
+        self._background = background
+        self._on_usage = on_usage
+
+    async def events(self, run: Run) -> AsyncGenerator[list[StreamEvent]]:
+        """Drive a started run to its end, yielding its stream events in batches (those that happen
+        together, such as the tokens of one network read); the store follows along.
+
+        With server-run tools this is the agentic loop: the calls the model made are run and the model
+        is asked again, until it answers, calls a client tool, needs an approval, or runs out of its
+        tool-call budget (``max_tool_calls``) or rounds.
+        """
+        builder = run.builder
+        self._running[run.response.id] = run
+        try:
+            if run.ctx.request.background:
+                await run.ctx.store.save_response(run.response)  # queued -> in_progress
+            elif run.response.store and run.ctx.request.stream:
+                await self._record_start(run)
+            yield run.opening
+            try:
+                async for events in self._turns(run):
+                    if builder.finished:
+                        await self._persist_once(run)
+                    yield events
+            except ResponsaError as error:
+                run.error = error
+                events = builder.fail(error)
+                await self._persist_once(run)
+                yield events
+        finally:
+            if not builder.finished:
+                builder.cancel()
+            with anyio.CancelScope(shield=True):
+                try:
+                    await run.exit_stack.aclose()
+                    if run.log is not None:
+                        # Every event is stored when the response is stored as ended (see replay).
+                        run.log.close()
+                        await run.log.drained.wait()
+                    await self._persist_once(run)
+                    if run.log is not None:
+                        run.log.settle()
+                finally:
+                    run.end_span()
+                    if run.log is not None:
+                        run.log.end()
+                    self._leases.release(run.response.id)
+                    self._running.pop(run.response.id, None)
+                    run.done.set()
+
+    async def _turns(self, run: Run) -> AsyncIterator[list[StreamEvent]]:
+        turn = FIRST_TURN
+        for round_number in range(1, MAX_ROUNDS + 1):
+            outcome: TurnOutcome = "final"
+            async for step in self._turn(run):
+                if isinstance(step, str):
+                    outcome = step
+                else:
+                    yield step
+            if outcome == "cancelled":
+                yield run.builder.cancel()
+                return
+            if outcome != "again":
+                break
+            # A forced choice is met once the server has run the call it forced (as OpenAI does).
+            turn = replace(turn, calls_made=run.tool_calls_made, last=round_number + 1 >= MAX_ROUNDS,
+                           choice_met=True)  # fmt: skip
+            request = build_model_request(run.ctx, [*run.ctx.prior, *run.response.output], turn)
+            with tracing.current(run.span):
+                run.model_events = await open_model_call(run.exit_stack, run.ctx.backend, request, run.builder.timeline)
+        yield run.builder.complete()
+
+    async def _turn(self, run: Run) -> AsyncIterator[list[StreamEvent] | TurnOutcome]:
+        """One model turn and the server's calls it made: their events, then how the turn ended."""
+        builder = run.builder
+        first = True
+        async for batch in run.model_events:
+            if run.cancel_requested.is_set():
+                break
+            if first:
+                builder.timeline.mark("model.first_output")
+                first = False
+            yield [event for model_event in batch for event in builder.feed(model_event)]
+        if run.cancel_requested.is_set():
+            if run.shutting_down:
+                raise ServiceUnavailable("The server shut down before this response finished.", code="server_shutdown")
+            yield "cancelled"
+            return
+        calls = builder.server_calls_waiting
+        async for events in builder.run_server_calls(run.span):
+            yield events
+        run.tool_calls_made += calls
+        yield "needs_client" if builder.needs_client else "again" if calls else "final"
+
+    async def _record_start(self, run: Run) -> None:
+        """Write the in-progress response, off the stream's path when a background task group is given:
+        the first tokens need not wait for the disk (the final save waits for this one)."""
+        run.recorded = anyio.Event()
+
+        async def record(recorded: anyio.Event) -> None:
+            try:
+                with tracing.current(run.span):
+                    lease = self._leases.take(run.response.id)
+                    await run.ctx.store.save_response(run.response, run.ctx.input_items, lease_until=lease)
+                run.inputs_saved = True
+            finally:
+                recorded.set()
+
+        if self._background is None:
+            await record(run.recorded)
+        else:
+            self._background.start_soon(record, run.recorded)
+
+    async def _persist_once(self, run: Run) -> None:
+        """The final save, before the terminal event goes out: a client that saw a response end can
+        always retrieve it. Background runs save at the very end instead, with the end of their event
+        log once the rest is stored (see replay); the save cannot be cut short, or a conversation
+        could get a turn twice."""
+        if run.persisted or (run.log is not None and not run.log.closed):
+            return
+        run.persisted = True
+        with anyio.CancelScope(shield=True), tracing.current(run.span):
+            await self._persist(run)
+
+    async def _persist(self, run: Run) -> None:
+        """Final save; a conversation gains this turn's input and output only if the turn succeeded."""
+        if run.recorded is not None:
+            await run.recorded.wait()
+        response, store = run.response, run.ctx.store
+        if response.usage is not None and self._on_usage is not None:
+            await self._on_usage(run.tenant, response.usage)
+        turn: list[Item] = []
+        if response.conversation and response.status in ("completed", "incomplete"):
+            turn = conversation_items([*run.ctx.input_items, *create_view(response).output])
+        if response.store:
+            inputs = None if run.inputs_saved else run.ctx.input_items
+            end = run.log.tail() if run.log is not None else []
+            timing = run.builder.timeline.ended(response)
+            await store.save_response(response, inputs, append_to_conversation=turn, events=end, timing=timing)
+        elif turn and response.conversation:
+            await store.append_conversation_items(response.conversation["id"], turn)
