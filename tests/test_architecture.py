@@ -49,6 +49,15 @@ def test_no_upward_imports(subpackage: str) -> None:
             assert parts[0] not in EXTERNAL_FORBIDDEN.get(subpackage, set()), f"{path} imports {name}"
 
 
+def test_the_engine_reaches_the_store_through_its_repository_protocols() -> None:
+    """Only the HTTP layer's lifespan picks the SQL implementation; the engine names protocols."""
+    for path in (PACKAGE / "engine").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("responsa.store"):
+                names = {alias.name for alias in node.names}
+                assert "SqlStore" not in names and node.module == "responsa.store", f"{path} imports {names}"
+
+
 def test_tracing_is_a_leaf_every_layer_may_use() -> None:
     imported = imported_modules(PACKAGE / "tracing.py")
     assert not {name for name in imported if name.split(".")[0] == "responsa"}
@@ -73,18 +82,21 @@ def test_public_api_is_pinned() -> None:
     assert set(responsa.store.__all__) == {
         "PART_BYTES",
         "ChunkHit",
-        "FileStore",
+        "ConversationRepository",
+        "FileRepository",
         "ItemPage",
         "LoggedEvent",
         "Order",
         "ResponseFilter",
         "ResponsePage",
+        "ResponseRepository",
         "Retention",
         "SqlStore",
         "Store",
         "StoredBatch",
         "StoredFile",
         "StoredVectorStore",
+        "VectorStoreRepository",
     }
     assert {"Backend", "BackendRegistry", "ModelRequest", "ModelEvent", "Finish"} <= set(responsa.backends.__all__)
     for module in (responsa.protocol, responsa.engine, responsa.store, responsa.backends):

@@ -70,17 +70,27 @@ class Compactor:
         self._backends = backends
         self._sealer = sealer
 
-    async def _context(self, request: CreateResponseRequest, tenant: str) -> list[Item]:
-        store = self._store.scoped(tenant)
-        history = await load_history(store, request)
-        return self.expand([*history, *await normalize_input(store, request, history)], tenant)
+    @property
+    def tenant(self) -> str:
+        """Whose compactions this compactor writes and opens (``for_tenant`` makes the view of another)."""
+        return self._store.tenant
 
-    async def compact(self, request: CreateResponseRequest, tenant: str) -> CompactionObject:
+    def for_tenant(self, tenant: str) -> Compactor:
+        return Compactor(self._store.scoped(tenant), self._backends, self._sealer)
+
+    def _seal(self, summary: str) -> str:
+        return self._sealer.seal(summary, self.tenant)
+
+    async def _context(self, request: CreateResponseRequest) -> list[Item]:
+        history = await load_history(self._store, request)
+        return self.expand([*history, *await normalize_input(self._store, request, history)])
+
+    async def compact(self, request: CreateResponseRequest) -> CompactionObject:
         """The user's messages verbatim, then one ``compaction`` item standing for the whole context."""
         backend = self._backends.resolve(request.model)
-        context = await self._context(request, tenant)
+        context = await self._context(request)
         summary, usage = await self._summarize(backend, request.model, context)
-        sealed = Compaction(id=new_id("cmp"), encrypted_content=self._sealer.seal(summary, tenant))
+        sealed = Compaction(id=new_id("cmp"), encrypted_content=self._seal(summary))
         kept = [item for item in context if isinstance(item, Message) and item.role == "user"]
         return CompactionObject(id=new_id("resp"), created_at=int(time.time()), output=[*kept, sealed], usage=usage)
 
@@ -109,7 +119,7 @@ class Compactor:
                         tokens = event.usage
         return "".join(pieces).strip(), usage_of(tokens)
 
-    def expand(self, items: Sequence[Item], tenant: str) -> list[Item]:
+    def expand(self, items: Sequence[Item]) -> list[Item]:
         """``items`` with each compaction item replaced by the summary it stands for."""
         if not any(isinstance(item, Compaction) for item in items):
             return list(items)
@@ -118,7 +128,7 @@ class Compactor:
             if not isinstance(item, Compaction):
                 expanded.append(item)
                 continue
-            summary = self._sealer.open(item.encrypted_content, tenant)
+            summary = self._sealer.open(item.encrypted_content, self.tenant)
             if summary is not None and summary.startswith(REPLACES_PRIOR):
                 summary, expanded = summary.removeprefix(REPLACES_PRIOR), []
             if summary is None:
@@ -137,7 +147,6 @@ class Compactor:
         backend: Backend,
         context: list[Item],
         count: Callable[[list[Item]], Awaitable[int]],
-        tenant: str,
     ) -> tuple[Compaction | None, list[Item]]:
         """Compaction inside a create (``context_management``): when the context reaches the threshold,
         the item that stands for all of it, and the context the model reads instead (the summary,
@@ -146,17 +155,19 @@ class Compactor:
         if threshold is None or await count(context) < threshold:
             return None, context
         summary, _usage = await self._summarize(backend, request.model, context)
-        sealed = Compaction(id=new_id("cmp"), encrypted_content=self._sealer.seal(REPLACES_PRIOR + summary, tenant))
+        sealed = Compaction(
+            id=new_id("cmp"), encrypted_content=self._sealer.seal(REPLACES_PRIOR + summary, self.tenant)
+        )
         users = [index for index, item in enumerate(context) if isinstance(item, Message) and item.role == "user"]
         tail = context[users[-1] :] if users else []
         return sealed, [_summary_message(summary), *tail]
 
-    async def input_tokens(self, request: CreateResponseRequest, tenant: str) -> int:
+    async def input_tokens(self, request: CreateResponseRequest) -> int:
         """What ``usage.input_tokens`` of a create with this body would be, by the model's tokenizer."""
         check_request(request)
         backend = self._backends.resolve(request.model)
-        context = await self._context(request, tenant)
-        ctx = RunContext(request, self._store.scoped(tenant), backend, plan_client_tools(request.tools, context))
+        context = await self._context(request)
+        ctx = RunContext(request, self._store, backend, plan_client_tools(request.tools, context))
 
         def build(items: list[Item]) -> ModelRequest:
             return build_model_request(ctx, items)

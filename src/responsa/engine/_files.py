@@ -8,7 +8,7 @@ import time
 from collections.abc import AsyncIterator
 
 from responsa.protocol import FILE_PURPOSES, FileObject, InvalidRequest, NotFound, PayloadTooLarge, new_id
-from responsa.store import FileStore, Order
+from responsa.store import FileRepository, Order
 
 __all__ = ["MAX_EXPIRY_SECONDS", "MIN_EXPIRY_SECONDS", "FileService"]
 
@@ -22,7 +22,7 @@ def _not_found(file_id: str) -> NotFound:
 
 
 class FileService:
-    def __init__(self, store: FileStore, max_bytes: int, part_bytes: int) -> None:
+    def __init__(self, store: FileRepository, max_bytes: int, part_bytes: int) -> None:
         self._store = store
         self.max_bytes = max_bytes
         self._part_bytes = part_bytes
@@ -99,6 +99,10 @@ class FileService:
         while (data := await self._store.file_part(file_id, position)) is not None:
             yield data
             position += 1
+
+    async def name(self, file_id: str) -> str:
+        """The name the file was uploaded with (no tenant check: for files already checked)."""
+        return await self._store.file_name(file_id) or ""
 
     async def delete(self, file_id: str) -> None:
         if not await self._store.delete_file(file_id):

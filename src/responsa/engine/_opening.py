@@ -129,8 +129,9 @@ class Opener:
         async for events in builder.run_server_calls():  # approved calls, made before the model reads them
             opening += events
         context = [*history, *input_items]
-        if self._compactor is not None:
-            context = self._compactor.expand(context, tenant)
+        compactor = self._compactor.for_tenant(tenant) if self._compactor is not None else None
+        if compactor is not None:
+            context = compactor.expand(context)
         unavailable = frozenset(entry["type"] for entry in ignored) | served
         ctx = RunContext(request, store, backend, tools, unavailable, fault, input_items)
 
@@ -138,8 +139,8 @@ class Opener:
             return build_model_request(ctx, [*items, *response.output])
 
         count = token_counter(backend, build)
-        if self._compactor is not None:
-            compaction, context = await self._compactor.compact_within(request, backend, context, count, tenant)
+        if compactor is not None:
+            compaction, context = await compactor.compact_within(request, backend, context, count)
             if compaction is not None:
                 opening += builder.record_compaction(compaction)
         context = await truncated(request, backend, context, count)

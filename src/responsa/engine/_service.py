@@ -6,6 +6,7 @@ store, except which responses are generating right now in this process (for canc
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Collection, Sequence
 from dataclasses import replace
@@ -78,16 +79,27 @@ class ResponseService:
             store, backends, self._mcp, compactor, hosted_tools, max_input_items, admission, vector_stores
         )
         self._loop = RunLoop(self._running, self.leases, background, on_usage)
+        self.tenant = store.tenant
+        """Whose responses this service sees and creates (``for_tenant`` makes the view of another)."""
+
+    def for_tenant(self, tenant: str) -> ResponseService:
+        """The same service over ``tenant``'s responses; what runs in this process is shared."""
+        view = copy.copy(self)
+        view.tenant = tenant
+        return view
+
+    @property
+    def _scoped(self) -> Store:
+        return self._store.scoped(self.tenant)
 
     async def start(
         self,
         request: CreateResponseRequest,
         fault: str | None = None,
-        tenant: str = "default",
         history: Sequence[Item] | None = None,
     ) -> Run:
         """Validate, rebuild context, do the MCP groundwork and open the model stream (see ``Opener``)."""
-        return await self._opener.open(request, fault, tenant, history)
+        return await self._opener.open(request, fault, self.tenant, history)
 
     def events(self, run: Run) -> AsyncGenerator[list[StreamEvent]]:
         """Drive a started run to its end, yielding its stream events in batches (see ``RunLoop``)."""
@@ -117,18 +129,18 @@ class ResponseService:
         except Exception:  # a bug must not take the server's task group (and every other run) down
             logger.exception("background response %s crashed", run.response.id)
 
-    async def follow(self, response_id: str, after: int, tenant: str = "default") -> AsyncIterator[list[LoggedEvent]]:
+    async def follow(self, response_id: str, after: int) -> AsyncIterator[list[LoggedEvent]]:
         """The events of a background response after sequence number ``after``, in batches, live until it ends."""
-        run = self._local(response_id, tenant)
+        run = self._local(response_id)
         if run is not None and run.log is not None:
             return run.log.follow(after)
-        response = await self.get(response_id, tenant)
+        response = await self.get(response_id)
         if not response.background:
             raise InvalidRequest(
                 "Only background responses can be streamed again; this one was not created with 'background: true'.",
                 param="stream",
             )
-        return replay(self._store.scoped(tenant), response_id, after)
+        return replay(self._scoped, response_id, after)
 
     async def drain(self, grace: float) -> None:
         """Shutdown: let background runs finish for ``grace`` seconds, then stop the rest as failed."""
@@ -152,53 +164,51 @@ class ResponseService:
             raise run.error
         return create_view(run.response)
 
-    def _local(self, response_id: str, tenant: str) -> Run | None:
-        """The run of this response in this process, if it is one of ``tenant``'s."""
+    def _local(self, response_id: str) -> Run | None:
+        """The run of this response in this process, if it is one of this tenant's."""
         run = self._running.get(response_id)
-        return run if run is not None and run.tenant == tenant else None
+        return run if run is not None and run.tenant == self.tenant else None
 
-    async def get(
-        self, response_id: str, tenant: str = "default", include: Collection[str] | None = None
-    ) -> ResponseObject:
+    async def get(self, response_id: str, include: Collection[str] | None = None) -> ResponseObject:
         """The stored response; with ``include`` (a retrieve's query), showing just what it asks for."""
         if include is not None:
             check_includes(include, KNOWN_INCLUDES)
-        response = await self._store.scoped(tenant).get_response(response_id)
+        response = await self._scoped.get_response(response_id)
         if response is None:
             raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
         return create_view(response) if include is None else with_includes(response, include)
 
-    async def timeline(self, response_id: str, tenant: str = "default") -> dict[str, Any]:
+    async def timeline(self, response_id: str) -> dict[str, Any]:
         """The response's timing record (see ``Timeline``); responses stored before it existed have none."""
-        response = await self.get(response_id, tenant)
-        marks = await self._store.scoped(tenant).get_timing(response_id)
+        response = await self.get(response_id)
+        marks = await self._scoped.get_timing(response_id)
         usage = response.usage.model_dump(mode="json") if response.usage else None
         return {"object": "response.timeline", "response_id": response_id, "status": response.status,
                 "usage": usage, "marks": marks or []}  # fmt: skip
 
     async def list_responses(
-        self, wanted: ResponseFilter, *, limit: int, order: Order, after: str | None, before: str | None, tenant: str
+        self, wanted: ResponseFilter, *, limit: int, order: Order, after: str | None, before: str | None
     ) -> ResponsePage:
-        """A page of the tenant's stored responses, as ``wanted``."""
-        store = self._store.scoped(tenant)
+        """A page of this tenant's stored responses, as ``wanted``."""
+        store = self._scoped
         page = await store.list_responses(wanted, limit=limit, order=order, after=after, before=before)
         return replace(page, responses=[create_view(response) for response in page.responses])
 
-    async def delete(self, response_id: str, tenant: str = "default") -> None:
-        if not await self._store.scoped(tenant).delete_response(response_id):
+    async def delete(self, response_id: str) -> None:
+        if not await self._scoped.delete_response(response_id):
             raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
 
-    async def cancel(self, response_id: str, tenant: str = "default") -> ResponseObject:
+    async def cancel(self, response_id: str) -> ResponseObject:
         """Stop a response that is generating, here or in another process sharing the store.
 
         Cancelling twice is harmless; a finished response is a 409.
         """
-        run = self._local(response_id, tenant)
+        run = self._local(response_id)
         if run is not None:
             run.cancel_requested.set()
             await run.done.wait()
-            return await self.get(response_id, tenant)
-        response = await self.get(response_id, tenant)
+            return await self.get(response_id)
+        response = await self.get(response_id)
         if response.status == "cancelled":
             return response
         if response.status in TERMINAL_STATUSES:
@@ -211,11 +221,11 @@ class ResponseService:
         with anyio.move_on_after(self.leases.length):
             while response.status not in TERMINAL_STATUSES:
                 await anyio.sleep(CANCEL_POLL)
-                response = await self.get(response_id, tenant)
+                response = await self.get(response_id)
             return response
         # Nobody acted on it within a lease: no process is running it any more.
         response.status = "cancelled"
-        await self._store.scoped(tenant).save_response(response)
+        await self._scoped.save_response(response)
         return response
 
     async def watch_cancels(self) -> None:
@@ -238,9 +248,8 @@ class ResponseService:
         order: Order,
         after: str | None,
         before: str | None,
-        tenant: str = "default",
     ) -> ItemPage:
-        store = self._store.scoped(tenant)
+        store = self._scoped
         page = await store.list_input_items(response_id, limit=limit, order=order, after=after, before=before)
         if page is None:
             raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")

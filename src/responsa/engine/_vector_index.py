@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import numpy as np
 
-from responsa.store import SqlStore
+from responsa.store import VectorStoreRepository
 
 __all__ = ["Embedder", "VectorIndex", "fuse", "pack"]
 
@@ -43,7 +43,9 @@ class VectorIndex:
     def __init__(self) -> None:
         self._loaded: dict[str, tuple[tuple[int, int], np.ndarray, np.ndarray]] = {}
 
-    async def nearest(self, store: SqlStore, vector_store_id: str, query: Sequence[float], k: int) -> list[int]:
+    async def nearest(
+        self, store: VectorStoreRepository, vector_store_id: str, query: Sequence[float], k: int
+    ) -> list[int]:
         """The ``k`` chunk ids closest to ``query`` by cosine similarity, best first."""
         fingerprint = await store.vector_fingerprint(vector_store_id)
         if fingerprint[0] == 0:

@@ -31,7 +31,7 @@ from responsa.protocol import (
     VectorStoreSearchResult,
     new_id,
 )
-from responsa.store import ChunkHit, Order, SqlStore, StoredBatch, StoredFile, StoredVectorStore
+from responsa.store import ChunkHit, Order, StoredBatch, StoredFile, StoredVectorStore, VectorStoreRepository
 
 from ._attribute_filters import check_filter, matches
 from ._documents import DEFAULT_CHUNKING, Chunking, UnsupportedFile, chunk_text, extract_text
@@ -102,7 +102,7 @@ def file_body(stored: StoredFile) -> VectorStoreFileObject:
 class VectorStoreService:
     def __init__(
         self,
-        store: SqlStore,
+        store: VectorStoreRepository,
         files: FileService,
         tasks: anyio.abc.TaskGroup,
         embed: Embedder | None = None,
@@ -308,7 +308,7 @@ class VectorStoreService:
         vectors: list[bytes] = []
         try:
             data = b"".join([part async for part in self._files.parts(file_id)])
-            name = await self._store.file_name(file_id) or ""
+            name = await self._files.name(file_id)
             text = await anyio.to_thread.run_sync(extract_text, name, data)
             texts = await anyio.to_thread.run_sync(chunk_text, text, chunking)
             vectors = await self._vectors(texts)

@@ -38,6 +38,7 @@ from ._metrics import Metrics
 from ._middleware import Gate
 from ._routes import routes
 from ._secret import secret_key
+from ._services import HttpLimits, Services
 
 __all__ = ["create_app"]
 
@@ -123,10 +124,10 @@ def _limiter(settings: Settings) -> Limiter:
     return RedisRateLimiter(settings.api_keys, settings.redis_url, settings.redis_fail_open)
 
 
-def _usage_reporter(app: Starlette) -> Callable[[str, Usage], Awaitable[None]]:
+def _usage_reporter(limiter: Limiter, metrics: Metrics) -> Callable[[str, Usage], Awaitable[None]]:
     async def report(tenant: str, usage: Usage) -> None:
-        await app.state.limiter.spend(tenant, usage.total_tokens)
-        app.state.metrics.count_usage(usage.input_tokens, usage.output_tokens)
+        await limiter.spend(tenant, usage.total_tokens)
+        metrics.count_usage(usage.input_tokens, usage.output_tokens)
 
     return report
 
@@ -143,34 +144,34 @@ def create_app(settings: Settings) -> Starlette:
             stack.push_async_callback(registry.aclose)
             store = SqlStore(settings.db_url, _retention(settings))
             stack.push_async_callback(store.aclose)
-            stack.push_async_callback(app.state.limiter.aclose)
+            stack.push_async_callback(limiter.aclose)
             await store.migrate()
             tasks = await stack.enter_async_context(anyio.create_task_group())
             compactor = Compactor(store, registry, Sealer(secret_key(settings)))
-            app.state.compactor = compactor
             policy = UrlPolicy(settings.mcp_allow_hosts, allow_loopback=not settings.api_keys)
             connector = McpConnector(settings.mcp_call_timeout_secs, settings.mcp_list_timeout_secs, policy)
-            app.state.files = FileService(store, settings.max_file_bytes, PART_BYTES)
-            app.state.vector_stores = VectorStoreService(store, app.state.files, tasks, _embedder(settings, registry))
-            app.state.service = ResponseService(
+            files = FileService(store, settings.max_file_bytes, PART_BYTES)
+            vector_stores = VectorStoreService(store, files, tasks, _embedder(settings, registry))
+            responses = ResponseService(
                 store,
                 registry,
                 background=tasks,
                 mcp=connector,
                 lease=settings.background_lease_secs,
-                on_usage=_usage_reporter(app),
+                on_usage=_usage_reporter(limiter, metrics),
                 max_input_items=settings.max_input_items,
                 admission=(settings.max_generations, settings.max_queued_generations),
                 hosted_tools=settings.hosted_tools,
                 compactor=compactor,
-                vector_stores=app.state.vector_stores,
+                vector_stores=vector_stores,
             )
-            app.state.workers = registry.workers
-            app.state.conversations = ConversationService(store)
-            await app.state.vector_stores.recover()
-            app.state.models = registry.models()
-            app.state.started_at = int(time.time())
-            leases = app.state.service.leases
+            metrics.workers = registry.workers
+            app.state.services = Services(
+                responses, ConversationService(store), files, vector_stores, compactor, limiter, metrics, limits,
+                registry.models(), registry.workers, int(time.time()),
+            )  # fmt: skip
+            await vector_stores.recover()
+            leases = responses.leases
             await leases.recover()
             # Always: files expire by their own expires_after, whatever the retention settings.
             sweep = partial(_sweep, store)
@@ -178,23 +179,23 @@ def create_app(settings: Settings) -> Starlette:
             tasks.start_soon(registry.monitor)
             tasks.start_soon(leases.watch_orphans)
             tasks.start_soon(leases.renew_forever)
-            tasks.start_soon(app.state.service.watch_cancels)
+            tasks.start_soon(responses.watch_cancels)
             yield
-            await app.state.service.drain(settings.shutdown_grace_secs)
+            await responses.drain(settings.shutdown_grace_secs)
             tasks.cancel_scope.cancel()
 
+    limits = HttpLimits(
+        settings.max_body_bytes,
+        settings.websocket_max_age_secs,
+        {"truncation": "auto"} if settings.default_truncation == "auto" else None,
+    )
+    limiter, metrics = _limiter(settings), Metrics()
     app = Starlette(routes=routes(), exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
-    app.state.max_body_bytes = settings.max_body_bytes
-    app.state.websocket_max_age = settings.websocket_max_age_secs
-    # What a create that leaves a field out gets, where the server's settings differ from the API's default.
-    app.state.create_defaults = {"truncation": "auto"} if settings.default_truncation == "auto" else None
-    app.state.limiter = _limiter(settings)
-    app.state.metrics = Metrics(lambda: app.state.workers())
     app.add_middleware(
         Gate,
         keys=settings.api_keys,
-        limiter=app.state.limiter,
-        metrics=app.state.metrics,
+        limiter=limiter,
+        metrics=metrics,
         max_body_bytes=settings.max_body_bytes,
         max_upload_bytes=settings.max_file_bytes + FORM_SLACK,
     )

@@ -7,12 +7,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from responsa.engine import ResponseService
-
 from ._chat_stream import ChatChunker, chat_sse
 from ._chat_translate import chat_request, completion
 from ._errors import invalid_from_validation, json_response
-from ._parsing import read_json, tenant_of
+from ._parsing import read_json
+from ._services import services, tenant_of
 from ._sse import sse_response
 
 __all__ = ["chat_routes"]
@@ -24,8 +23,8 @@ async def chat_completions(request: Request) -> Response:
         create = chat_request(body)
     except ValidationError as exc:
         raise invalid_from_validation(exc) from None
-    service: ResponseService = request.app.state.service
-    run = await service.start(create, fault=request.headers.get("x-responsa-fault"), tenant=tenant_of(request))
+    service = services(request).responses.for_tenant(tenant_of(request))
+    run = await service.start(create, fault=request.headers.get("x-responsa-fault"))
     logprobs = bool(body.get("logprobs"))
     if create.stream:
         options = body.get("stream_options")

@@ -10,28 +10,29 @@ from responsa.engine import Compactor
 from responsa.protocol import CreateResponseRequest, InputTokensObject
 
 from ._errors import json_response
-from ._parsing import read_model, tenant_of
+from ._parsing import read_model
+from ._services import services, tenant_of
 
 __all__ = ["compaction_routes"]
 
 
 def _compactor(request: Request) -> Compactor:
-    compactor: Compactor = request.app.state.compactor
+    compactor = services(request).compactor.for_tenant(tenant_of(request))
     return compactor
 
 
 async def compact(request: Request) -> Response:
-    body = await read_model(request, CreateResponseRequest, request.app.state.create_defaults)
-    compacted = await _compactor(request).compact(body, tenant_of(request))
+    body = await read_model(request, CreateResponseRequest, services(request).limits.create_defaults)
+    compacted = await _compactor(request).compact(body)
     return json_response(compacted.model_dump(mode="json"))
 
 
 async def input_tokens(request: Request) -> Response:
     """``model`` may be left out (the SDK allows it): the server's first model counts then."""
-    models: list[str] = request.app.state.models
-    defaults = {**(request.app.state.create_defaults or {}), **({"model": models[0]} if models else {})}
+    models = services(request).models
+    defaults = {**(services(request).limits.create_defaults or {}), **({"model": models[0]} if models else {})}
     body = await read_model(request, CreateResponseRequest, defaults)
-    count = await _compactor(request).input_tokens(body, tenant_of(request))
+    count = await _compactor(request).input_tokens(body)
     return json_response(InputTokensObject(input_tokens=count).model_dump(mode="json"))
 
 

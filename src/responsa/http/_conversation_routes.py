@@ -15,13 +15,14 @@ from responsa.protocol import (
 )
 
 from ._errors import json_response
-from ._parsing import item_list_body, page_body, paging, read_model, tenant_of
+from ._parsing import item_list_body, page_body, paging, read_model
+from ._services import services, tenant_of
 
 __all__ = ["conversation_routes"]
 
 
 def _conversations(request: Request) -> ConversationService:
-    service: ConversationService = request.app.state.conversations
+    service = services(request).conversations
     return service.for_tenant(tenant_of(request))
 
 

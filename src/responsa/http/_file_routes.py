@@ -15,7 +15,8 @@ from responsa.engine import FileService
 from responsa.protocol import DeletedObject, InvalidRequest, PayloadTooLarge
 
 from ._errors import json_response
-from ._parsing import item_list_body, paging, tenant_of
+from ._parsing import item_list_body, paging
+from ._services import services, tenant_of
 
 __all__ = ["FORM_SLACK", "file_routes", "is_upload"]
 
@@ -33,7 +34,7 @@ def is_upload(method: str, path: str) -> bool:
 
 
 def _files(request: Request) -> FileService:
-    service: FileService = request.app.state.files
+    service = services(request).files
     return service.for_tenant(tenant_of(request))
 
 

@@ -14,6 +14,7 @@ from responsa.protocol import TERMINAL_STATUSES, InvalidRequest, PayloadTooLarge
 from responsa.store import ItemPage, Order, ResponseFilter
 
 from ._errors import invalid_from_validation
+from ._services import services
 
 __all__ = [
     "Paging",
@@ -24,15 +25,9 @@ __all__ = [
     "read_json",
     "read_model",
     "response_filter",
-    "tenant_of",
 ]
 
 _STATUSES = TERMINAL_STATUSES | {"queued", "in_progress"}
-
-
-def tenant_of(request: Request) -> str:
-    """The tenant the request's API key acts for (set by the gate)."""
-    return str(request.state.tenant)
 
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -50,7 +45,7 @@ async def read_model(request: Request, model: type[Model], defaults: dict[str, A
 async def read_json(request: Request) -> dict[str, Any]:
     """The body as a JSON object, within the body limit; anything else is a 400 (413 when too large)."""
     raw = await request.body()
-    limit: int = request.app.state.max_body_bytes
+    limit = services(request).limits.max_body_bytes
     if len(raw) > limit:
         raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
     try:

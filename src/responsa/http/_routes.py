@@ -15,8 +15,9 @@ from ._console import console_routes
 from ._conversation_routes import conversation_routes
 from ._errors import json_response
 from ._file_routes import file_routes
-from ._parsing import item_list_body, page_body, paging, read_model, response_filter, tenant_of
+from ._parsing import item_list_body, page_body, paging, read_model, response_filter
 from ._server_routes import server_routes
+from ._services import services, tenant_of
 from ._sse import sse_logged, sse_response, sse_stream
 from ._vector_store_routes import vector_store_routes
 from ._websocket import responses_socket
@@ -28,19 +29,18 @@ PREFIXES = ("/v1", "", "/openai/v1", "/v3")
 
 
 def _service(request: Request) -> ResponseService:
-    service: ResponseService = request.app.state.service
-    return service
+    """The responses service, as the request's tenant sees it."""
+    return services(request).responses.for_tenant(tenant_of(request))
 
 
 async def create_response(request: Request) -> Response:
-    create = await read_model(request, CreateResponseRequest, request.app.state.create_defaults)
+    create = await read_model(request, CreateResponseRequest, services(request).limits.create_defaults)
     service = _service(request)
-    tenant = tenant_of(request)
-    run = await service.start(create, fault=request.headers.get("x-responsa-fault"), tenant=tenant)
+    run = await service.start(create, fault=request.headers.get("x-responsa-fault"))
     if create.background:
         queued = await service.launch(run)
         if create.stream:
-            return sse_response(request, sse_logged(await service.follow(queued.id, after=-1, tenant=tenant)))
+            return sse_response(request, sse_logged(await service.follow(queued.id, after=-1)))
         return json_response(queued.model_dump(mode="json"))
     if create.stream:
         return sse_response(request, sse_stream(service.events(run)))
@@ -53,9 +53,8 @@ async def list_responses(request: Request) -> Response:
     extension, as Llama Stack's; see docs/api.md)."""
     page = paging(request, default_limit=20)
     found = await _service(request).list_responses(
-        response_filter(request), limit=page.limit, order=page.order, after=page.after, before=page.before,
-        tenant=tenant_of(request),
-    )  # fmt: skip
+        response_filter(request), limit=page.limit, order=page.order, after=page.after, before=page.before
+    )
     return json_response(item_list_body(found.responses, found.has_more))
 
 
@@ -69,28 +68,28 @@ async def get_response(request: Request) -> Response:
             raise InvalidRequest(
                 f"Invalid 'starting_after': {raw!r}. Expected an integer.", param="starting_after", code="invalid_value"
             ) from None
-        followed = await _service(request).follow(response_id, after, tenant=tenant_of(request))
+        followed = await _service(request).follow(response_id, after)
         return sse_response(request, sse_logged(followed))
     query = request.query_params
     include = query.getlist("include") + query.getlist("include[]")
-    response = await _service(request).get(response_id, tenant_of(request), include or None)
+    response = await _service(request).get(response_id, include or None)
     return json_response(response.model_dump(mode="json"))
 
 
 async def get_timeline(request: Request) -> Response:
     """The response's timing record (an extension; see docs/api.md)."""
-    timeline = await _service(request).timeline(request.path_params["response_id"], tenant_of(request))
+    timeline = await _service(request).timeline(request.path_params["response_id"])
     return json_response(timeline)
 
 
 async def delete_response(request: Request) -> Response:
     response_id = request.path_params["response_id"]
-    await _service(request).delete(response_id, tenant_of(request))
+    await _service(request).delete(response_id)
     return json_response(DeletedObject(id=response_id, object="response.deleted").model_dump(mode="json"))
 
 
 async def cancel_response(request: Request) -> Response:
-    response = await _service(request).cancel(request.path_params["response_id"], tenant_of(request))
+    response = await _service(request).cancel(request.path_params["response_id"])
     return json_response(response.model_dump(mode="json"))
 
 
@@ -102,13 +101,12 @@ async def list_input_items(request: Request) -> Response:
         order=page.order,
         after=page.after,
         before=page.before,
-        tenant=tenant_of(request),
     )
     return json_response(page_body(found))
 
 
 async def list_models(request: Request) -> Response:
-    names: list[str] = request.app.state.models
+    names = services(request).models
     data = [{"id": name, "object": "model", "created": 0, "owned_by": "responsa"} for name in names]
     return json_response({"object": "list", "data": data})
 
@@ -118,7 +116,7 @@ async def health(_request: Request) -> Response:
 
 
 async def metrics(request: Request) -> Response:
-    return Response(request.app.state.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+    return Response(services(request).metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
 def routes() -> list[BaseRoute]:

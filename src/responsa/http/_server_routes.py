@@ -12,12 +12,13 @@ from starlette.routing import BaseRoute, Route
 from responsa import __version__
 
 from ._errors import json_response
+from ._services import services
 
 __all__ = ["server_routes"]
 
 
 async def server_status(request: Request) -> Response:
-    state = request.app.state
+    state = services(request)
     return json_response(
         {
             "object": "server",

@@ -25,6 +25,8 @@ from responsa.protocol import (
 )
 from responsa.store import LoggedEvent
 
+from ._services import services
+
 __all__ = ["DONE", "SseResponse", "encode_event", "encode_json", "sse_logged", "sse_response", "sse_stream"]
 
 DONE = b"data: [DONE]\n\n"
@@ -88,4 +90,4 @@ _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 def sse_response(request: Request, frames: AsyncIterator[bytes]) -> SseResponse:
     """The stream of ``frames``, counted among the server's active streams, never cached or buffered."""
-    return SseResponse(frames, request.app.state.metrics.active_streams, headers=_SSE_HEADERS)
+    return SseResponse(frames, services(request).metrics.active_streams, headers=_SSE_HEADERS)

@@ -23,7 +23,8 @@ from responsa.protocol import (
 )
 
 from ._errors import json_response
-from ._parsing import list_body, paging, read_model, tenant_of
+from ._parsing import list_body, paging, read_model
+from ._services import services, tenant_of
 
 __all__ = ["vector_store_routes"]
 
@@ -31,7 +32,7 @@ _FILE_STATUSES = frozenset({"in_progress", "completed", "failed", "cancelled"})
 
 
 def _service(request: Request) -> VectorStoreService:
-    service: VectorStoreService = request.app.state.vector_stores
+    service = services(request).vector_stores
     return service.for_tenant(tenant_of(request))
 
 

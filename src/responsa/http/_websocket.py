@@ -24,11 +24,10 @@ import anyio
 from pydantic import ValidationError
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from responsa.engine import ResponseService
 from responsa.protocol import CreateResponseRequest, InvalidRequest, Item, ResponsaError
 
 from ._errors import invalid_from_validation
-from ._limits import Limiter
+from ._services import services
 from ._sse import encode_json
 
 __all__ = ["responses_socket"]
@@ -97,14 +96,14 @@ def _parse(text: str, defaults: dict[str, Any] | None) -> CreateResponseRequest:
 
 async def _serve_one(socket: WebSocket, connection: _Connection, text: str) -> None:
     """Run one ``response.create`` to its end, sending its events; errors become error messages."""
-    service: ResponseService = socket.app.state.service
-    limiter: Limiter = socket.app.state.limiter
+    made = services(socket)
+    service, limiter = made.responses.for_tenant(connection.tenant), made.limiter
     previous: str | None = None
     try:
-        request = _parse(text, socket.app.state.create_defaults)
+        request = _parse(text, made.limits.create_defaults)
         previous = request.previous_response_id
         await limiter.admit(connection.tenant)
-        run = await service.start(request, tenant=connection.tenant, history=connection.history(request))
+        run = await service.start(request, history=connection.history(request))
         async with aclosing(service.events(run)) as batches:  # a client gone mid-way ends the run now
             async for events in batches:
                 for event in events:
@@ -123,7 +122,7 @@ async def responses_socket(socket: WebSocket) -> None:
     """One WebSocket connection, from accept to close."""
     await socket.accept()
     connection = _Connection(tenant=str(socket.state.tenant))
-    deadline = time.monotonic() + socket.app.state.websocket_max_age
+    deadline = time.monotonic() + services(socket).limits.websocket_max_age
     try:
         while True:
             text: str | None = None

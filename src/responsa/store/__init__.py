@@ -1,24 +1,39 @@
 """Durable storage of responses and items."""
 
-from ._base import FileStore, ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Retention, Store
+from ._base import (
+    ConversationRepository,
+    FileRepository,
+    ItemPage,
+    LoggedEvent,
+    Order,
+    ResponseFilter,
+    ResponsePage,
+    ResponseRepository,
+    Retention,
+    Store,
+)
 from ._chunks import ChunkHit
 from ._files import PART_BYTES
 from ._sql import SqlStore
+from ._vector_store_repository import VectorStoreRepository
 from ._vector_stores import StoredBatch, StoredFile, StoredVectorStore
 
 __all__ = [
     "PART_BYTES",
     "ChunkHit",
-    "FileStore",
+    "ConversationRepository",
+    "FileRepository",
     "ItemPage",
     "LoggedEvent",
     "Order",
     "ResponseFilter",
     "ResponsePage",
+    "ResponseRepository",
     "Retention",
     "SqlStore",
     "Store",
     "StoredBatch",
     "StoredFile",
     "StoredVectorStore",
+    "VectorStoreRepository",
 ]

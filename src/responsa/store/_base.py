@@ -1,4 +1,6 @@
-"""The storage interface: a few async methods that SQLite and PostgreSQL both implement."""
+"""The storage interface: one repository protocol per kind of object (responses, conversations, files,
+vector stores), which SQLite and PostgreSQL both implement. Each repository sees one tenant's objects
+(``tenant``); ``scoped`` makes the view of another tenant, the one convention for tenancy."""
 
 from __future__ import annotations
 
@@ -8,7 +10,18 @@ from typing import Any, Literal, Protocol
 
 from responsa.protocol import Conversation, FileObject, Item, ResponseObject
 
-__all__ = ["ItemPage", "LoggedEvent", "Order", "ResponseFilter", "ResponsePage", "Retention", "Store"]
+__all__ = [
+    "ConversationRepository",
+    "FileRepository",
+    "ItemPage",
+    "LoggedEvent",
+    "Order",
+    "ResponseFilter",
+    "ResponsePage",
+    "ResponseRepository",
+    "Retention",
+    "Store",
+]
 
 Order = Literal["asc", "desc"]
 
@@ -82,18 +95,14 @@ class Retention:
         return bool(self.response_ttl or self.conversation_ttl) or any(cap for cap in caps)
 
 
-class Store(Protocol):
-    """Durable responses, conversations and their items. Ids come from the engine; rows belong to the store."""
+class ResponseRepository(Protocol):
+    """Responses with their input and output items, event logs, leases and cancel requests."""
 
     retention: Retention
     tenant: str
-    """Whose objects this store sees and creates (``scoped`` makes a view for another tenant)."""
+    """Whose objects this repository sees and creates (``scoped`` makes a view for another tenant)."""
 
-    def scoped(self, tenant: str) -> Store:
-        """The same store, seeing only ``tenant``'s objects."""
-
-    async def migrate(self) -> None:
-        """Bring the schema up to date (idempotent)."""
+    def scoped(self, tenant: str) -> ResponseRepository: ...
 
     async def save_response(
         self,
@@ -156,6 +165,15 @@ class Store(Protocol):
     async def get_item(self, item_id: str) -> Item | None:
         """Any stored input, output or conversation item by id (for ``item_reference``)."""
 
+
+class ConversationRepository(Protocol):
+    """Conversations and their items, in order."""
+
+    retention: Retention
+    tenant: str
+
+    def scoped(self, tenant: str) -> ConversationRepository: ...
+
     async def create_conversation(self, conversation: Conversation, items: Sequence[Item]) -> None: ...
 
     async def get_conversation(self, conversation_id: str) -> Conversation | None: ...
@@ -181,18 +199,29 @@ class Store(Protocol):
     async def load_conversation(self, conversation_id: str) -> list[Item] | None:
         """Every item of the conversation, oldest first; None if it does not exist."""
 
+
+class Store(ResponseRepository, ConversationRepository, Protocol):
+    """Responses and conversations in one database (a response's save appends its turn to its
+    conversation in the same transaction), and the database's own life: schema, expiry, closing."""
+
+    def scoped(self, tenant: str) -> Store:
+        """The same store, seeing only ``tenant``'s objects."""
+
+    async def migrate(self) -> None:
+        """Bring the schema up to date (idempotent)."""
+
     async def sweep(self) -> int:
         """Remove what retention says has expired, with its items; returns how many objects went."""
 
     async def aclose(self) -> None: ...
 
 
-class FileStore(Protocol):
+class FileRepository(Protocol):
     """Files: rows, and their bytes in parts (the row, written last, commits an upload)."""
 
     tenant: str
 
-    def scoped(self, tenant: str) -> FileStore: ...
+    def scoped(self, tenant: str) -> FileRepository: ...
 
     async def write_file_part(self, file_id: str, position: int, data: bytes) -> None: ...
 

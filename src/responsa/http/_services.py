@@ -1,0 +1,56 @@
+"""What the handlers reach, as one typed object the app's lifespan makes (``app.state.services``), and
+the tenant's view of each service for a request."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import HTTPConnection
+
+from responsa.backends import WorkerState
+from responsa.engine import Compactor, ConversationService, FileService, ResponseService, VectorStoreService
+
+from ._limits import Limiter
+from ._metrics import Metrics
+
+__all__ = ["HttpLimits", "Services", "services", "tenant_of"]
+
+
+@dataclass(frozen=True)
+class HttpLimits:
+    """The HTTP layer's own settings, read by handlers."""
+
+    max_body_bytes: int
+    websocket_max_age: float
+    create_defaults: dict[str, Any] | None = None
+    """What a create that leaves a field out gets, where the server's settings differ from the API's default."""
+
+
+@dataclass(frozen=True)
+class Services:
+    """The engine's services (each seeing the default tenant: see ``for_tenant``) and the HTTP layer's."""
+
+    responses: ResponseService
+    conversations: ConversationService
+    files: FileService
+    vector_stores: VectorStoreService
+    compactor: Compactor
+    limiter: Limiter
+    metrics: Metrics
+    limits: HttpLimits
+    models: list[str]
+    workers: Callable[[], list[WorkerState]]
+    started_at: int
+
+
+def services(connection: HTTPConnection) -> Services:
+    """The app's services (set by its lifespan)."""
+    made: Services = connection.app.state.services
+    return made
+
+
+def tenant_of(connection: HTTPConnection) -> str:
+    """The tenant the request's API key acts for (set by the gate)."""
+    return str(connection.state.tenant)
