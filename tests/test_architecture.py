@@ -58,8 +58,9 @@ def test_the_engine_reaches_the_store_through_its_repository_protocols() -> None
                 assert "SqlStore" not in names and node.module == "responsa.store", f"{path} imports {names}"
 
 
-def test_tracing_is_a_leaf_every_layer_may_use() -> None:
-    imported = imported_modules(PACKAGE / "tracing.py")
+@pytest.mark.parametrize("leaf", ["tracing.py", "config.py"])
+def test_leaves_every_layer_may_use_import_nothing_of_responsa(leaf: str) -> None:
+    imported = imported_modules(PACKAGE / leaf)
     assert not {name for name in imported if name.split(".")[0] == "responsa"}
 
 

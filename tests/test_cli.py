@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 import openai
@@ -13,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from responsa.cli import main, serve
-from responsa.config import ApiKey, Settings, UpstreamConfig
+from responsa.config import ApiKey, Settings, UpstreamConfig, declared, settings_table
 from tests.conftest import free_port, wait_until_answering
 
 DOCS = Path(__file__).parent.parent / "docs" / "configuration.md"
@@ -32,6 +33,24 @@ def test_every_setting_is_documented() -> None:
     for param in serve.params:
         assert any(opt in text for opt in param.opts), f"{param.opts} missing from {DOCS.name}"
         assert param.envvar and str(param.envvar) in text, f"{param.envvar} missing from {DOCS.name}"
+
+
+def test_every_setting_is_declared_once() -> None:
+    """Each setting has one declaration (config.option): its option, env var and docs row come from it."""
+    derived = {"models", "embedded_models", "api_keys"}  # read from the files the settings name
+    declarations = list(declared())
+    assert {setting.name for setting, _how in declarations} == {field.name for field in fields(Settings)} - derived
+    flags = [how.flags(setting.name, isinstance(setting.default, bool)) for setting, how in declarations]
+    envs = [how.envvar(setting.name) for setting, how in declarations]
+    assert len(set(flags)) == len(flags) and len(set(envs)) == len(envs)
+    assert [param.name for param in serve.params] == [setting.name for setting, _how in declarations]
+
+
+def test_the_docs_table_is_generated_from_the_declarations() -> None:
+    """docs/configuration.md shows what config.py declares (regenerate with ``python -m responsa.config``)."""
+    assert settings_table() in DOCS.read_text()
+    generated = subprocess.run([sys.executable, "-m", "responsa.config"], capture_output=True, text=True, check=True)
+    assert generated.stdout == settings_table()
 
 
 def test_serve_process_answers_and_reads_env_vars(tmp_path: Path) -> None:
@@ -91,7 +110,7 @@ def test_every_option_reaches_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_
             host="127.0.0.2", port=9999, db_url=f"sqlite:///{tmp_path}/x.db",
             embedded=False, gguf=gguf, simulator=False, upstreams=("http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"),
             models=(UpstreamConfig("qwen", ("http://a/v1", "http://b/v1"), "Qwen/Qwen3", "k", "round_robin"),),
-            upstream_health_interval_secs=2,
+            upstream_health_interval_secs=2, model_file=model_file, keys_file=keys_file, bare_api_keys=("a", "b"),
             api_keys=(ApiKey("secret-1", "team"), ApiKey.bare("a"), ApiKey.bare("b")),
             max_body_bytes=4096, max_input_items=9, log_level="debug", sim_token_delay_ms=7, responses_store_ttl_secs=60,
             responses_store_max_entries=5, conversation_store_ttl_secs=90, conversation_store_max_entries=0,

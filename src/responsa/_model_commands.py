@@ -3,68 +3,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 
 from responsa.config import EmbeddedModelConfig
 from responsa.model_files import ModelFetchError, cached_models, fetch, fetch_projector, model_name, parse_source
 
-__all__ = ["fetch_models", "local_model_options", "models", "named_source", "pull"]
-
-_Command = TypeVar("_Command", bound=Callable[..., Any])
-
-_LOCAL_MODEL_OPTIONS = [
-    click.option(
-        "--model",
-        "model_sources",
-        multiple=True,
-        envvar="RESPONSA_MODELS",
-        help="[NAME=]SOURCE: also serve this GGUF in-process (repeatable; env: space-separated). SOURCE: a file, "
-        "an http(s):// URL, hf:owner/repo/file.gguf or owner/repo:QUANT; fetched first if not here (see `pull`).",
-    ),
-    click.option(
-        "--threads",
-        default=None,
-        type=click.IntRange(min=1),
-        envvar="RESPONSA_THREADS",
-        help="Threads each embedded model decodes with (default: every core).",
-    ),
-    click.option(
-        "--gpu-layers",
-        default=0,
-        show_default=True,
-        type=click.IntRange(min=-1),
-        envvar="RESPONSA_GPU_LAYERS",
-        help="Layers of each embedded model offloaded to the GPU (-1: all); needs a llama.cpp built with GPU support.",
-    ),
-    click.option(
-        "--parallel",
-        default=4,
-        show_default=True,
-        type=click.IntRange(min=1),
-        envvar="RESPONSA_PARALLEL",
-        help="Requests each embedded model decodes at once (slots, batched); each slot has its own context window.",
-    ),
-    click.option(
-        "--chat-template",
-        type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        default=None,
-        envvar="RESPONSA_CHAT_TEMPLATE",
-        help="A Jinja chat template file used instead of the one in each embedded model's GGUF.",
-    ),
-]
-
-
-def local_model_options(command: _Command) -> _Command:
-    """``serve``'s options for the models it runs in-process (--model, --threads, --gpu-layers...)."""
-    for option in reversed(_LOCAL_MODEL_OPTIONS):
-        command = option(command)
-    return command
-
+__all__ = ["fetch_models", "models", "named_source", "pull"]
 
 _NAMED = re.compile(r"^(?P<name>[\w.:-]+)=(?P<source>.+)$")
 
