@@ -45,11 +45,11 @@ from responsa.protocol import (
     new_id,
 )
 
-from ._emitter import Emitter, Where
+from ._emitter import Emitter
 from ._reasoning_output import close_reasoning, reasoning_delta
 from ._timeline import Timeline
 from ._usage import add_usage, usage_of
-from .tools import OpenCall, Recorded, Route, ServerContext, ServerRun, open_call
+from .tools import OpenCall, Recorded, Route, ServerContext, ServerRun, Where, open_call
 
 __all__ = ["OutputBuilder"]
 
@@ -121,8 +121,7 @@ class OutputBuilder:
 
     def record(self, recorded: Recorded) -> list[StreamEvent]:
         """An item a tool kind made before the model ran; a call it left for the server waits to run."""
-        where = {"item_id": getattr(recorded.item, "id", None) or "", "output_index": len(self.response.output)}
-        self.response.output.append(recorded.item)
+        where = self.emitter.place(recorded.item)
         if recorded.run is not None:
             self._waiting.append((recorded.run, where))
         return self.emitter.emit_all(recorded.events(where))
@@ -213,9 +212,8 @@ class OutputBuilder:
         events = self._close_open("completed")
         prefix = call.item_type.removesuffix("_call")
         item = _items.validate_python({"type": call.item_type, "id": new_id(prefix[:2] or "ht"), **call.fields})
-        index = len(self.response.output)
-        self.response.output.append(item)
-        where = {"item_id": item.id or "", "output_index": index}
+        where = self.emitter.place(item)
+        index = where["output_index"]
         started = item.model_copy(update={"status": "in_progress"})
         added = OutputItemEvent(type="response.output_item.added", output_index=index, item=started)
         phases = [

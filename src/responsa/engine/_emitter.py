@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel
 
@@ -20,12 +20,11 @@ from responsa.protocol import (
 
 from ._includes import create_view
 from ._timeline import Timeline
+from .tools import Where
 
 __all__ = ["Emitter"]
 
 ItemT = TypeVar("ItemT", bound=BaseModel)
-Where = dict[str, Any]
-"""``item_id`` and ``output_index`` of an output item, for its events."""
 
 
 class Emitter:
@@ -49,12 +48,17 @@ class Emitter:
     def emit_all(self, events: Iterable[StreamEvent]) -> list[StreamEvent]:
         return [self.emit(event) for event in events]
 
+    def place(self, item: Item) -> Where:
+        """``item`` appended to the output; where it is."""
+        self.response.output.append(item)
+        return {"item_id": getattr(item, "id", None) or "", "output_index": len(self.response.output) - 1}
+
     def added(self, item: Item) -> tuple[Where, StreamEvent]:
         """``item`` appended to the output: where it is, and its ``output_item.added``."""
-        index = len(self.response.output)
-        self.response.output.append(item)
-        event = OutputItemEvent(type="response.output_item.added", output_index=index, item=self.snapshot(item))
-        return {"item_id": getattr(item, "id", None) or "", "output_index": index}, self.emit(event)
+        where = self.place(item)
+        event = OutputItemEvent(type="response.output_item.added", output_index=where["output_index"],
+                                item=self.snapshot(item))  # fmt: skip
+        return where, self.emit(event)
 
     def done(self, item: Item, where: Where) -> StreamEvent:
         index = where["output_index"]
@@ -79,9 +83,8 @@ class Emitter:
 
     def record_compaction(self, item: Compaction) -> list[StreamEvent]:
         """A compaction made before the model ran: added, compacting, done, at once."""
-        index = len(self.response.output)
-        self.response.output.append(item)
-        where = {"item_id": item.id or "", "output_index": index}
+        where = self.place(item)
+        index = where["output_index"]
         return [
             self.emit(OutputItemEvent(type="response.output_item.added", output_index=index, item=item)),
             self.emit(CompactionEvent(**where)),

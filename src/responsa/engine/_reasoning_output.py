@@ -15,7 +15,7 @@ from responsa.protocol import (
     SummaryText,
 )
 
-from ._emitter import Where
+from .tools import Where
 
 __all__ = ["close_reasoning", "reasoning_delta"]
 
