@@ -7,8 +7,10 @@ from __future__ import annotations
 import typing
 
 from openai.types import VectorStore, VectorStoreSearchResponse
+from openai.types.responses import FileSearchTool as OpenAIFileSearchTool
 from openai.types.responses import ResponseFileSearchToolCall
 from openai.types.responses.response_file_search_tool_call import Result
+from openai.types.responses.tool import Mcp as OpenAIMcpTool
 from openai.types.vector_stores import VectorStoreFile, VectorStoreFileBatch
 from pydantic import BaseModel
 
@@ -16,6 +18,8 @@ from responsa.protocol import (
     FileCounts,
     FileSearchCall,
     FileSearchResult,
+    FileSearchTool,
+    McpTool,
     VectorStoreFileBatchObject,
     VectorStoreFileObject,
     VectorStoreObject,
@@ -31,6 +35,15 @@ def test_file_search_call_has_openai_fields_and_statuses() -> None:
     assert set(ResponseFileSearchToolCall.model_fields) <= set(FileSearchCall.model_fields)
     assert set(Result.model_fields) <= set(FileSearchResult.model_fields)
     assert _literals(FileSearchCall, "status") == _literals(ResponseFileSearchToolCall, "status")
+
+
+def test_the_server_run_tools_have_openai_fields() -> None:
+    """The tools the server runs itself are typed (not kept as sent), with every field OpenAI's have."""
+    for ours, theirs in [(FileSearchTool, OpenAIFileSearchTool), (McpTool, OpenAIMcpTool)]:
+        missing = set(theirs.model_fields) - set(ours.model_fields)
+        assert not missing, (ours, missing)
+    tool = OpenAIFileSearchTool(type="file_search", vector_store_ids=["vs_1"], max_num_results=5)
+    assert FileSearchTool.model_validate(tool.model_dump()).model_dump() == tool.model_dump(exclude_none=True)
 
 
 def test_what_the_server_writes_validates_as_openai_reads_it() -> None:

@@ -269,6 +269,43 @@ def test_headers_reach_the_server_but_are_never_echoed_or_stored(
     assert not store_contains(server.settings.db_url, secret)
 
 
+def test_an_authorization_token_reaches_the_server_as_a_bearer_but_is_never_echoed_or_stored(
+    client: openai.OpenAI, mcp: McpServer, http: httpx.Client, server: LiveServer
+) -> None:
+    token = "oauth-token-for-the-mcp-server"
+    body = {"model": "sim", "input": "Please add 4 and 5", "tools": [mcp.tool(authorization=token)]}
+    reply = http.post("/v1/responses", json=body)
+    assert reply.status_code == 200 and token not in reply.text
+    assert any(headers.get("authorization") == f"Bearer {token}" for headers in mcp.recorder.headers)
+    assert token not in http.get(f"/v1/responses/{reply.json()['id']}").text
+    assert not store_contains(server.settings.db_url, token)
+
+
+@pytest.mark.parametrize(
+    ("extra", "param"),
+    [({"connector_id": "connector_gmail"}, "tools[0].connector_id"), ({"tunnel_id": "tun_1"}, "tools[0].tunnel_id"),
+     ({"allowed_callers": ["programmatic"]}, "tools[0].allowed_callers"),
+     ({"defer_loading": True}, "tools[0].defer_loading")],
+)  # fmt: skip
+def test_what_no_mcp_server_here_can_do_is_a_400(
+    mcp: McpServer, http: httpx.Client, extra: dict[str, Any], param: str
+) -> None:
+    """OpenAI's MCP tool fields are read, never silently ignored: what cannot be honoured is refused."""
+    calls = len(mcp.recorder.headers)
+    body = {"model": "sim", "input": "Please add 4 and 5", "tools": [mcp.tool(**extra)]}
+    reply = http.post("/v1/responses", json=body)
+    assert reply.status_code == 400 and reply.json()["error"]["param"] == param
+    assert len(mcp.recorder.headers) == calls  # refused before any request to the server
+    allowed = {**body, "tools": [mcp.tool(allowed_callers=["direct", "programmatic"], defer_loading=False)]}
+    assert http.post("/v1/responses", json=allowed).status_code == 200
+
+
+def test_a_bad_server_label_names_its_field(http: httpx.Client) -> None:
+    tool = {"type": "mcp", "server_label": "bad label", "server_url": "http://127.0.0.1:9/mcp"}
+    reply = http.post("/v1/responses", json={"model": "sim", "input": "x", "tools": [tool]})
+    assert reply.status_code == 400 and reply.json()["error"]["param"] == "tools[0].server_label"
+
+
 @pytest.mark.parametrize(
     "url",
     ["http://169.254.169.254/mcp", "http://metadata.google.internal/mcp", "http://example.com/mcp",

@@ -39,8 +39,10 @@ def unavailable_hosted(
 
 
 def _without_credentials(tools: list[Tool]) -> list[Tool]:
-    """MCP ``headers`` are never echoed back, nor stored (the stored body is the response object)."""
-    return [tool.model_copy(update={"headers": None}) if isinstance(tool, McpTool) else tool for tool in tools]
+    """MCP ``headers`` and ``authorization`` are never echoed back, nor stored (the stored body is the
+    response object)."""
+    hidden = {"headers": None, "authorization": None}
+    return [tool.model_copy(update=hidden) if isinstance(tool, McpTool) else tool for tool in tools]
 
 
 def _reasoning_echo(request: CreateResponseRequest) -> ResponseReasoning:

@@ -108,6 +108,16 @@ class McpTool(WirePart):
     server_description: str | None = None
     headers: dict[str, str] | None = None
     """Sent with every request to the server (credentials); never echoed back or stored."""
+    authorization: str | None = None
+    """An OAuth access token for the server, sent as ``Authorization: Bearer``; never echoed back or stored."""
+    connector_id: str | None = None
+    """OpenAI's service connectors (Gmail, Google Drive...): not run here (a 400)."""
+    tunnel_id: str | None = None
+    """OpenAI's Secure MCP Tunnel: not run here (a 400)."""
+    allowed_callers: list[str] | None = None
+    """``direct`` (the model calls the tools); ``programmatic`` calls are not made here (a 400 without ``direct``)."""
+    defer_loading: bool | None = None
+    """Tools discovered through a server-run tool search: not run here (``true`` is a 400)."""
     allowed_tools: list[str] | dict[str, Any] | None = None
     """Tool names, or ``{"tool_names": [...]}``."""
     require_approval: Literal["always", "never"] | dict[str, Any] | None = None
@@ -135,6 +145,18 @@ class McpTool(WirePart):
         return True
 
 
+class FileSearchTool(WirePart):
+    """Search vector stores: the server searches the tenant's stores it names; without stores, the
+    backend's own search (the simulator's), or none."""
+
+    type: Literal["file_search"] = "file_search"
+    vector_store_ids: list[str] | None = None
+    max_num_results: int | None = Field(default=None, ge=1, le=50)
+    filters: dict[str, Any] | None = None
+    """An attribute filter (comparison or compound), checked when the request arrives."""
+    ranking_options: dict[str, Any] | None = None
+
+
 class UnknownTool(WirePart):
     """A tool of another type (mcp, web_search, vendor tools): kept as sent."""
 
@@ -143,7 +165,7 @@ class UnknownTool(WirePart):
 
 def _tool_tag(value: Any) -> str:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return kind if kind in ("function", "mcp", "custom", "namespace", "tool_search") else "other"
+    return kind if kind in ("function", "mcp", "custom", "namespace", "tool_search", "file_search") else "other"
 
 
 Tool = Annotated[
@@ -152,6 +174,7 @@ Tool = Annotated[
     | Annotated[CustomTool, Tag("custom")]
     | Annotated[NamespaceTool, Tag("namespace")]
     | Annotated[ToolSearchTool, Tag("tool_search")]
+    | Annotated[FileSearchTool, Tag("file_search")]
     | Annotated[UnknownTool, Tag("other")],
     Discriminator(_tool_tag),
 ]

@@ -128,6 +128,8 @@ async def _client(server: McpTool, policy: UrlPolicy) -> AsyncIterator[Client]:
 
     url = server.server_url or ""
     headers = dict(server.headers or {})
+    if server.authorization and not any(name.lower() == "authorization" for name in headers):
+        headers["Authorization"] = f"Bearer {server.authorization}"
     tracing.inject(headers)
 
     def guarded_client(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:

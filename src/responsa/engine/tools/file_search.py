@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Protocol
 from responsa.protocol import (
     FileSearchCall,
     FileSearchResult,
+    FileSearchTool,
     FunctionCall,
     FunctionCallOutput,
     FunctionTool,
@@ -99,28 +100,21 @@ async def _searcher(setup: ToolSetup) -> FileSearcher | None:
     model, which then searches as it does without stores); None otherwise."""
     stores = setup.services.vector_stores
     for index, tool in enumerate(setup.request.tools):
-        if tool.type != FILE_SEARCH or stores is None:
+        if not isinstance(tool, FileSearchTool) or stores is None:
             continue
-        spec = tool.model_dump()
-        ids = spec.get("vector_store_ids")
-        if not ids:
+        if not tool.vector_store_ids:
             return None
-        if not isinstance(ids, list) or not all(isinstance(one, str) for one in ids):
-            raise InvalidRequest("'vector_store_ids' must be a list of ids.", param=f"tools[{index}].vector_store_ids")
-        limit = spec.get("max_num_results")
-        limit = 10 if limit is None else limit
-        if not isinstance(limit, int) or not 1 <= limit <= 50:
-            raise InvalidRequest("'max_num_results' must be from 1 to 50.", param=f"tools[{index}].max_num_results")
-        if spec.get("filters") is not None:  # checked now, not when the model first searches
-            check_filter(spec["filters"], f"tools[{index}].filters")
-        for vector_store_id in ids:
+        if tool.filters is not None:  # checked now, not when the model first searches
+            check_filter(tool.filters, f"tools[{index}].filters")
+        for vector_store_id in tool.vector_store_ids:
             if not await stores.exists(vector_store_id):
                 if setup.simulated:
                     return None
                 raise InvalidRequest(
                     f"Vector store '{vector_store_id}' not found.", param=f"tools[{index}].vector_store_ids"
                 )
-        return FileSearcher(stores, ids, limit, spec.get("filters"), spec.get("ranking_options"))
+        limit = 10 if tool.max_num_results is None else tool.max_num_results
+        return FileSearcher(stores, tool.vector_store_ids, limit, tool.filters, tool.ranking_options)
     return None
 
 

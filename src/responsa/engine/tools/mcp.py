@@ -210,7 +210,22 @@ class McpKind:
     }
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
-        """Nothing without the server's connector: see :meth:`prepare`."""
+        """Nothing is offered without the server's connector (see :meth:`prepare`); what the tool asks
+        that no MCP server here can do is a 400 now."""
+        if not isinstance(tool, McpTool):
+            return
+        for field, what in (("connector_id", "OpenAI's service connectors"), ("tunnel_id", "Secure MCP Tunnels")):
+            if getattr(tool, field) is not None:
+                raise InvalidRequest(f"'{field}' is not supported: {what} are not reachable from this server; "
+                                     "give the MCP server's 'server_url'.", param=f"{param}.{field}",
+                                     code="unsupported_parameter")  # fmt: skip
+        if tool.allowed_callers is not None and "direct" not in tool.allowed_callers:
+            raise InvalidRequest("Only 'direct' calls of MCP tools are made here: 'allowed_callers' must include it.",
+                                 param=f"{param}.allowed_callers", code="unsupported_value")  # fmt: skip
+        if tool.defer_loading:
+            raise InvalidRequest("'defer_loading' is not supported: this server offers an MCP server's tools "
+                                 "to the model directly.", param=f"{param}.defer_loading",
+                                 code="unsupported_value")  # fmt: skip
 
     async def prepare(self, setup: ToolSetup) -> list[Recorded]:
         """List the servers' tools and offer them; run the calls the client approved (declined ones are not)."""
