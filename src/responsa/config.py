@@ -300,6 +300,33 @@ class Settings:
         summary="Deadline for listing an MCP server's tools.",
         doc="Deadline for listing an MCP server's tools; past it the `mcp_list_tools` item carries an error.",
     )
+    web_search: str | None = option(
+        None,
+        summary="Run web_search for every model through this provider: searxng:URL, brave, tavily or ddgs "
+        "(default: none; web_search is then left out, or simulated on the simulator).",
+        doc="Run `web_search` (and `web_search_preview`) for every model through this search provider: "
+        "`searxng:URL` (a SearXNG instance with its JSON API on), `brave` or `tavily` (keys below; `brave:URL` "
+        "or `tavily:URL` for another endpoint) or `ddgs` (no key: it scrapes public engines, so expect rate "
+        "limits). The pages found are fetched through the egress policy (see [tools.md](tools.md#web-search)). "
+        "Without one, `web_search` is left out (`ignored_tools`) on the embedded model and upstreams, and "
+        "simulated on the simulator; `/v1/server` says which.",
+    )
+    brave_api_key: str | None = option(
+        None, env="BRAVE_API_KEY", summary="The key of Brave's Search API (--web-search brave)."
+    )
+    tavily_api_key: str | None = option(
+        None, env="TAVILY_API_KEY", summary="The key of Tavily's search API (--web-search tavily)."
+    )
+    web_fetch_timeout_secs: float = option(
+        10.0,
+        minimum=0.1,
+        summary="Deadline for reading one page a web search found; a slower page is left out.",
+    )
+    web_fetch_max_bytes: int = option(
+        2 * 1024 * 1024,
+        minimum=1024,
+        summary="Most bytes read of one page a web search found (the rest is left out).",
+    )
     shutdown_grace_secs: float = option(
         30.0,
         minimum=0,

@@ -49,7 +49,7 @@ from ._emitter import Emitter
 from ._reasoning_output import close_reasoning, reasoning_delta
 from ._timeline import Timeline
 from ._usage import add_usage, usage_of
-from .tools import OpenCall, Recorded, Route, ServerContext, ServerRun, Where, open_call
+from .tools import Annotations, OpenCall, Recorded, Route, ServerContext, ServerRun, Where, open_call
 
 __all__ = ["OutputBuilder"]
 
@@ -98,8 +98,8 @@ class OutputBuilder:
         self._reason: FinishReason = "stop"
         self._waiting: list[tuple[ServerRun, Where]] = []
         """Calls the server runs, in the order the model made them, with where their items are."""
-        self.cited: list[dict[str, Any]] = []
-        """Annotations the server's calls gave the answer (see ``ServerContext.cited``)."""
+        self.annotations = Annotations()
+        """What the server's calls gave the answer to cite."""
         self.needs_client = False
         """A call for the client to run, or an approval to give: it ends the agentic loop."""
 
@@ -132,7 +132,7 @@ class OutputBuilder:
     async def run_server_calls(self, span: Any = None) -> AsyncIterator[list[StreamEvent]]:
         """Run the calls waiting for the server, one after the other, yielding their events."""
         waiting, self._waiting = self._waiting, []
-        context = ServerContext(self.response, self.timeline, self.cited, span)
+        context = ServerContext(self.response, self.timeline, self.annotations, span)
         for run, where in waiting:
             async for events in run(context, where):
                 yield self.emitter.emit_all(events)
@@ -240,7 +240,7 @@ class OutputBuilder:
         item, where, text = open_item.item, open_item.where, "".join(open_item.chunks)
         events: list[StreamEvent] = []
         if isinstance(item, Message):
-            annotations = [{**cited, "index": len(text)} for cited in self.cited]
+            annotations = self.annotations.for_text(text)
             part = OutputText.model_validate({"text": text, "logprobs": open_item.logprobs, "annotations": annotations})
             item.content, item.phase, item.status = [part], phase, status
             events += self.emitter.emit_all([

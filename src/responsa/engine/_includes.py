@@ -1,17 +1,31 @@
 """Views of a response's optional data. A response is stored with what was produced whether or not
-asked (``file_search_call.results``); a create shows what its ``include`` asks for, a retrieve with
-``include`` what that asks for, and a retrieve without it what the create showed."""
+asked (``file_search_call.results``, ``web_search_call.action.sources`` and ``.results``); a create
+shows what its ``include`` asks for, a retrieve with ``include`` what that asks for, and a retrieve
+without it what the create showed."""
 
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import TypeVar
 
-from responsa.protocol import FileSearchCall, InvalidRequest, Message, OutputText, ResponseObject
+from responsa.protocol import (
+    FileSearchCall,
+    InvalidRequest,
+    Item,
+    Message,
+    OutputText,
+    ResponseObject,
+    WebSearchCall,
+)
 
-__all__ = ["check_includes", "create_view", "search_as_shown", "with_includes"]
+__all__ = ["check_includes", "create_view", "shown", "with_includes"]
 
 LOGPROBS = "message.output_text.logprobs"
 SEARCH_RESULTS = "file_search_call.results"
+WEB_SOURCES = "web_search_call.action.sources"
+WEB_RESULTS = "web_search_call.results"
+
+ItemT = TypeVar("ItemT", bound=Item)
 
 
 def check_includes(values: Collection[str], known: Collection[str]) -> None:
@@ -20,38 +34,38 @@ def check_includes(values: Collection[str], known: Collection[str]) -> None:
             raise InvalidRequest(f"Invalid value for 'include': {value!r}.", param="include", code="invalid_value")
 
 
+def shown(item: ItemT, include: Collection[str]) -> ItemT:
+    """A search call with only the optional data ``include`` asks for (any other item as it is)."""
+    if isinstance(item, FileSearchCall):
+        hide_results = item.results is not None and SEARCH_RESULTS not in include
+        return item.model_copy(update={"results": None}) if hide_results else item
+    if isinstance(item, WebSearchCall):
+        update: dict[str, object] = {}
+        if item.results is not None and WEB_RESULTS not in include:
+            update["results"] = None
+        if item.action.sources is not None and WEB_SOURCES not in include:
+            update["action"] = item.action.model_copy(update={"sources": None})
+        return item.model_copy(update=update) if update else item
+    return item
+
+
 def create_view(response: ResponseObject) -> ResponseObject:
-    """``response`` as its create showed it: search results only where its ``include`` asked (log
+    """``response`` as its create showed it: search data only where its ``include`` asked (log
     probabilities are produced only when asked, so they show as stored)."""
-    if not any(_has_results(item) for item in response.output) or SEARCH_RESULTS in response.shown_includes:
+    if not any(isinstance(item, FileSearchCall | WebSearchCall) for item in response.output):
         return response
-    output = [search_as_shown(item, response) if isinstance(item, FileSearchCall) else item for item in response.output]
+    output = [shown(item, response.shown_includes) for item in response.output]
     return response.model_copy(update={"output": output})
-
-
-def search_as_shown(item: FileSearchCall, response: ResponseObject) -> FileSearchCall:
-    """A search as ``response``'s create shows it: with its results only where its ``include`` asked."""
-    if SEARCH_RESULTS in response.shown_includes or item.results is None:
-        return item
-    return item.model_copy(update={"results": None})
-
-
-def _has_results(item: object) -> bool:
-    return isinstance(item, FileSearchCall) and item.results is not None
 
 
 def with_includes(response: ResponseObject, include: Collection[str]) -> ResponseObject:
     """``response`` without the optional data ``include`` does not ask for. Log probabilities the
     create did not ask for were never produced, so they cannot appear."""
-    if LOGPROBS in include and SEARCH_RESULTS in include:
-        return response
     output = []
     for item in response.output:
         if isinstance(item, Message) and LOGPROBS not in include and not isinstance(item.content, str):
             parts = [part.model_copy(update={"logprobs": []}) if isinstance(part, OutputText) and part.logprobs
                      else part for part in item.content]  # fmt: skip
             item = item.model_copy(update={"content": parts})
-        elif isinstance(item, FileSearchCall) and SEARCH_RESULTS not in include:
-            item = item.model_copy(update={"results": None})
-        output.append(item)
+        output.append(shown(item, include))
     return response.model_copy(update={"output": output})

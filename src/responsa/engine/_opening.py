@@ -16,7 +16,7 @@ from responsa import tracing
 from responsa.backends import Backend, BackendRegistry, ModelRequest
 from responsa.protocol import CreateResponseRequest, InvalidRequest, Item
 from responsa.store import Store
-from responsa.tools import McpConnector
+from responsa.tools import McpConnector, WebSearch
 
 from ._accumulate import OutputBuilder
 from ._admission import Admission
@@ -30,7 +30,7 @@ from ._run import Run, RunContext, open_model_call
 from ._tool_choice import HOSTED_TOOLS
 from ._truncation import token_counter, truncated
 from ._vector_stores import VectorStoreService
-from .tools import ToolServices, ToolSetup, plan_client_tools, prepare_server_tools
+from .tools import ToolServices, ToolSetup, kind_named, plan_client_tools, prepare_server_tools
 
 __all__ = ["Opener"]
 
@@ -48,9 +48,11 @@ class Opener:
         max_input_items: int,
         admission: tuple[int, int],
         vector_stores: VectorStoreService | None = None,
+        web: WebSearch | None = None,
     ) -> None:
         self._store = store
         self._vector_stores = vector_stores
+        self._web = web
         self._backends = backends
         self._mcp = mcp
         self._compactor = compactor
@@ -113,10 +115,11 @@ class Opener:
         check_images(input_items, backend.reads_images(request.model), request.model)
         tools = plan_client_tools(request.tools, [*history, *input_items])
         vector_stores = self._vector_stores.for_tenant(tenant) if self._vector_stores else None
-        setup = ToolSetup(request, history, input_items, tools, ToolServices(self._mcp, vector_stores),
+        setup = ToolSetup(request, history, input_items, tools, ToolServices(self._mcp, vector_stores, self._web),
                           backend.simulates_tools())  # fmt: skip
         recorded = await prepare_server_tools(setup)
-        served = tools.kinds() & HOSTED_TOOLS  # hosted tools the server runs itself (file_search)
+        # Hosted tools the server runs itself (file_search, web_search): every type of the kinds offered.
+        served = {kind_type for kind in tools.kinds() for kind_type in kind_named(kind).tool_types} & HOSTED_TOOLS
         ignored = unavailable_hosted(request, backend, self._hosted_tools, served=served)
         response = new_response(request, stored=request.store and store.retention.responses_enabled)
         if ignored:

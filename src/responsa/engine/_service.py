@@ -30,7 +30,7 @@ from responsa.protocol import (
     Usage,
 )
 from responsa.store import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Store
-from responsa.tools import McpConnector
+from responsa.tools import McpConnector, WebSearch
 
 from ._checks import KNOWN_INCLUDES
 from ._compaction import Compactor
@@ -67,6 +67,7 @@ class ResponseService:
         hosted_tools: str = "ignore",
         vector_stores: VectorStoreService | None = None,
         admission: tuple[int, int] = (256, 64),
+        web: WebSearch | None = None,
     ) -> None:
         self._store = store
         self._backends = backends
@@ -76,7 +77,7 @@ class ResponseService:
         self.leases = Leases(store, lease)
         self._on_usage = on_usage
         self._opener = Opener(
-            store, backends, self._mcp, compactor, hosted_tools, max_input_items, admission, vector_stores
+            store, backends, self._mcp, compactor, hosted_tools, max_input_items, admission, vector_stores, web
         )
         self._loop = RunLoop(self._running, self.leases, background, on_usage)
         self.tenant = store.tenant

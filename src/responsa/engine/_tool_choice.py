@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from responsa.backends import ToolMode
 from responsa.protocol import (
+    WEB_SEARCH_TYPES,
     AllowedTools,
     CreateResponseRequest,
     FunctionTool,
@@ -23,7 +24,7 @@ from .tools import Route, ToolPlan, kind_named
 
 __all__ = ["HOSTED_TOOLS", "ToolPolicy", "after_forced_round", "check_tool_choice", "resolve_tool_choice"]
 
-HOSTED_TOOLS = frozenset({"web_search", "web_search_preview", "file_search", "code_interpreter", "image_generation"})
+HOSTED_TOOLS = frozenset({*WEB_SEARCH_TYPES, "file_search", "code_interpreter", "image_generation"})
 """Built-in tools; run when the model's backend runs them (the simulator does), else see the hosted-tool policy."""
 
 

@@ -7,6 +7,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
+from typing import Any
 
 import anyio
 from starlette.applications import Starlette
@@ -29,7 +30,7 @@ from responsa.engine import (
 )
 from responsa.protocol import Usage
 from responsa.store import PART_BYTES, Retention, SqlStore
-from responsa.tools import McpConnector, UrlPolicy
+from responsa.tools import McpConnector, PageFetcher, UrlPolicy, WebSearch, make_provider
 
 from ._errors import EXCEPTION_HANDLERS
 from ._file_routes import FORM_SLACK
@@ -116,6 +117,22 @@ def _embedder(settings: Settings, registry: BackendRegistry) -> Embedder | None:
     return partial(backend.embed, name)
 
 
+def _web_search(settings: Settings) -> tuple[WebSearch | None, dict[str, Any]]:
+    """The web search the server runs (``--web-search``), and what ``/v1/server`` says of it; a provider
+    that cannot be used stops the start."""
+    if settings.web_search is None:
+        why = "no --web-search provider: web_search is left out (ignored_tools), simulated on the simulator"
+        return None, {"enabled": False, "provider": None, "detail": why}
+    keys = {"brave": settings.brave_api_key, "tavily": settings.tavily_api_key}
+    try:
+        provider = make_provider(settings.web_search, keys)
+    except ValueError as exc:
+        raise RuntimeError(str(exc)) from exc
+    policy = UrlPolicy(allow_loopback=not settings.api_keys, public=True, subject="page URL")
+    pages = PageFetcher(policy, settings.web_fetch_timeout_secs, settings.web_fetch_max_bytes)
+    return WebSearch(provider, pages), {"enabled": True, "provider": provider.name, "detail": "run by the server"}
+
+
 def _limiter(settings: Settings) -> Limiter:
     if settings.redis_url is None:
         return RateLimiter(settings.api_keys)
@@ -150,6 +167,7 @@ def create_app(settings: Settings) -> Starlette:
             compactor = Compactor(store, registry, Sealer(secret_key(settings)))
             policy = UrlPolicy(settings.mcp_allow_hosts, allow_loopback=not settings.api_keys)
             connector = McpConnector(settings.mcp_call_timeout_secs, settings.mcp_list_timeout_secs, policy)
+            web, web_status = _web_search(settings)
             files = FileService(store, settings.max_file_bytes, PART_BYTES)
             vector_stores = VectorStoreService(store, files, tasks, _embedder(settings, registry))
             responses = ResponseService(
@@ -164,11 +182,12 @@ def create_app(settings: Settings) -> Starlette:
                 hosted_tools=settings.hosted_tools,
                 compactor=compactor,
                 vector_stores=vector_stores,
+                web=web,
             )
             metrics.workers = registry.workers
             app.state.services = Services(
                 responses, ConversationService(store), files, vector_stores, compactor, limiter, metrics, limits,
-                registry.models(), registry.workers, int(time.time()),
+                registry.models(), registry.workers, int(time.time()), {"web_search": web_status},
             )  # fmt: skip
             await vector_stores.recover()
             leases = responses.leases

@@ -37,6 +37,7 @@ _TAGS = frozenset(
         "mcp",
         "tool_search",
         "file_search",
+        "web_search",
         "other",
         "mode",
         "allowed_tools",

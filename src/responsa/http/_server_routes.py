@@ -26,6 +26,7 @@ async def server_status(request: Request) -> Response:
             "started_at": state.started_at,
             "models": state.models,
             "workers": [asdict(worker) for worker in state.workers()],
+            "hosted_tools": state.hosted_tools,
             **state.metrics.totals(),
         }
     )

@@ -43,6 +43,8 @@ class Services:
     models: list[str]
     workers: Callable[[], list[WorkerState]]
     started_at: int
+    hosted_tools: dict[str, dict[str, Any]]
+    """Whether each hosted tool the server can run itself is on, and why not (for ``/v1/server``)."""
 
 
 def services(connection: HTTPConnection) -> Services:

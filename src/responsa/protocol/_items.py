@@ -25,6 +25,7 @@ from ._tool_calls import (
     ShellCallOutput,
     ToolSearchCall,
     ToolSearchOutput,
+    WebSearchCall,
 )
 
 __all__ = [
@@ -164,6 +165,7 @@ _ITEM_TAGS = frozenset(
         "tool_search_call",
         "tool_search_output",
         "file_search_call",
+        "web_search_call",
     }
 )
 
@@ -200,6 +202,7 @@ Item = Annotated[
     | Annotated[ToolSearchCall, Tag("tool_search_call")]
     | Annotated[ToolSearchOutput, Tag("tool_search_output")]
     | Annotated[FileSearchCall, Tag("file_search_call")]
+    | Annotated[WebSearchCall, Tag("web_search_call")]
     | Annotated[UnknownItem, Tag("unknown")],
     Discriminator(_item_tag),
 ]

@@ -29,6 +29,10 @@ __all__ = [
     "ShellOutput",
     "ToolSearchCall",
     "ToolSearchOutput",
+    "WebSearchAction",
+    "WebSearchCall",
+    "WebSearchResult",
+    "WebSearchSource",
 ]
 
 CallStatus = Literal["in_progress", "completed", "incomplete"]
@@ -186,3 +190,43 @@ class FileSearchCall(WirePart):
     status: Literal["in_progress", "searching", "completed", "incomplete", "failed"] = "completed"
     queries: list[str] = Field(default_factory=list)
     results: list[FileSearchResult] | None = None
+
+
+class WebSearchSource(WirePart):
+    """A page a web search consulted (``include: ["web_search_call.action.sources"]``)."""
+
+    type: Literal["url", "api"] = "url"
+    url: str | None = None
+    name: str | None = None
+
+
+class WebSearchAction(WirePart):
+    """What a web search call did: ``search`` (its query), ``open_page`` or ``find_in_page``."""
+
+    type: str = "search"
+    query: str | None = None
+    queries: list[str] | None = None
+    sources: list[WebSearchSource] | None = None
+    url: str | None = None
+    pattern: str | None = None
+
+
+class WebSearchResult(WirePart):
+    """A page as the model read it (``include: ["web_search_call.results"]``): ``number`` is how the
+    model cites it (``[1]``)."""
+
+    number: int
+    url: str
+    title: str | None = None
+    text: str = ""
+
+
+class WebSearchCall(WirePart):
+    """A web search: run by the server through its search provider (or made up by the simulator). The
+    pages it read are stored always and shown where ``include`` asks for them."""
+
+    type: Literal["web_search_call"] = "web_search_call"
+    id: str | None = None
+    status: Literal["in_progress", "searching", "completed", "failed"] = "completed"
+    action: WebSearchAction = Field(default_factory=WebSearchAction)
+    results: list[WebSearchResult] | None = None

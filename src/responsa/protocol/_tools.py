@@ -157,6 +157,25 @@ class FileSearchTool(WirePart):
     ranking_options: dict[str, Any] | None = None
 
 
+WEB_SEARCH_TYPES = ("web_search", "web_search_2025_08_26", "web_search_preview", "web_search_preview_2025_03_11")
+
+
+class WebSearchFilters(WirePart):
+    allowed_domains: list[str] | None = None
+    """Hosts (and their subdomains) results may come from, without the scheme: ``openai.com``."""
+
+
+class WebSearchTool(WirePart):
+    """Search the web: run by the server through its search provider (``--web-search``)."""
+
+    type: Literal["web_search", "web_search_2025_08_26", "web_search_preview", "web_search_preview_2025_03_11"]
+    filters: WebSearchFilters | None = None
+    user_location: dict[str, Any] | None = None
+    search_context_size: Literal["low", "medium", "high"] | None = None
+    external_web_access: bool | None = None
+    search_content_types: list[str] | None = None
+
+
 class UnknownTool(WirePart):
     """A tool of another type (mcp, web_search, vendor tools): kept as sent."""
 
@@ -165,6 +184,8 @@ class UnknownTool(WirePart):
 
 def _tool_tag(value: Any) -> str:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if kind in WEB_SEARCH_TYPES:
+        return "web_search"
     return kind if kind in ("function", "mcp", "custom", "namespace", "tool_search", "file_search") else "other"
 
 
@@ -175,6 +196,7 @@ Tool = Annotated[
     | Annotated[NamespaceTool, Tag("namespace")]
     | Annotated[ToolSearchTool, Tag("tool_search")]
     | Annotated[FileSearchTool, Tag("file_search")]
+    | Annotated[WebSearchTool, Tag("web_search")]
     | Annotated[UnknownTool, Tag("other")],
     Discriminator(_tool_tag),
 ]

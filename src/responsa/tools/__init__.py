@@ -1,7 +1,22 @@
-"""Tools the server runs itself: MCP servers (``{"type": "mcp"}``)."""
+"""Tools the server runs itself and what they reach outside it: MCP servers (``{"type": "mcp"}``), the
+web (search providers and pages, for ``web_search``), and the URL policy every such request passes."""
 
 from ._mcp import CallOutcome, McpClient, McpConnector
 from ._mcp_policy import UrlPolicy
 from ._mcp_simulated import SimulatedMcp
+from ._pages import Page, PageFetcher
+from ._web_search import SearchHit, SearchProvider, WebSearch, make_provider
 
-__all__ = ["CallOutcome", "McpClient", "McpConnector", "SimulatedMcp", "UrlPolicy"]
+__all__ = [
+    "CallOutcome",
+    "McpClient",
+    "McpConnector",
+    "Page",
+    "PageFetcher",
+    "SearchHit",
+    "SearchProvider",
+    "SimulatedMcp",
+    "UrlPolicy",
+    "WebSearch",
+    "make_provider",
+]

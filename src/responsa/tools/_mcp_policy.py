@@ -1,12 +1,13 @@
-"""Which MCP ``server_url``s the server may connect to (a tool definition must not become a way into
-the network): hosts allowed by name with ``--mcp-allow-host``, and loopback only while the server
-has no API keys (one trusted user on their own machine). With API keys, clients are not trusted:
-a loopback or private address is as closed as any other unless allowed by name, or a tenant could
-probe the server's own ports (a database, say) through a tool. Link-local, multicast, unspecified
-and cloud-metadata addresses are never reachable.
+"""Which URLs the server may reach for a tool (a tool definition or a search result must not become
+a way into the network). For MCP ``server_url``s: hosts allowed by name with ``--mcp-allow-host``,
+and loopback only while the server has no API keys (one trusted user on their own machine); for web
+pages (``public``), any host whose addresses are all public, and loopback as for MCP. With API keys,
+clients are not trusted: a loopback or private address is as closed as any other unless allowed by
+name, or a tenant could probe the server's own ports (a database, say) through a tool. Link-local,
+multicast, unspecified and cloud-metadata addresses are never reachable.
 
 Host names are resolved and every address they resolve to is checked: when the request is
-validated, and again by ``guard`` before every HTTP request the MCP client sends (redirects
+validated, and again by ``guard`` before every HTTP request the client sends (redirects
 included), so a name that resolves differently later is judged again.
 """
 
@@ -32,21 +33,27 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 class UrlPolicy:
     """``check(url)`` raises a 400 naming ``param`` unless the URL is allowed."""
 
-    def __init__(self, allowed_hosts: Iterable[str] = (), allow_loopback: bool = True) -> None:
+    def __init__(
+        self, allowed_hosts: Iterable[str] = (), allow_loopback: bool = True, public: bool = False,
+        subject: str = "MCP server_url",
+    ) -> None:  # fmt: skip
         self._allowed = {entry.lower() for entry in allowed_hosts}
         """``host`` (any port) or ``host:port`` entries."""
         self._allow_loopback = allow_loopback
+        self._public = public
+        """Hosts whose every address is public (globally routable) are reachable too."""
+        self._subject = subject
 
     def check(self, url: str | None, param: str) -> None:
         if not url:
             raise InvalidRequest("An MCP tool needs a 'server_url'.", param=param, code="missing_required_parameter")
-        host, port = _host_and_port(url, param)
+        host, port = self._host_and_port(url, param)
         self._judge(url, param, host, port, _addresses(host))
 
     async def guard(self, request: Any) -> None:
         """An HTTP client's request hook: every request the MCP client sends is checked again."""
         url = str(request.url)
-        host, port = _host_and_port(url, "tools")
+        host, port = self._host_and_port(url, "tools")
         try:
             infos = await anyio.getaddrinfo(host, port)
         except OSError:
@@ -62,24 +69,27 @@ class UrlPolicy:
             return
         if self._allow_loopback and addresses and all(address.is_loopback for address in addresses):
             return
+        if self._public and addresses and all(address.is_global for address in addresses):
+            return
+        if self._public:
+            raise self._refused(url, param, "only public addresses (and loopback without API keys) are reachable")
         reachable = "loopback and hosts" if self._allow_loopback else "with API keys configured, hosts"
         raise self._refused(url, param, f"only {reachable} allowed with --mcp-allow-host are reachable")
 
-    @staticmethod
-    def _refused(url: str, param: str, why: str) -> InvalidRequest:
-        return InvalidRequest(f"MCP server_url {url!r} is not allowed: {why}.", param=param, code="mcp_url_not_allowed")
+    def _refused(self, url: str, param: str, why: str) -> InvalidRequest:
+        message = f"{self._subject} {url!r} is not allowed: {why}."
+        return InvalidRequest(message, param=param, code="mcp_url_not_allowed")
 
-
-def _host_and_port(url: str, param: str) -> tuple[str, int]:
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    if parts.scheme not in ("http", "https") or not host:
-        raise InvalidRequest(f"Invalid MCP server_url {url!r}: expected http(s)://host/...", param=param)
-    try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        raise InvalidRequest(f"Invalid MCP server_url {url!r}: bad port.", param=param) from None
-    return host, port
+    def _host_and_port(self, url: str, param: str) -> tuple[str, int]:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        if parts.scheme not in ("http", "https") or not host:
+            raise InvalidRequest(f"Invalid {self._subject} {url!r}: expected http(s)://host/...", param=param)
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            raise InvalidRequest(f"Invalid {self._subject} {url!r}: bad port.", param=param) from None
+        return host, port
 
 
 def _addresses(host: str) -> list[Address]:

@@ -3,6 +3,7 @@
 and the ones the server runs (mcp, file_search: :class:`ServerToolKind`); third-party kinds register
 through the ``responsa.tool_kinds`` entry-point group. See docs/architecture.md, "Adding a tool kind"."""
 
+from ._annotations import Annotations
 from ._kind import (
     Closed,
     OpenCall,
@@ -32,6 +33,7 @@ from ._registry import (
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "Annotations",
     "Closed",
     "OpenCall",
     "Recorded",

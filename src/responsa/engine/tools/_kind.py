@@ -27,8 +27,10 @@ from responsa.protocol import (
     ToolRef,
 )
 
+from ._annotations import Annotations
+
 if TYPE_CHECKING:
-    from responsa.tools import McpConnector
+    from responsa.tools import McpConnector, WebSearch
 
     from .._timeline import Timeline
     from .file_search import VectorSearch
@@ -107,12 +109,11 @@ class ToolPlan:
 @dataclass
 class ServerContext:
     """What a server-run call is run with: the response it belongs to, its run's trace span and
-    timeline, and the annotations the answer will carry."""
+    timeline, and what the answer written after the calls will cite."""
 
     response: ResponseObject
     timeline: Timeline
-    cited: list[dict[str, Any]]
-    """Annotations (without ``index``) the answer written after these calls carries (``file_citation``)."""
+    annotations: Annotations
     span: Any = None
 
 
@@ -228,6 +229,8 @@ class ToolServices:
 
     mcp: McpConnector
     vector_stores: VectorSearch | None = None
+    web: WebSearch | None = None
+    """The configured search provider and page fetcher (``--web-search``); None: web_search is not run."""
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from responsa.protocol import (
 )
 
 from .._attribute_filters import check_filter
-from .._includes import search_as_shown
+from .._includes import shown
 from ._kind import Closed, ItemEnd, Recorded, Replay, Route, ServerContext, ToolPlan, ToolSetup, Where
 
 __all__ = ["KIND", "FileSearcher", "VectorSearch"]
@@ -132,10 +132,10 @@ async def _run(
     context.timeline.mark("file_search.ended", item_id=item.id, results=len(results))
     item.status, item.results = "completed", results  # stored always; shown per include (_includes.py)
     for hit in results:
-        if hit.file_id and all(cited.get("file_id") != hit.file_id for cited in context.cited):
-            context.cited.append({"type": "file_citation", "file_id": hit.file_id, "filename": hit.filename or ""})
-    shown = search_as_shown(item, context.response).model_copy()
-    done = OutputItemEvent(type="response.output_item.done", output_index=where["output_index"], item=shown)
+        if hit.file_id:
+            context.annotations.cite_file(hit.file_id, hit.filename or "")
+    done = OutputItemEvent(type="response.output_item.done", output_index=where["output_index"],
+                           item=shown(item, context.response.shown_includes).model_copy())  # fmt: skip
     yield [_event("completed", where), done]
 
 

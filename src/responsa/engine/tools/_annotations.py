@@ -1,0 +1,53 @@
+"""The annotations an answer carries for what the server's tools gave the model: ``file_citation`` for
+the files a file search drew on (at the answer's end: local models place no markers), and
+``url_citation`` for each numbered web source the answer cites as ``[n]``.
+
+A model that has never seen OpenAI's citation format still cites: the web search's results reach it
+numbered, with the instruction to cite by number, and each ``[n]`` in the answer becomes an
+annotation spanning the marker."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Annotations"]
+
+_MARKER = re.compile(r"\[(\d{1,3})\]")
+
+
+@dataclass
+class Annotations:
+    """What one response's server-run calls gave the answer to cite."""
+
+    files: list[dict[str, str]] = field(default_factory=list)
+    sources: dict[int, tuple[str, str]] = field(default_factory=dict)
+    """Number → (url, title) of the web pages the model read."""
+
+    def cite_file(self, file_id: str, filename: str) -> None:
+        if all(cited["file_id"] != file_id for cited in self.files):
+            self.files.append({"file_id": file_id, "filename": filename})
+
+    def add_source(self, url: str, title: str) -> int:
+        """The number the model cites the page by (the same page keeps its number)."""
+        for number, (known, _title) in self.sources.items():
+            if known == url:
+                return number
+        number = len(self.sources) + 1
+        self.sources[number] = (url, title)
+        return number
+
+    def for_text(self, text: str) -> list[dict[str, Any]]:
+        """The annotations of an answer: a ``url_citation`` for each ``[n]`` naming a source, then a
+        ``file_citation`` per file searched (at the end of the text)."""
+        found: list[dict[str, Any]] = []
+        if self.sources:
+            for marker in _MARKER.finditer(text):
+                source = self.sources.get(int(marker.group(1)))
+                if source is not None:
+                    url, title = source
+                    found.append({"type": "url_citation", "url": url, "title": title,
+                                  "start_index": marker.start(), "end_index": marker.end()})  # fmt: skip
+        found += [{"type": "file_citation", "index": len(text), **cited} for cited in self.files]
+        return found

@@ -1,0 +1,225 @@
+"""``web_search`` (and ``web_search_preview``, dated variants too), run by the server for any model
+through the configured search provider (``--web-search``).
+
+The model sees one function, ``web_search(query)``. When it calls it, the output holds a
+``web_search_call`` item (``action: {"type": "search", "query"}``) with OpenAI's events
+(``in_progress``, ``searching``, ``completed``); the server searches, keeps the hits from the
+``allowed_domains``, reads the top pages (as many and as long as ``search_context_size`` says) through
+the egress policy, and the model reads them, numbered, as the call's output in its next round. The
+answer's ``[n]`` markers become ``url_citation`` annotations. The pages are the item's ``sources``
+(``include: ["web_search_call.action.sources"]``) and ``results`` (``web_search_call.results``).
+On the simulator, and without a provider, the tool is not this kind's (simulated, or left out).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import ClassVar
+from urllib.parse import urlsplit
+
+import anyio
+
+from responsa.protocol import (
+    WEB_SEARCH_TYPES,
+    FunctionCall,
+    FunctionCallOutput,
+    FunctionTool,
+    HostedToolEvent,
+    InvalidRequest,
+    Item,
+    OutputItemEvent,
+    StreamEvent,
+    Tool,
+    ToolRef,
+    WebSearchAction,
+    WebSearchCall,
+    WebSearchResult,
+    WebSearchSource,
+    WebSearchTool,
+    new_id,
+)
+from responsa.tools import Page, SearchHit, WebSearch
+
+from .._includes import shown
+from ._kind import Closed, ItemEnd, Recorded, Replay, Route, ServerContext, ToolPlan, ToolSetup, Where
+
+__all__ = ["KIND", "WebSearcher"]
+
+NAME = "web_search"
+
+_CONTEXT = {"low": (3, 1500), "medium": (5, 3000), "high": (8, 6000)}
+"""``search_context_size`` → (pages read, characters of each the model reads)."""
+
+_FUNCTION = FunctionTool(
+    name=NAME,
+    description="Search the web for current information; returns numbered sources with their text. "
+    "Cite a source by its number in brackets, like [1].",
+    parameters={
+        "type": "object",
+        "properties": {"query": {"type": "string", "description": "What to search for", "maxLength": 200}},
+        "required": ["query"],
+    },
+)
+
+
+@dataclass(frozen=True)
+class WebSearcher:
+    """The request's web_search tool, bound to the server's provider and page fetcher."""
+
+    web: WebSearch
+    allowed_domains: tuple[str, ...] = ()
+    pages: int = 5
+    characters: int = 3000
+    country: str | None = None
+
+    def allowed(self, url: str) -> bool:
+        """Whether ``url`` is on an allowed domain (or a subdomain of one); any, without a filter."""
+        if not self.allowed_domains:
+            return True
+        host = (urlsplit(url).hostname or "").lower()
+        return any(host == domain or host.endswith(f".{domain}") for domain in self.allowed_domains)
+
+    async def search(self, query: str) -> list[tuple[SearchHit, Page | None]]:
+        """The top hits from the allowed domains, each with its page when it could be read."""
+        hits = [
+            hit for hit in await self.web.provider.search(query, self.pages * 2, self.country) if self.allowed(hit.url)
+        ]
+        hits = hits[: self.pages]
+        pages: list[Page | None] = [None] * len(hits)
+
+        async def read(index: int, hit: SearchHit) -> None:
+            pages[index] = await self.web.pages.fetch(hit.url)
+
+        async with anyio.create_task_group() as group:
+            for index, hit in enumerate(hits):
+                group.start_soon(read, index, hit)
+        return list(zip(hits, pages, strict=True))
+
+
+def _searcher(tool: WebSearchTool, web: WebSearch) -> WebSearcher:
+    pages, characters = _CONTEXT[tool.search_context_size or "medium"]
+    domains = tuple(_domain(entry) for entry in (tool.filters.allowed_domains or [])) if tool.filters else ()
+    country = (tool.user_location or {}).get("country")
+    return WebSearcher(web, domains, pages, characters, country if isinstance(country, str) else None)
+
+
+def _domain(entry: str) -> str:
+    """``https://www.Example.com/x`` or ``example.com`` → the host, lower case."""
+    return (urlsplit(entry if "://" in entry else f"//{entry}").hostname or entry).lower()
+
+
+def _event(phase: str, where: Where) -> StreamEvent:
+    return HostedToolEvent.model_validate({"type": f"response.web_search_call.{phase}", **where})
+
+
+async def _run(
+    searcher: WebSearcher, item: WebSearchCall, context: ServerContext, where: Where
+) -> AsyncIterator[list[StreamEvent]]:
+    """Search and read; the pages end the item, numbered for the answer to cite."""
+    yield [_event("searching", where)]
+    query = item.action.query or ""
+    context.timeline.mark("web_search.started", item_id=item.id)
+    try:
+        found = await searcher.search(query) if query.strip() else []
+    except Exception as failure:  # a provider down or refusing: the model is told, the response goes on
+        context.timeline.mark("web_search.ended", item_id=item.id, error=type(failure).__name__)
+        item.status, item.results = "failed", []
+    else:
+        context.timeline.mark("web_search.ended", item_id=item.id, results=len(found))
+        results = []
+        for hit, page in found:
+            title = page.title if page else hit.title
+            text = (page.text if page else hit.snippet)[: searcher.characters]
+            results.append(WebSearchResult(number=context.annotations.add_source(hit.url, title), url=hit.url,
+                                           title=title, text=text))  # fmt: skip
+        item.status, item.results = "completed", results
+        item.action = item.action.model_copy(update={"sources": [WebSearchSource(url=hit.url) for hit, _ in found]})
+    done = OutputItemEvent(type="response.output_item.done", output_index=where["output_index"],
+                           item=shown(item, context.response.shown_includes).model_copy())  # fmt: skip
+    yield [_event("completed", where), done] if item.status == "completed" else [done]
+
+
+@dataclass
+class _Call:
+    item: WebSearchCall
+    searcher: WebSearcher
+
+    def opened(self, where: Where) -> Sequence[StreamEvent]:
+        return [_event("in_progress", where)]
+
+    def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
+        return ()
+
+    def close(self, arguments: str, status: ItemEnd, where: Where) -> Closed:
+        if status == "incomplete":
+            self.item.status = "failed"
+            return Closed()
+        try:
+            query = str(json.loads(arguments).get("query") or "")
+        except (ValueError, AttributeError):
+            query = arguments
+        self.item.action = WebSearchAction(type="search", query=query)
+        return Closed(run=partial(_run, self.searcher, self.item))
+
+
+class WebSearchKind:
+    name = NAME
+    tool_types = WEB_SEARCH_TYPES
+    item_types: ClassVar[Mapping[str, str]] = {"web_search_call": "ws"}
+
+    def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
+        """Nothing without the server's provider (see :meth:`prepare`); what no search here can honour is
+        a 400 now."""
+        if not isinstance(tool, WebSearchTool):
+            return
+        if tool.external_web_access is False:
+            raise InvalidRequest("'external_web_access: false' (a cache-only search) is not supported: this "
+                                 "server keeps no cache of the web.", param=f"{param}.external_web_access",
+                                 code="unsupported_value")  # fmt: skip
+        if tool.search_content_types is not None and "text" not in tool.search_content_types:
+            raise InvalidRequest("Only text is searched here: 'search_content_types' must include 'text'.",
+                                 param=f"{param}.search_content_types", code="unsupported_value")  # fmt: skip
+
+    async def prepare(self, setup: ToolSetup) -> list[Recorded]:
+        web = setup.services.web
+        if web is None or setup.simulated:
+            return []  # left out (ignored_tools), or the simulator's own
+        tool = next((tool for tool in setup.request.tools if isinstance(tool, WebSearchTool)), None)
+        if tool is not None:
+            setup.tools.add(_FUNCTION, Route(NAME, NAME, target=_searcher(tool, web)), "tools")
+        return []
+
+    def open_call(self, route: Route, call_id: str) -> _Call:
+        item = WebSearchCall(id=new_id("ws"), status="in_progress", action=WebSearchAction(type="search"))
+        return _Call(item, route.target)
+
+    def chosen(self, ref: ToolRef, name: str, route: Route) -> bool:
+        return ref.type in WEB_SEARCH_TYPES
+
+    def replay(self, item: Item, context: Replay) -> list[Item] | None:
+        """A search the server ran, as the model read it: a function call and its numbered sources; the
+        simulator's searches are read as they are."""
+        if not isinstance(item, WebSearchCall) or item.results is None:
+            return None
+        call_id = item.id or new_id("ws")
+        query = item.action.query or ""
+        return [
+            FunctionCall(id=call_id, call_id=call_id, name=NAME, arguments=json.dumps({"query": query}),
+                         status="completed"),
+            FunctionCallOutput(call_id=call_id, output=_as_text(query, item), status="completed"),
+        ]  # fmt: skip
+
+
+def _as_text(query: str, item: WebSearchCall) -> str:
+    if item.status == "failed":
+        return f"The web search for {query!r} failed; answer without it, and say so."
+    if not item.results:
+        return f"The web search for {query!r} found nothing."
+    sources = "\n\n".join(f"[{hit.number}] {hit.title}\n{hit.url}\n{hit.text}" for hit in item.results)
+    return f"Web results for {query!r}. Cite a source by its number in brackets, like [1].\n\n{sources}"
+
+
+KIND = WebSearchKind()

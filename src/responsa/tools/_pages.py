@@ -1,0 +1,83 @@
+"""Fetching web pages for the model, safely: every URL (and every redirect) passes the egress policy
+(no ``file:``, no link-local or metadata address, private and loopback ones only as the policy allows),
+a page is read up to a size cap within a deadline, and only HTML and text are read. The text is
+extracted with trafilatura (the page's main content, without menus and boilerplate)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import anyio
+import httpx
+
+from responsa.protocol import InvalidRequest
+
+from ._mcp_policy import UrlPolicy
+
+__all__ = ["Page", "PageFetcher"]
+
+_READABLE = ("text/html", "application/xhtml+xml", "text/plain")
+
+
+@dataclass(frozen=True)
+class Page:
+    url: str
+    title: str
+    text: str
+
+
+class PageFetcher:
+    """Reads pages within ``timeout`` seconds and ``max_bytes`` each; a page that cannot be read is None."""
+
+    def __init__(self, policy: UrlPolicy, timeout: float = 10.0, max_bytes: int = 2 * 1024 * 1024) -> None:
+        self.policy = policy
+        self._timeout = timeout
+        self._max_bytes = max_bytes
+
+    async def fetch(self, url: str) -> Page | None:
+        """The page's title and main text, or None (refused, unreachable, too slow, not text)."""
+        try:
+            self.policy.check(url, "url")
+        except InvalidRequest:
+            return None
+        body = b""
+        with anyio.move_on_after(self._timeout):
+            body, kind = await self._read(url)
+        if not body:
+            return None
+        return await anyio.to_thread.run_sync(_extract, url, body, kind)
+
+    async def _read(self, url: str) -> tuple[bytes, str]:
+        hooks = {"request": [self.policy.guard], "response": []}
+        limits = httpx.Timeout(self._timeout)
+        try:
+            async with httpx.AsyncClient(follow_redirects=True, max_redirects=5, timeout=limits, event_hooks=hooks,
+                                         headers={"User-Agent": "responsa web_search"}) as client:  # fmt: skip
+                async with client.stream("GET", url) as reply:
+                    kind = reply.headers.get("content-type", "").split(";")[0].strip().lower()
+                    if reply.status_code != 200 or kind not in _READABLE:
+                        return b"", kind
+                    chunks, size = [], 0
+                    async for chunk in reply.aiter_bytes():
+                        chunks.append(chunk)
+                        size += len(chunk)
+                        if size >= self._max_bytes:
+                            break
+                    return b"".join(chunks)[: self._max_bytes], kind
+        except (httpx.HTTPError, InvalidRequest, OSError):
+            return b"", ""
+
+
+def _extract(url: str, body: bytes, kind: str) -> Page | None:
+    """The page's title and main text (trafilatura for HTML)."""
+    text = body.decode("utf-8", errors="replace")
+    if kind == "text/plain":
+        return Page(url, url, text.strip()) if text.strip() else None
+    import trafilatura
+
+    document = trafilatura.bare_extraction(text, url=url, include_comments=False, with_metadata=True)
+    if document is None:
+        return None
+    main = (getattr(document, "text", None) or "").strip()
+    title = (getattr(document, "title", None) or url).strip()
+    return Page(url, title, main) if main else None
