@@ -248,13 +248,25 @@ def test_without_a_provider_it_is_left_out_and_the_server_says_why(upstream: Moc
 
 @pytest.mark.parametrize(
     ("tool", "param"),
-    [({"type": "web_search", "external_web_access": False}, "tools[0].external_web_access"),
-     ({"type": "web_search_preview", "search_content_types": ["image"]}, "tools[0].search_content_types"),
+    [({"type": "web_search_preview", "search_content_types": ["image"]}, "tools[0].search_content_types"),
      ({"type": "web_search", "search_context_size": "huge"}, "tools[0].search_context_size")],
 )  # fmt: skip
 def test_what_no_search_here_can_honour_is_a_400(searx: LiveServer, tool: dict[str, Any], param: str) -> None:
     reply = httpx.post(f"{searx.v1}/responses", json={"model": "up-model", "input": "x", "tools": [tool]})
     assert reply.status_code == 400 and reply.json()["error"]["param"] == param
+
+
+def test_without_external_web_access_no_page_is_fetched(
+    searx: LiveServer, web: FakeWeb, upstream: MockUpstream
+) -> None:
+    """Codex sends ``external_web_access: false`` (a cached search): the engine's snippets only, no fetch."""
+    fetched = len(web.fetched)
+    _search_then_answer(upstream, "comets", "Icy [1].")
+    tool = {"type": "web_search", "external_web_access": False, "search_content_types": ["text", "image"]}
+    reply = httpx.post(f"{searx.v1}/responses", json={"model": "up-model", "input": "comets?", "tools": [tool]},
+                       timeout=30).json()  # fmt: skip
+    assert reply["output"][0]["status"] == "completed" and web.fetched[fetched:] == []
+    assert "[1] Comets explained" in _tool_result(upstream) and "glowing coma" not in _tool_result(upstream)
 
 
 def test_the_embedded_model_searches_when_forced(web: FakeWeb, tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ The model sees one function, ``web_search(query)``. When it calls it, the output
 the egress policy, and the model reads them, numbered, as the call's output in its next round. The
 answer's ``[n]`` markers become ``url_citation`` annotations. The pages are the item's ``sources``
 (``include: ["web_search_call.action.sources"]``) and ``results`` (``web_search_call.results``).
+``external_web_access: false`` (Codex sends it) searches the engine's index only: no page is fetched.
 On the simulator, and without a provider, the tool is not this kind's (simulated, or left out).
 """
 
@@ -74,6 +75,9 @@ class WebSearcher:
     pages: int = 5
     characters: int = 3000
     country: str | None = None
+    live: bool = True
+    """Read the pages themselves; False (``external_web_access: false``, Codex's default): the search
+    engine's own index only (its snippets), no page fetched."""
 
     def allowed(self, url: str) -> bool:
         """Whether ``url`` is on an allowed domain (or a subdomain of one); any, without a filter."""
@@ -93,9 +97,10 @@ class WebSearcher:
         async def read(index: int, hit: SearchHit) -> None:
             pages[index] = await self.web.pages.fetch(hit.url)
 
-        async with anyio.create_task_group() as group:
-            for index, hit in enumerate(hits):
-                group.start_soon(read, index, hit)
+        if self.live:
+            async with anyio.create_task_group() as group:
+                for index, hit in enumerate(hits):
+                    group.start_soon(read, index, hit)
         return list(zip(hits, pages, strict=True))
 
 
@@ -103,7 +108,8 @@ def _searcher(tool: WebSearchTool, web: WebSearch) -> WebSearcher:
     pages, characters = _CONTEXT[tool.search_context_size or "medium"]
     domains = tuple(_domain(entry) for entry in (tool.filters.allowed_domains or [])) if tool.filters else ()
     country = (tool.user_location or {}).get("country")
-    return WebSearcher(web, domains, pages, characters, country if isinstance(country, str) else None)
+    live = tool.external_web_access is not False
+    return WebSearcher(web, domains, pages, characters, country if isinstance(country, str) else None, live)
 
 
 def _domain(entry: str) -> str:
@@ -175,10 +181,6 @@ class WebSearchKind:
         a 400 now."""
         if not isinstance(tool, WebSearchTool):
             return
-        if tool.external_web_access is False:
-            raise InvalidRequest("'external_web_access: false' (a cache-only search) is not supported: this "
-                                 "server keeps no cache of the web.", param=f"{param}.external_web_access",
-                                 code="unsupported_value")  # fmt: skip
         if tool.search_content_types is not None and "text" not in tool.search_content_types:
             raise InvalidRequest("Only text is searched here: 'search_content_types' must include 'text'.",
                                  param=f"{param}.search_content_types", code="unsupported_value")  # fmt: skip
