@@ -20,6 +20,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4//8/AAX+Av4N70a4AAAAAElFTkSuQmCC"
+"""A 1x1 PNG, base64: what the fake images model draws."""
+
 SYNONYMS = {"automobile": "car", "vehicle": "car", "cars": "car", "physician": "doctor", "medic": "doctor"}
 
 
@@ -94,12 +97,16 @@ class MockUpstream:
         self.tokenize_requests: list[dict[str, Any]] = []
         self.embedding_requests: list[dict[str, Any]] = []
         self.embeddings_fail = False
+        self.image_requests: list[dict[str, Any]] = []
+        self.images_refuse = False
+        """Answer image generations with the Images API's 400 (a prompt its moderation blocks)."""
         self.app = Starlette(
             routes=[
                 Route("/v1/models", self._models, methods=["GET"]),
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
                 Route("/tokenize", self._tokenize, methods=["POST"]),
                 Route("/v1/embeddings", self._embeddings, methods=["POST"]),
+                Route("/v1/images/generations", self._images, methods=["POST"]),
             ]
         )
 
@@ -111,6 +118,28 @@ class MockUpstream:
         texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
         data = [{"object": "embedding", "index": i, "embedding": meaning(text)} for i, text in enumerate(texts)]
         return JSONResponse({"object": "list", "data": data, "model": body["model"]})
+
+    async def _images(self, request: Request) -> Response:
+        """The Images API's generations: one PNG, streamed with partial images when asked."""
+        body = json.loads(await request.body())
+        self.image_requests.append(body)
+        if self.images_refuse:
+            error = {"message": "Your request was rejected by the safety system.", "code": "moderation_blocked"}
+            return JSONResponse({"error": error}, status_code=400)
+        details = {"size": body.get("size") or "1024x1024", "quality": body.get("quality") or "low",
+                   "background": "opaque", "output_format": body.get("output_format") or "png"}  # fmt: skip
+        if not body.get("stream"):
+            data = [{"b64_json": TINY_PNG, "revised_prompt": f"{body['prompt']}, as a watercolour"}]
+            return JSONResponse({"created": 1, "data": data, **details})
+
+        async def events() -> AsyncIterator[bytes]:
+            for index in range(int(body.get("partial_images") or 0)):
+                partial = {"type": "image_generation.partial_image", "b64_json": TINY_PNG, "partial_image_index": index}
+                yield f"event: image_generation.partial_image\ndata: {json.dumps({**partial, **details})}\n\n".encode()
+            done = {"type": "image_generation.completed", "b64_json": TINY_PNG, "created_at": 1, **details}
+            yield f"event: image_generation.completed\ndata: {json.dumps(done)}\n\n".encode()
+
+        return StreamingResponse(events(), media_type="text/event-stream")
 
     async def _tokenize(self, request: Request) -> Response:
         self.tokenize_requests.append(json.loads(await request.body()))

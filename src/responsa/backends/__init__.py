@@ -21,6 +21,7 @@ from ._base import (
     one_at_a_time,
     read_texts,
 )
+from ._images import ImageRequest, ImageUpdate
 from ._registry import BackendRegistry
 
 __all__ = [
@@ -31,6 +32,8 @@ __all__ = [
     "FinishReason",
     "HiddenReasoning",
     "HostedCall",
+    "ImageRequest",
+    "ImageUpdate",
     "ModelEvent",
     "ModelRequest",
     "ReasoningDelta",

@@ -26,6 +26,8 @@ from responsa.protocol import (
     item_text,
 )
 
+from ._images import ImageRequest, ImageUpdate
+
 __all__ = [
     "Backend",
     "Finish",
@@ -286,6 +288,14 @@ class Backend(ABC):
     async def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, for vector stores' hybrid search; backends without embeddings refuse."""
         raise InvalidRequest(f"The model '{model}' does not make embeddings.", param="model")
+
+    def draws(self, model: str) -> bool:
+        """Whether ``model`` here is an images model :meth:`generate_image` can draw with."""
+        return False
+
+    def generate_image(self, model: str, request: ImageRequest) -> AsyncIterator[ImageUpdate]:
+        """Partial images as asked, then the image; backends without images models refuse."""
+        raise InvalidRequest(f"The model '{model}' does not generate images.", param="tools")
 
     def workers(self) -> list[WorkerState]:
         """Workers this backend spreads requests over, and how each is doing; none by default."""

@@ -32,6 +32,10 @@ class BackendRegistry:
                 f"The requested model '{model}' does not exist.", param="model", code="model_not_found"
             ) from None
 
+    def find(self, model: str) -> Backend | None:
+        """The backend for ``model``, or None."""
+        return self._by_model.get(model)
+
     def models(self) -> list[str]:
         """Every model name served, in registration order."""
         return list(self._by_model)

@@ -10,8 +10,10 @@ from ._sealing import Sealer
 from ._service import ResponseService
 from ._vector_index import Embedder
 from ._vector_stores import VectorStoreService, batch_body, file_body, vector_store_body
+from .tools.image_generation import DEFAULT_MODEL as DEFAULT_IMAGES_MODEL
 
 __all__ = [
+    "DEFAULT_IMAGES_MODEL",
     "Compactor",
     "ConversationService",
     "Embedder",

@@ -115,8 +115,8 @@ class Opener:
         check_images(input_items, backend.reads_images(request.model), request.model)
         tools = plan_client_tools(request.tools, [*history, *input_items])
         vector_stores = self._vector_stores.for_tenant(tenant) if self._vector_stores else None
-        setup = ToolSetup(request, history, input_items, tools, ToolServices(self._mcp, vector_stores, self._web),
-                          backend.simulates_tools())  # fmt: skip
+        services = ToolServices(self._mcp, vector_stores, self._web, self._images_model)
+        setup = ToolSetup(request, history, input_items, tools, services, backend.simulates_tools())
         recorded = await prepare_server_tools(setup)
         # Hosted tools the server runs itself (file_search, web_search): every type of the kinds offered.
         served = {kind_type for kind in tools.kinds() for kind_type in kind_named(kind).tool_types} & HOSTED_TOOLS
@@ -149,6 +149,11 @@ class Opener:
         context = await truncated(request, backend, context, count)
         model_events = await open_model_call(stack, backend, build(context), builder.timeline)
         return Run(replace(ctx, prior=context), response, builder, opening, model_events, stack)
+
+    def _images_model(self, model: str) -> Backend | None:
+        """The backend that draws with ``model``, if one serves it as an images model."""
+        backend = self._backends.find(model)
+        return backend if backend is not None and backend.draws(model) else None
 
     def _admission(self, backend: Backend) -> Admission:
         admission = self._admissions.get(id(backend))

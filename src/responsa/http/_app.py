@@ -19,6 +19,7 @@ from responsa.backends.llama_cpp import LlamaCppBackend
 from responsa.backends.simulator import SimulatorBackend, load_profiles
 from responsa.config import Settings
 from responsa.engine import (
+    DEFAULT_IMAGES_MODEL,
     Compactor,
     ConversationService,
     Embedder,
@@ -133,6 +134,14 @@ def _web_search(settings: Settings) -> tuple[WebSearch | None, dict[str, Any]]:
     return WebSearch(provider, pages), {"enabled": True, "provider": provider.name, "detail": "run by the server"}
 
 
+def _images_status(registry: BackendRegistry) -> dict[str, Any]:
+    """What ``/v1/server`` says of image generation: drawn by the model a tool names, where it is served."""
+    served = DEFAULT_IMAGES_MODEL in registry.models()
+    detail = (f"drawn by the images model a tool names (default {DEFAULT_IMAGES_MODEL}) on the upstream that "
+              "lists it; a model no upstream lists is left out (ignored_tools)")  # fmt: skip
+    return {"enabled": served, "default_model": DEFAULT_IMAGES_MODEL, "detail": detail}
+
+
 def _limiter(settings: Settings) -> Limiter:
     if settings.redis_url is None:
         return RateLimiter(settings.api_keys)
@@ -185,9 +194,10 @@ def create_app(settings: Settings) -> Starlette:
                 web=web,
             )
             metrics.workers = registry.workers
+            hosted = {"web_search": web_status, "image_generation": _images_status(registry)}
             app.state.services = Services(
                 responses, ConversationService(store), files, vector_stores, compactor, limiter, metrics, limits,
-                registry.models(), registry.workers, int(time.time()), {"web_search": web_status},
+                registry.models(), registry.workers, int(time.time()), hosted,
             )  # fmt: skip
             await vector_stores.recover()
             leases = responses.leases

@@ -38,6 +38,7 @@ _TAGS = frozenset(
         "tool_search",
         "file_search",
         "web_search",
+        "image_generation",
         "other",
         "mode",
         "allowed_tools",

@@ -21,6 +21,7 @@ __all__ = [
     "FunctionCallArgumentsDelta",
     "FunctionCallArgumentsDone",
     "HostedToolEvent",
+    "ImagePartialEvent",
     "LifecycleEvent",
     "LifecycleType",
     "McpCallArgumentsDelta",
@@ -225,6 +226,20 @@ class HostedToolEvent(_Event):
     output_index: int
 
 
+class ImagePartialEvent(_Event):
+    """A partial image of an ``image_generation_call`` while it is drawn (``partial_images`` asks for them)."""
+
+    type: Literal["response.image_generation_call.partial_image"] = "response.image_generation_call.partial_image"
+    item_id: str
+    output_index: int
+    partial_image_b64: str
+    partial_image_index: int
+    size: str | None = None
+    quality: str | None = None
+    background: str | None = None
+    output_format: str | None = None
+
+
 class ErrorPayload(WireModel):
     """What went wrong, as in an HTTP error body."""
 
@@ -267,5 +282,6 @@ StreamEvent = (
     | McpCallArgumentsDelta
     | McpCallArgumentsDone
     | HostedToolEvent
+    | ImagePartialEvent
     | ErrorEvent
 )

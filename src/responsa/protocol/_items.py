@@ -19,6 +19,7 @@ from ._tool_calls import (
     CustomToolCall,
     CustomToolCallOutput,
     FileSearchCall,
+    ImageGenerationCall,
     LocalShellCall,
     LocalShellCallOutput,
     ShellCall,
@@ -166,6 +167,7 @@ _ITEM_TAGS = frozenset(
         "tool_search_output",
         "file_search_call",
         "web_search_call",
+        "image_generation_call",
     }
 )
 
@@ -203,6 +205,7 @@ Item = Annotated[
     | Annotated[ToolSearchOutput, Tag("tool_search_output")]
     | Annotated[FileSearchCall, Tag("file_search_call")]
     | Annotated[WebSearchCall, Tag("web_search_call")]
+    | Annotated[ImageGenerationCall, Tag("image_generation_call")]
     | Annotated[UnknownItem, Tag("unknown")],
     Discriminator(_item_tag),
 ]

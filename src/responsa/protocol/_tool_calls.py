@@ -20,6 +20,7 @@ __all__ = [
     "ApplyPatchCallOutput",
     "CustomToolCall",
     "CustomToolCallOutput",
+    "ImageGenerationCall",
     "LocalShellAction",
     "LocalShellCall",
     "LocalShellCallOutput",
@@ -230,3 +231,19 @@ class WebSearchCall(WirePart):
     status: Literal["in_progress", "searching", "completed", "failed"] = "completed"
     action: WebSearchAction = Field(default_factory=WebSearchAction)
     results: list[WebSearchResult] | None = None
+
+
+class ImageGenerationCall(WirePart):
+    """An image drawn by the images model the tool names (or made up by the simulator): ``result`` is it,
+    base64."""
+
+    type: Literal["image_generation_call"] = "image_generation_call"
+    id: str | None = None
+    status: Literal["in_progress", "generating", "completed", "failed"] = "completed"
+    result: str | None = None
+    revised_prompt: str | None = None
+    background: str | None = None
+    output_format: str | None = None
+    quality: str | None = None
+    size: str | None = None
+    error: dict[str, Any] | None = None

@@ -176,6 +176,23 @@ class WebSearchTool(WirePart):
     search_content_types: list[str] | None = None
 
 
+class ImageGenerationTool(WirePart):
+    """Draw images: run by the server with the images model ``model`` names, on an upstream serving it."""
+
+    type: Literal["image_generation"] = "image_generation"
+    model: str | None = None
+    action: Literal["generate", "edit", "auto"] | None = None
+    size: str | None = None
+    quality: str | None = None
+    background: str | None = None
+    output_format: str | None = None
+    output_compression: int | None = Field(default=None, ge=0, le=100)
+    moderation: str | None = None
+    partial_images: int | None = Field(default=None, ge=0, le=3)
+    input_fidelity: str | None = None
+    input_image_mask: dict[str, Any] | None = None
+
+
 class UnknownTool(WirePart):
     """A tool of another type (mcp, web_search, vendor tools): kept as sent."""
 
@@ -186,7 +203,8 @@ def _tool_tag(value: Any) -> str:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
     if kind in WEB_SEARCH_TYPES:
         return "web_search"
-    return kind if kind in ("function", "mcp", "custom", "namespace", "tool_search", "file_search") else "other"
+    known = ("function", "mcp", "custom", "namespace", "tool_search", "file_search", "image_generation")
+    return kind if kind in known else "other"
 
 
 Tool = Annotated[
@@ -197,6 +215,7 @@ Tool = Annotated[
     | Annotated[ToolSearchTool, Tag("tool_search")]
     | Annotated[FileSearchTool, Tag("file_search")]
     | Annotated[WebSearchTool, Tag("web_search")]
+    | Annotated[ImageGenerationTool, Tag("image_generation")]
     | Annotated[UnknownTool, Tag("other")],
     Discriminator(_tool_tag),
 ]

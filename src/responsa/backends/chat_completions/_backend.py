@@ -20,9 +20,11 @@ import orjson
 
 from responsa import tracing
 from responsa.backends._base import Backend, ModelEvent, ModelRequest, WorkerState, estimate_tokens
+from responsa.backends._images import ImageRequest, ImageUpdate
 from responsa.protocol import InvalidRequest, ModelError, RateLimited, ResponsaError, ServiceUnavailable
 
 from ._decode import ChunkDecoder, completion_as_chunk
+from ._images import draw
 from ._translate import chat_body
 from ._workers import Strategy, Worker, WorkerPool
 
@@ -160,6 +162,15 @@ class ChatCompletionsBackend(Backend):
             except (aiohttp.ClientError, TimeoutError, ValueError, KeyError) as exc:
                 failure = repr(exc)
         raise ModelError(f"The upstream could not embed for '{model}': {failure}")
+
+    def draws(self, model: str) -> bool:
+        """A model an upstream lists is taken to be an images model when a tool names it as one."""
+        return model in self._models
+
+    async def generate_image(self, model: str, request: ImageRequest) -> AsyncIterator[ImageUpdate]:
+        """The upstream's ``POST /v1/images/generations`` (see ``_images``), on its healthy workers."""
+        async for update in draw(self._session(), self._pools[model].candidates(), self._models[model], request):
+            yield update
 
     async def _open(self, worker: Worker, body: bytes, headers: dict[str, str]) -> aiohttp.ClientResponse:
         """Send the request and read the status; raise :class:`_Retry` where another worker may do better."""

@@ -30,6 +30,7 @@ from responsa.protocol import (
 from ._annotations import Annotations
 
 if TYPE_CHECKING:
+    from responsa.backends import Backend
     from responsa.tools import McpConnector, WebSearch
 
     from .._timeline import Timeline
@@ -231,6 +232,8 @@ class ToolServices:
     vector_stores: VectorSearch | None = None
     web: WebSearch | None = None
     """The configured search provider and page fetcher (``--web-search``); None: web_search is not run."""
+    images: Callable[[str], Backend | None] | None = None
+    """The backend that draws with an images model, by the model's name (None: none serves it)."""
 
 
 @dataclass(frozen=True)

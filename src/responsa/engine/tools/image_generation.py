@@ -1,0 +1,173 @@
+"""``image_generation``, run by the server for any model: the model is offered ``generate_image(prompt)``;
+its call becomes an ``image_generation_call`` the server draws with the images model the tool names
+(``model``, default ``gpt-image-1``) on whichever upstream serves it (``POST …/images/generations``),
+with OpenAI's events (``in_progress``, ``generating``, ``partial_image`` as asked, ``completed``).
+The model reads that the image was made (it does not see it); the client gets it in ``result``.
+Without an images model, or on the simulator (which simulates it), the tool is not this kind's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import ClassVar
+
+from responsa.backends import Backend, ImageRequest
+from responsa.protocol import (
+    FunctionCall,
+    FunctionCallOutput,
+    FunctionTool,
+    HostedToolEvent,
+    ImageGenerationCall,
+    ImageGenerationTool,
+    ImagePartialEvent,
+    InvalidRequest,
+    Item,
+    OutputItemEvent,
+    ResponsaError,
+    StreamEvent,
+    Tool,
+    ToolRef,
+    new_id,
+)
+
+from ._kind import Closed, ItemEnd, Recorded, Replay, Route, ServerContext, ToolPlan, ToolSetup, Where
+
+__all__ = ["KIND"]
+
+NAME = "image_generation"
+FUNCTION = "generate_image"
+DEFAULT_MODEL = "gpt-image-1"
+_OPTIONS = ("size", "quality", "background", "output_format", "output_compression", "moderation")
+_UNSUPPORTED = ("input_image_mask", "input_fidelity", "svg", "complexity", "frame_count", "frame_duration_ms")
+"""Fields for image edits, SVG and animation, which the Images API's generations endpoint does not do."""
+
+_FUNCTION = FunctionTool(
+    name=FUNCTION,
+    description="Draw an image from a description. Describe the whole picture: subject, style, composition.",
+    parameters={
+        "type": "object",
+        "properties": {"prompt": {"type": "string", "description": "What the image shows", "maxLength": 1000}},
+        "required": ["prompt"],
+    },
+)
+
+
+@dataclass(frozen=True)
+class _Painter:
+    backend: Backend
+    model: str
+    tool: ImageGenerationTool
+
+    def request(self, prompt: str) -> ImageRequest:
+        options = {name: value for name in _OPTIONS if (value := getattr(self.tool, name)) is not None}
+        return ImageRequest(prompt, options, self.tool.partial_images or 0)
+
+
+def _event(phase: str, where: Where) -> StreamEvent:
+    return HostedToolEvent.model_validate({"type": f"response.image_generation_call.{phase}", **where})
+
+
+async def _run(
+    painter: _Painter, item: ImageGenerationCall, prompt: str, context: ServerContext, where: Where
+) -> AsyncIterator[list[StreamEvent]]:
+    """Draw; partial images as they come, then the image ends the item."""
+    yield [_event("generating", where)]
+    context.timeline.mark("image_generation.started", item_id=item.id, model=painter.model)
+    try:
+        async for update in painter.backend.generate_image(painter.model, painter.request(prompt)):
+            details = {key: value for key, value in update.details.items() if key in ImageGenerationCall.model_fields}
+            if update.partial_index is not None:
+                yield [ImagePartialEvent(partial_image_b64=update.b64, partial_image_index=update.partial_index,
+                                         **details, **where)]  # fmt: skip
+                continue
+            item.result, item.revised_prompt = update.b64, update.revised_prompt or prompt
+            for key, value in details.items():
+                setattr(item, key, value)
+    except ResponsaError as failure:  # the images model refused or failed: the model is told, the response goes on
+        item.status, item.error = (
+            "failed",
+            {"code": failure.code or "image_generation_failed", "message": failure.message},
+        )
+    else:
+        item.status = "completed" if item.result else "failed"
+    context.timeline.mark("image_generation.ended", item_id=item.id, status=item.status)
+    done = OutputItemEvent(type="response.output_item.done", output_index=where["output_index"], item=item.model_copy())
+    yield [_event("completed", where), done] if item.status == "completed" else [done]
+
+
+@dataclass
+class _Call:
+    item: ImageGenerationCall
+    painter: _Painter
+
+    def opened(self, where: Where) -> Sequence[StreamEvent]:
+        return [_event("in_progress", where)]
+
+    def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
+        return ()
+
+    def close(self, arguments: str, status: ItemEnd, where: Where) -> Closed:
+        if status == "incomplete":
+            self.item.status = "failed"
+            return Closed()
+        try:
+            prompt = str(json.loads(arguments).get("prompt") or "")
+        except (ValueError, AttributeError):
+            prompt = arguments
+        return Closed(run=partial(_run, self.painter, self.item, prompt))
+
+
+class ImageGenerationKind:
+    name = NAME
+    tool_types = (NAME,)
+    item_types: ClassVar[Mapping[str, str]] = {"image_generation_call": "ig"}
+
+    def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
+        """Nothing without an images model (see :meth:`prepare`); what the Images API's generations
+        cannot do is a 400 now."""
+        if not isinstance(tool, ImageGenerationTool):
+            return
+        if tool.action == "edit":
+            raise InvalidRequest("Image edits are not supported: 'action' must be 'generate' or 'auto'.",
+                                 param=f"{param}.action", code="unsupported_value")  # fmt: skip
+        for field in _UNSUPPORTED:
+            if getattr(tool, field, None) is not None:
+                message = f"'{field}' is not supported: images are generated here (not edited), as raster images."
+                raise InvalidRequest(message, param=f"{param}.{field}", code="unsupported_parameter")
+
+    async def prepare(self, setup: ToolSetup) -> list[Recorded]:
+        tool = next((tool for tool in setup.request.tools if isinstance(tool, ImageGenerationTool)), None)
+        images = setup.services.images
+        if tool is None or images is None or setup.simulated:
+            return []  # none asked, or left out (ignored_tools), or the simulator's own
+        model = tool.model or DEFAULT_MODEL
+        backend = images(model)
+        if backend is not None:
+            setup.tools.add(_FUNCTION, Route(NAME, FUNCTION, target=_Painter(backend, model, tool)), "tools")
+        return []
+
+    def open_call(self, route: Route, call_id: str) -> _Call:
+        painter: _Painter = route.target
+        return _Call(ImageGenerationCall(id=new_id("ig"), status="in_progress"), painter)
+
+    def chosen(self, ref: ToolRef, name: str, route: Route) -> bool:
+        return ref.type == NAME
+
+    def replay(self, item: Item, context: Replay) -> list[Item] | None:
+        """A drawing the server made, as the model reads it: the call and what came of it (not the image)."""
+        if not isinstance(item, ImageGenerationCall):
+            return None
+        call_id = item.id or new_id("ig")
+        outcome = (f"The image was generated and shown to the user. Revised prompt: {item.revised_prompt}"
+                   if item.status == "completed" else "The image could not be generated.")  # fmt: skip
+        prompt = json.dumps({"prompt": item.revised_prompt or ""})
+        return [
+            FunctionCall(id=call_id, call_id=call_id, name=FUNCTION, arguments=prompt, status="completed"),
+            FunctionCallOutput(call_id=call_id, output=outcome, status="completed"),
+        ]
+
+
+KIND = ImageGenerationKind()
