@@ -11,7 +11,7 @@ A ``file_search`` tool without vector stores is the backend's own (the simulator
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar, Protocol
@@ -23,7 +23,6 @@ from responsa.protocol import (
     FunctionCall,
     FunctionCallOutput,
     FunctionTool,
-    HostedToolEvent,
     InvalidRequest,
     Item,
     OutputItemEvent,
@@ -37,7 +36,8 @@ from responsa.protocol import (
 
 from .._attribute_filters import check_filter
 from .._includes import shown
-from ._kind import Closed, ItemEnd, Recorded, Replay, Route, ServerContext, ToolPlan, ToolSetup, Where
+from ._hosted import ArgumentCall, hosted_event
+from ._kind import Recorded, Replay, Route, ServerContext, ServerRun, ToolPlan, ToolSetup, Where
 
 __all__ = ["KIND", "FileSearcher", "VectorSearch"]
 
@@ -118,15 +118,11 @@ async def _searcher(setup: ToolSetup) -> FileSearcher | None:
     return None
 
 
-def _event(phase: str, where: Where) -> StreamEvent:
-    return HostedToolEvent.model_validate({"type": f"response.file_search_call.{phase}", **where})
-
-
 async def _run(
     searcher: FileSearcher, item: FileSearchCall, context: ServerContext, where: Where
 ) -> AsyncIterator[list[StreamEvent]]:
     """Search; the results end the item, and the answer will cite the files they came from."""
-    yield [_event("searching", where)]
+    yield [hosted_event("file_search_call", "searching", where)]
     context.timeline.mark("file_search.started", item_id=item.id)
     results = await searcher.search(item.queries[0])
     context.timeline.mark("file_search.ended", item_id=item.id, results=len(results))
@@ -136,30 +132,16 @@ async def _run(
             context.annotations.cite_file(hit.file_id, hit.filename or "")
     done = OutputItemEvent(type="response.output_item.done", output_index=where["output_index"],
                            item=shown(item, context.response.shown_includes).model_copy())  # fmt: skip
-    yield [_event("completed", where), done]
+    yield [hosted_event("file_search_call", "completed", where), done]
 
 
-@dataclass
-class _Call:
-    item: FileSearchCall
-    searcher: FileSearcher
+def _start(searcher: FileSearcher, item: FileSearchCall, query: str) -> ServerRun:
+    item.queries = [query]
+    return partial(_run, searcher, item)
 
-    def opened(self, where: Where) -> Sequence[StreamEvent]:
-        return [_event("in_progress", where)]
 
-    def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
-        return ()
-
-    def close(self, arguments: str, status: ItemEnd, where: Where) -> Closed:
-        if status == "incomplete":
-            self.item.status = status
-            return Closed()
-        try:
-            query = str(json.loads(arguments).get("query") or "")
-        except (ValueError, AttributeError):
-            query = arguments
-        self.item.queries = [query]
-        return Closed(run=partial(_run, self.searcher, self.item))
+def _cut(item: FileSearchCall) -> None:
+    item.status = "incomplete"
 
 
 class FileSearchKind:
@@ -176,8 +158,9 @@ class FileSearchKind:
             setup.tools.add(_FUNCTION, Route(FILE_SEARCH, FILE_SEARCH, target=searcher), "tools")
         return []
 
-    def open_call(self, route: Route, call_id: str) -> _Call:
-        return _Call(FileSearchCall(id=new_id("fs"), status="in_progress"), route.target)
+    def open_call(self, route: Route, call_id: str) -> ArgumentCall:
+        item = FileSearchCall(id=new_id("fs"), status="in_progress")
+        return ArgumentCall(item, "query", partial(_start, route.target, item), partial(_cut, item))
 
     def chosen(self, ref: ToolRef, name: str, route: Route) -> bool:
         return ref.type == FILE_SEARCH

@@ -9,7 +9,7 @@ Without an images model, or on the simulator (which simulates it), the tool is n
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
@@ -19,7 +19,6 @@ from responsa.protocol import (
     FunctionCall,
     FunctionCallOutput,
     FunctionTool,
-    HostedToolEvent,
     ImageGenerationCall,
     ImageGenerationTool,
     ImagePartialEvent,
@@ -33,7 +32,8 @@ from responsa.protocol import (
     new_id,
 )
 
-from ._kind import Closed, ItemEnd, Recorded, Replay, Route, ServerContext, ToolPlan, ToolSetup, Where
+from ._hosted import ArgumentCall, hosted_event
+from ._kind import Recorded, Replay, Route, ServerContext, ServerRun, ToolPlan, ToolSetup, Where
 
 __all__ = ["KIND"]
 
@@ -66,15 +66,11 @@ class _Painter:
         return ImageRequest(prompt, options, self.tool.partial_images or 0)
 
 
-def _event(phase: str, where: Where) -> StreamEvent:
-    return HostedToolEvent.model_validate({"type": f"response.image_generation_call.{phase}", **where})
-
-
 async def _run(
     painter: _Painter, item: ImageGenerationCall, prompt: str, context: ServerContext, where: Where
 ) -> AsyncIterator[list[StreamEvent]]:
     """Draw; partial images as they come, then the image ends the item."""
-    yield [_event("generating", where)]
+    yield [hosted_event("image_generation_call", "generating", where)]
     context.timeline.mark("image_generation.started", item_id=item.id, model=painter.model)
     try:
         async for update in painter.backend.generate_image(painter.model, painter.request(prompt)):
@@ -95,29 +91,15 @@ async def _run(
         item.status = "completed" if item.result else "failed"
     context.timeline.mark("image_generation.ended", item_id=item.id, status=item.status)
     done = OutputItemEvent(type="response.output_item.done", output_index=where["output_index"], item=item.model_copy())
-    yield [_event("completed", where), done] if item.status == "completed" else [done]
+    yield [hosted_event("image_generation_call", "completed", where), done] if item.status == "completed" else [done]
 
 
-@dataclass
-class _Call:
-    item: ImageGenerationCall
-    painter: _Painter
+def _start(painter: _Painter, item: ImageGenerationCall, prompt: str) -> ServerRun:
+    return partial(_run, painter, item, prompt)
 
-    def opened(self, where: Where) -> Sequence[StreamEvent]:
-        return [_event("in_progress", where)]
 
-    def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
-        return ()
-
-    def close(self, arguments: str, status: ItemEnd, where: Where) -> Closed:
-        if status == "incomplete":
-            self.item.status = "failed"
-            return Closed()
-        try:
-            prompt = str(json.loads(arguments).get("prompt") or "")
-        except (ValueError, AttributeError):
-            prompt = arguments
-        return Closed(run=partial(_run, self.painter, self.item, prompt))
+def _cut(item: ImageGenerationCall) -> None:
+    item.status = "failed"
 
 
 class ImageGenerationKind:
@@ -149,9 +131,9 @@ class ImageGenerationKind:
             setup.tools.add(_FUNCTION, Route(NAME, FUNCTION, target=_Painter(backend, model, tool)), "tools")
         return []
 
-    def open_call(self, route: Route, call_id: str) -> _Call:
-        painter: _Painter = route.target
-        return _Call(ImageGenerationCall(id=new_id("ig"), status="in_progress"), painter)
+    def open_call(self, route: Route, call_id: str) -> ArgumentCall:
+        item = ImageGenerationCall(id=new_id("ig"), status="in_progress")
+        return ArgumentCall(item, "prompt", partial(_start, route.target, item), partial(_cut, item))
 
     def chosen(self, ref: ToolRef, name: str, route: Route) -> bool:
         return ref.type == NAME

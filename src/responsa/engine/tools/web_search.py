@@ -15,7 +15,7 @@ On the simulator, and without a provider, the tool is not this kind's (simulated
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
@@ -28,7 +28,6 @@ from responsa.protocol import (
     FunctionCall,
     FunctionCallOutput,
     FunctionTool,
-    HostedToolEvent,
     InvalidRequest,
     Item,
     OutputItemEvent,
@@ -45,7 +44,8 @@ from responsa.protocol import (
 from responsa.tools import Page, SearchHit, WebSearch
 
 from .._includes import shown
-from ._kind import Closed, ItemEnd, Recorded, Replay, Route, ServerContext, ToolPlan, ToolSetup, Where
+from ._hosted import ArgumentCall, hosted_event
+from ._kind import Recorded, Replay, Route, ServerContext, ServerRun, ToolPlan, ToolSetup, Where
 
 __all__ = ["KIND", "WebSearcher"]
 
@@ -117,15 +117,11 @@ def _domain(entry: str) -> str:
     return (urlsplit(entry if "://" in entry else f"//{entry}").hostname or entry).lower()
 
 
-def _event(phase: str, where: Where) -> StreamEvent:
-    return HostedToolEvent.model_validate({"type": f"response.web_search_call.{phase}", **where})
-
-
 async def _run(
     searcher: WebSearcher, item: WebSearchCall, context: ServerContext, where: Where
 ) -> AsyncIterator[list[StreamEvent]]:
     """Search and read; the pages end the item, numbered for the answer to cite."""
-    yield [_event("searching", where)]
+    yield [hosted_event("web_search_call", "searching", where)]
     query = item.action.query or ""
     context.timeline.mark("web_search.started", item_id=item.id)
     try:
@@ -145,30 +141,16 @@ async def _run(
         item.action = item.action.model_copy(update={"sources": [WebSearchSource(url=hit.url) for hit, _ in found]})
     done = OutputItemEvent(type="response.output_item.done", output_index=where["output_index"],
                            item=shown(item, context.response.shown_includes).model_copy())  # fmt: skip
-    yield [_event("completed", where), done] if item.status == "completed" else [done]
+    yield [hosted_event("web_search_call", "completed", where), done] if item.status == "completed" else [done]
 
 
-@dataclass
-class _Call:
-    item: WebSearchCall
-    searcher: WebSearcher
+def _start(searcher: WebSearcher, item: WebSearchCall, query: str) -> ServerRun:
+    item.action = WebSearchAction(type="search", query=query)
+    return partial(_run, searcher, item)
 
-    def opened(self, where: Where) -> Sequence[StreamEvent]:
-        return [_event("in_progress", where)]
 
-    def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
-        return ()
-
-    def close(self, arguments: str, status: ItemEnd, where: Where) -> Closed:
-        if status == "incomplete":
-            self.item.status = "failed"
-            return Closed()
-        try:
-            query = str(json.loads(arguments).get("query") or "")
-        except (ValueError, AttributeError):
-            query = arguments
-        self.item.action = WebSearchAction(type="search", query=query)
-        return Closed(run=partial(_run, self.searcher, self.item))
+def _cut(item: WebSearchCall) -> None:
+    item.status = "failed"
 
 
 class WebSearchKind:
@@ -194,9 +176,9 @@ class WebSearchKind:
             setup.tools.add(_FUNCTION, Route(NAME, NAME, target=_searcher(tool, web)), "tools")
         return []
 
-    def open_call(self, route: Route, call_id: str) -> _Call:
+    def open_call(self, route: Route, call_id: str) -> ArgumentCall:
         item = WebSearchCall(id=new_id("ws"), status="in_progress", action=WebSearchAction(type="search"))
-        return _Call(item, route.target)
+        return ArgumentCall(item, "query", partial(_start, route.target, item), partial(_cut, item))
 
     def chosen(self, ref: ToolRef, name: str, route: Route) -> bool:
         return ref.type in WEB_SEARCH_TYPES

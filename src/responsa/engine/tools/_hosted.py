@@ -1,0 +1,52 @@
+"""The shape the hosted tools the server runs share (file_search, web_search, image_generation): the
+model calls a function with one string argument (a query, a prompt); the call item's progress events
+are ``response.<item type>.<phase>``; once the argument is known, the server runs the call."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from responsa.protocol import HostedToolEvent, Item, StreamEvent
+
+from ._kind import Closed, ItemEnd, ServerRun, Where
+
+__all__ = ["ArgumentCall", "hosted_event"]
+
+
+def hosted_event(item_type: str, phase: str, where: Where) -> StreamEvent:
+    """``response.<item_type>.<phase>`` for the item at ``where``."""
+    return HostedToolEvent.model_validate({"type": f"response.{item_type}.{phase}", **where})
+
+
+def argument_of(arguments: str, name: str) -> str:
+    """The string argument ``name`` of the model's JSON arguments (the arguments as written, if unreadable)."""
+    try:
+        return str(json.loads(arguments).get(name) or "")
+    except (ValueError, AttributeError):
+        return arguments
+
+
+@dataclass
+class ArgumentCall:
+    """A call of a server-run hosted tool as the model writes it: ``in_progress`` once opened; when
+    complete, ``run(argument)`` is what the server runs; cut short by the token limit, ``cut()`` marks
+    the item and nothing runs."""
+
+    item: Item
+    argument: str
+    run: Callable[[str], ServerRun]
+    cut: Callable[[], None]
+
+    def opened(self, where: Where) -> Sequence[StreamEvent]:
+        return [hosted_event(self.item.type, "in_progress", where)]
+
+    def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
+        return ()
+
+    def close(self, arguments: str, status: ItemEnd, where: Where) -> Closed:
+        if status == "incomplete":
+            self.cut()
+            return Closed()
+        return Closed(run=self.run(argument_of(arguments, self.argument)))
