@@ -3,6 +3,8 @@ stdin, in one namespace kept between cells (as a notebook does), and answers eac
 JSON: the cell's output (stdout and stderr, the value of a last expression), its error, and the
 images matplotlib figures drew (PNG, base64)."""
 
+from __future__ import annotations
+
 import ast
 import base64
 import contextlib
@@ -10,14 +12,14 @@ import io
 import json
 import sys
 import traceback
+from typing import Any
 
 LIMIT = int(sys.argv[1]) if len(sys.argv) > 1 else 65536
-namespace = {"__name__": "__main__"}
+namespace: dict[str, Any] = {"__name__": "__main__"}
 channel = sys.stdout
-sys.stdin.reconfigure(encoding="utf-8")
 
 
-def figures():
+def figures() -> list[str]:
     """Every open matplotlib figure as PNG (closed once saved); none when matplotlib is not in use."""
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is None:
@@ -31,7 +33,7 @@ def figures():
     return images
 
 
-def run(code):
+def run(code: str) -> dict[str, Any]:
     output = io.StringIO()
     error = None
     with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
@@ -51,7 +53,7 @@ def run(code):
     return {"logs": logs, "error": error, "images": figures()}
 
 
-for line in sys.stdin:
+for line in io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8"):
     answer = run(json.loads(line)["code"])
     channel.write(json.dumps(answer) + "\n")
     channel.flush()
