@@ -40,6 +40,7 @@ def run(code: str) -> dict[str, Any]:
         try:
             tree = ast.parse(code, "<cell>")
             last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+            assert last is None or isinstance(last, ast.Expr)
             exec(compile(tree, "<cell>", "exec"), namespace)
             if last is not None:
                 value = eval(compile(ast.Expression(last.value), "<cell>", "eval"), namespace)
