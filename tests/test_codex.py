@@ -48,6 +48,10 @@ class Codex:
         (home / "config.toml").write_text(
             f'model = "{model}"\n'
             'model_provider = "responsa"\n'
+            # Codex wraps commands in bubblewrap where it is installed (install.sh installs it for the code
+            # interpreter), with a helper it will not create under /tmp, where these tests keep its home:
+            # the commands here (cat, echo) run as they are.
+            'sandbox_mode = "danger-full-access"\n'
             "[model_providers.responsa]\n"
             'name = "responsa"\n'
             f'base_url = "{base_url}"\n'
