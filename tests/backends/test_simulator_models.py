@@ -149,6 +149,7 @@ def test_random_faults_and_the_timeout_fault(tmp_path: Path) -> None:
     ("tool", "prompt", "item_type", "middle"),
     [
         ("web_search", "Search the latest news about comets", "web_search_call", "searching"),
+        ("web_search_2025_08_26", "Search the latest news about comets", "web_search_call", "searching"),
         ("file_search", "Find it in my report file", "file_search_call", "searching"),
         ("code_interpreter", "Calculate the sum of 2, 3 and 4", "code_interpreter_call", "interpreting"),
         ("image_generation", "Draw a picture of a lighthouse", "image_generation_call", "generating"),

@@ -8,19 +8,20 @@ import zlib
 from typing import Any
 
 from responsa.backends._base import HostedCall, ModelRequest
+from responsa.protocol import WEB_SEARCH_TYPES
 
 from ._text import keywords, numbers, stem
 
 __all__ = ["HOSTED_TYPES", "describe", "hosted_call"]
 
-HOSTED_TYPES = frozenset({"web_search", "web_search_preview", "file_search", "code_interpreter", "image_generation"})
+_SEARCHING = frozenset({"search", "latest", "news", "today", "current", "web", "online", "look"})
 _TRIGGERS = {
-    "web_search": {"search", "latest", "news", "today", "current", "web", "online", "look"},
-    "web_search_preview": {"search", "latest", "news", "today", "current", "web", "online", "look"},
+    **dict.fromkeys(WEB_SEARCH_TYPES, _SEARCHING),
     "file_search": {"file", "document", "doc", "note", "manual", "report", "pdf"},
     "code_interpreter": {"calculate", "compute", "python", "code", "plot", "sum", "average", "run"},
     "image_generation": {"image", "draw", "picture", "illustration", "illustrate", "paint", "sketch"},
 }
+HOSTED_TYPES = frozenset(_TRIGGERS)
 
 
 def hosted_call(request: ModelRequest, prompt: str) -> HostedCall | None:
