@@ -15,6 +15,7 @@ On the simulator, and without a provider, the tool is not this kind's (simulated
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -48,6 +49,8 @@ from ._hosted import ArgumentCall, hosted_event
 from ._kind import Recorded, Replay, Route, ServerContext, ServerRun, ToolPlan, ToolSetup, Where
 
 __all__ = ["KIND", "WebSearcher"]
+
+logger = logging.getLogger(__name__)
 
 NAME = "web_search"
 
@@ -127,6 +130,7 @@ async def _run(
     try:
         found = await searcher.search(query) if query.strip() else []
     except Exception as failure:  # a provider down or refusing: the model is told, the response goes on
+        logger.warning("web search for %r failed with %s: %s", query, searcher.web.provider.name, failure)
         context.timeline.mark("web_search.ended", item_id=item.id, error=type(failure).__name__)
         item.status, item.results = "failed", []
     else:
