@@ -57,6 +57,8 @@ _FUNCTION = FunctionTool(
 
 @dataclass(frozen=True)
 class _Painter:
+    """The request's image_generation tool, bound to the backend that serves its images model."""
+
     backend: Backend
     model: str
     tool: ImageGenerationTool
@@ -83,10 +85,8 @@ async def _run(
             for key, value in details.items():
                 setattr(item, key, value)
     except ResponsaError as failure:  # the images model refused or failed: the model is told, the response goes on
-        item.status, item.error = (
-            "failed",
-            {"code": failure.code or "image_generation_failed", "message": failure.message},
-        )
+        item.status = "failed"
+        item.error = {"code": failure.code or "image_generation_failed", "message": failure.message}
     else:
         item.status = "completed" if item.result else "failed"
     context.timeline.mark("image_generation.ended", item_id=item.id, status=item.status)
