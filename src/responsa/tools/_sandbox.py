@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,35 +62,43 @@ def _runtime_binds() -> list[str]:
     return binds
 
 
-def _command(directory: Path, limits: SandboxLimits) -> list[str]:
-    bwrap = shutil.which("bwrap") or "bwrap"
+def _sandbox(directory: Path) -> list[str]:
+    """bubblewrap's arguments: fresh /proc, /dev and /tmp first (the runtime may live under /tmp: its
+    binds go on top), then the read-only runtime and driver, then the container at /mnt/data."""
     environment = {"HOME": "/mnt/data", "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp",
                    "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                    "PYTHONDONTWRITEBYTECODE": "1", "LANG": "C.UTF-8"}  # fmt: skip
-    command = ["prlimit", f"--as={limits.memory_bytes * 4}", f"--fsize={limits.file_bytes}", "--nofile=256",
-               "--core=0", "--", bwrap, "--unshare-all", "--new-session", "--die-with-parent", "--clearenv",
-               "--hostname", "sandbox", *_runtime_binds(), "--ro-bind", str(DRIVER), _INSIDE_DRIVER,
-               "--bind", str(directory), "/mnt/data", "--chdir", "/mnt/data", "--proc", "/proc", "--dev", "/dev",
-               "--tmpfs", "/tmp"]  # fmt: skip
+    arguments = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--new-session", "--die-with-parent",
+                 "--clearenv", "--hostname", "sandbox", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+                 *_runtime_binds(), "--ro-bind", str(DRIVER), _INSIDE_DRIVER,
+                 "--bind", str(directory), "/mnt/data", "--chdir", "/mnt/data"]  # fmt: skip
     for name, value in environment.items():
-        command += ["--setenv", name, value]
-    return [*command, sys.executable, "-I", "-u", _INSIDE_DRIVER, str(limits.output_characters)]
+        arguments += ["--setenv", name, value]
+    return arguments
+
+
+def _command(directory: Path, limits: SandboxLimits) -> list[str]:
+    limited = ["prlimit", f"--as={limits.memory_bytes * 4}", f"--fsize={limits.file_bytes}", "--nofile=256",
+               "--core=0", "--"]  # fmt: skip
+    driver = [sys.executable, "-I", "-u", _INSIDE_DRIVER, str(limits.output_characters)]
+    return [*limited, *_sandbox(directory), *driver]
 
 
 def probe() -> str | None:
-    """None when sandboxes can run here; otherwise why not (no bubblewrap, no user namespaces...)."""
+    """None when sandboxes can run here; otherwise why not (no bubblewrap, no user namespaces...). It
+    starts a sandbox as the code interpreter does, and runs the driver's Python in it."""
     if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap) is not installed"
     if shutil.which("prlimit") is None:
         return "prlimit (util-linux) is not installed"
-    check = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--new-session", "--die-with-parent",
-             *_runtime_binds(), "--proc", "/proc", "--dev", "/dev",
-             sys.executable, "-I", "-c", "print(6 * 7)"]  # fmt: skip
-    try:
-        done = subprocess.run(check, capture_output=True, text=True, timeout=30, env={})
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bubblewrap could not start: {exc}"
-    if done.returncode != 0 or done.stdout.strip() != "42":
+    with tempfile.TemporaryDirectory() as directory:
+        check = [*_sandbox(Path(directory)), sys.executable, "-I", "-c", "import os; print(6 * 7, os.path.isfile("
+                 f"{_INSIDE_DRIVER!r}))"]  # fmt: skip
+        try:
+            done = subprocess.run(check, capture_output=True, text=True, timeout=30, env={})
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"bubblewrap could not start: {exc}"
+    if done.returncode != 0 or done.stdout.strip() != "42 True":
         return f"bubblewrap could not make a sandbox: {(done.stderr or done.stdout).strip()[:300]}"
     return None
 
