@@ -26,6 +26,7 @@ WEB_SOURCES = "web_search_call.action.sources"
 WEB_RESULTS = "web_search_call.results"
 
 ItemT = TypeVar("ItemT", bound=Item)
+_WITH_OPTIONAL_DATA = (FileSearchCall, WebSearchCall)
 
 
 def check_includes(values: Collection[str], known: Collection[str]) -> None:
@@ -52,7 +53,7 @@ def shown(item: ItemT, include: Collection[str]) -> ItemT:
 def create_view(response: ResponseObject) -> ResponseObject:
     """``response`` as its create showed it: search data only where its ``include`` asked (log
     probabilities are produced only when asked, so they show as stored)."""
-    if not any(isinstance(item, FileSearchCall | WebSearchCall) for item in response.output):
+    if not any(isinstance(item, _WITH_OPTIONAL_DATA) for item in response.output):
         return response
     output = [shown(item, response.shown_includes) for item in response.output]
     return response.model_copy(update={"output": output})

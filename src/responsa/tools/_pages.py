@@ -35,11 +35,9 @@ class PageFetcher:
         self._max_bytes = max_bytes
 
     async def fetch(self, url: str) -> Page | None:
-        """The page's title and main text, or None (refused, unreachable, too slow, not text)."""
-        try:
-            self.policy.check(url, "url")
-        except InvalidRequest:
-            return None
+        """The page's title and main text, or None (refused, unreachable, too slow, not text). The policy
+        judges the first request as it does every redirect (the client's request hook, resolving names
+        without blocking); a URL that is not http(s) is refused by the client before any connection."""
         body = b""
         with anyio.move_on_after(self._timeout):
             body, kind = await self._read(url)

@@ -137,11 +137,10 @@ class _Cgroup:
     def remove(self) -> None:
         self.kill()
         for path in self.paths:
-            with anyio.CancelScope(shield=True):
-                try:
-                    path.rmdir()
-                except OSError:
-                    pass
+            try:
+                path.rmdir()
+            except OSError:
+                pass
 
 
 class PythonSandbox:
