@@ -47,7 +47,7 @@ def test_every_setting_is_declared_once() -> None:
 
 
 def test_the_docs_table_is_generated_from_the_declarations() -> None:
-    """docs/configuration.md shows what config.py declares (regenerate with ``python -m responsa.config``)."""
+    """docs/configuration.md shows what the config package declares (regenerate with ``python -m responsa.config``)."""
     assert settings_table() in DOCS.read_text()
     generated = subprocess.run([sys.executable, "-m", "responsa.config"], capture_output=True, text=True, check=True)
     assert generated.stdout == settings_table()
