@@ -73,6 +73,7 @@ def test_public_api_is_pinned() -> None:
     assert set(responsa.engine.__all__) == {
         "DEFAULT_IMAGES_MODEL",
         "Compactor",
+        "ContainerService",
         "ConversationService",
         "Embedder",
         "FileService",
@@ -89,6 +90,7 @@ def test_public_api_is_pinned() -> None:
     assert set(responsa.store.__all__) == {
         "PART_BYTES",
         "ChunkHit",
+        "ContainerRepository",
         "ConversationRepository",
         "FileRepository",
         "ItemPage",

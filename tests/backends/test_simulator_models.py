@@ -158,7 +158,8 @@ def test_random_faults_and_the_timeout_fault(tmp_path: Path) -> None:
 def test_built_in_tools_give_plausible_items(
     sdk: openai.OpenAI, fast: LiveServer, tool: str, prompt: str, item_type: str, middle: str
 ) -> None:
-    reply = sdk.responses.create(model="gpt-4.1", input=prompt, tools=[{"type": tool}])  # type: ignore[list-item]
+    reply = sdk.responses.create(model="gpt-4.1", input=prompt, tools=[{"type": tool}],  # type: ignore[list-item]
+                                 include=["code_interpreter_call.outputs"])  # fmt: skip
     assert [item.type for item in reply.output] == [item_type, "message"]
     call = reply.output[0]
     assert call.status == "completed" and call.id

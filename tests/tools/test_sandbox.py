@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from responsa.tools._sandbox import Execution, PythonSandbox, SandboxLimits, probe
+from responsa.tools import Execution, PythonSandbox, SandboxLimits, probe_sandbox
 
-WHY_NOT = probe()
+WHY_NOT = probe_sandbox()
 if WHY_NOT is not None and os.environ.get("RESPONSA_REQUIRE_SANDBOX"):
     pytest.fail(f"RESPONSA_REQUIRE_SANDBOX is set but no sandbox can run: {WHY_NOT}", pytrace=False)
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(WHY_NOT is not None, reason=f"no sandbox here: {WHY_NOT}")]
@@ -42,8 +42,11 @@ async def run(box: PythonSandbox, code: str) -> Execution:
 async def test_state_lives_as_long_as_the_container(box: PythonSandbox) -> None:
     assert (await run(box, "total = 20\ntotal + 22")).logs == "42\n"
     assert (await run(box, "print(total * 2)")).logs == "40\n"
-    failed = await run(box, "1 / 0")
+    failed = await run(box, "def half(n):\n    return n / 0\nhalf(total)")
     assert failed.error is not None and "ZeroDivisionError" in failed.error
+    assert 'File "<cell>", line 2, in half' in failed.error and "driver" not in failed.error  # the cell's frames only
+    typo = await run(box, "total +")
+    assert typo.error is not None and typo.error.startswith('  File "<cell>", line 1') and "driver" not in typo.error
     assert (await run(box, "total")).logs == "20\n"  # an error does not lose the state
 
 

@@ -217,6 +217,25 @@ class Settings:
         minimum=1024,
         summary="Most bytes read of one page a web search found (the rest is left out).",
     )
+    code_interpreter: bool = option(
+        True,
+        summary="Run code_interpreter for every model in sandboxed containers (bubblewrap; off where it cannot run).",
+        doc="Run `code_interpreter` for every model: the model's Python runs in a container's sandbox "
+        "(bubblewrap: no network, the host's files invisible, time, memory and process limits; see "
+        "[tools.md](tools.md#code-interpreter)). Where no sandbox can run, the server says so at start and in "
+        "`/v1/server`, and the tool is left out (`ignored_tools`): code never runs unsandboxed. The simulator "
+        "simulates it either way.",
+    )
+    containers_dir: Path | None = option(
+        None,
+        shown="`containers/` beside the SQLite database, else in the user data dir",
+        summary="Where containers' files live (default: containers/ beside the SQLite database).",
+    )
+    code_timeout_secs: float = option(
+        60.0,
+        minimum=1,
+        summary="Deadline for one code_interpreter call; past it the container's Python is restarted, empty.",
+    )
     shutdown_grace_secs: float = option(
         30.0,
         minimum=0,

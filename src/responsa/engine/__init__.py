@@ -2,6 +2,7 @@
 
 from ._accumulate import OutputBuilder
 from ._compaction import Compactor
+from ._containers import ContainerService
 from ._conversations import ConversationService
 from ._files import FileService
 from ._periodic import every
@@ -15,6 +16,7 @@ from .tools.image_generation import DEFAULT_MODEL as DEFAULT_IMAGES_MODEL
 __all__ = [
     "DEFAULT_IMAGES_MODEL",
     "Compactor",
+    "ContainerService",
     "ConversationService",
     "Embedder",
     "FileService",

@@ -1,5 +1,6 @@
 """Views of a response's optional data. A response is stored with what was produced whether or not
-asked (``file_search_call.results``, ``web_search_call.action.sources`` and ``.results``); a create
+asked (``file_search_call.results``, ``web_search_call.action.sources`` and ``.results``,
+``code_interpreter_call.outputs``); a create
 shows what its ``include`` asks for, a retrieve with ``include`` what that asks for, and a retrieve
 without it what the create showed."""
 
@@ -9,6 +10,7 @@ from collections.abc import Collection
 from typing import TypeVar
 
 from responsa.protocol import (
+    CodeInterpreterCall,
     FileSearchCall,
     InvalidRequest,
     Item,
@@ -24,9 +26,10 @@ LOGPROBS = "message.output_text.logprobs"
 SEARCH_RESULTS = "file_search_call.results"
 WEB_SOURCES = "web_search_call.action.sources"
 WEB_RESULTS = "web_search_call.results"
+CODE_OUTPUTS = "code_interpreter_call.outputs"
 
 ItemT = TypeVar("ItemT", bound=Item)
-_WITH_OPTIONAL_DATA = (FileSearchCall, WebSearchCall)
+_WITH_OPTIONAL_DATA = (FileSearchCall, WebSearchCall, CodeInterpreterCall)
 
 
 def check_includes(values: Collection[str], known: Collection[str]) -> None:
@@ -47,6 +50,8 @@ def shown(item: ItemT, include: Collection[str]) -> ItemT:
         if item.action.sources is not None and WEB_SOURCES not in include:
             update["action"] = item.action.model_copy(update={"sources": None})
         return item.model_copy(update=update) if update else item
+    if isinstance(item, CodeInterpreterCall) and item.outputs is not None and CODE_OUTPUTS not in include:
+        return item.model_copy(update={"outputs": None})
     return item
 
 

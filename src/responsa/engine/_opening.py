@@ -22,6 +22,7 @@ from ._accumulate import OutputBuilder
 from ._admission import Admission
 from ._checks import check_request
 from ._compaction import Compactor
+from ._containers import ContainerService
 from ._context import load_history, normalize_input
 from ._images import check_images
 from ._model_request import build_model_request
@@ -49,8 +50,10 @@ class Opener:
         admission: tuple[int, int],
         vector_stores: VectorStoreService | None = None,
         web: WebSearch | None = None,
+        containers: ContainerService | None = None,
     ) -> None:
         self._store = store
+        self._containers = containers
         self._vector_stores = vector_stores
         self._web = web
         self._backends = backends
@@ -115,10 +118,11 @@ class Opener:
         check_images(input_items, backend.reads_images(request.model), request.model)
         tools = plan_client_tools(request.tools, [*history, *input_items])
         vector_stores = self._vector_stores.for_tenant(tenant) if self._vector_stores else None
-        services = ToolServices(self._mcp, vector_stores, self._web, self._images_model)
+        containers = self._containers.for_tenant(tenant) if self._containers else None
+        services = ToolServices(self._mcp, vector_stores, self._web, self._images_model, containers)
         setup = ToolSetup(request, history, input_items, tools, services, backend.simulates_tools())
         recorded = await prepare_server_tools(setup)
-        # Hosted tools the server runs itself (file_search, web_search): every type of the kinds offered.
+        # Hosted tools the server runs itself (file_search, web_search...): every type of the kinds offered.
         served = {kind_type for kind in tools.kinds() for kind_type in kind_named(kind).tool_types} & HOSTED_TOOLS
         ignored = unavailable_hosted(request, backend, self._hosted_tools, served=served)
         response = new_response(request, stored=request.store and store.retention.responses_enabled)

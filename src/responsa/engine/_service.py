@@ -34,6 +34,7 @@ from responsa.tools import McpConnector, WebSearch
 
 from ._checks import KNOWN_INCLUDES
 from ._compaction import Compactor
+from ._containers import ContainerService
 from ._event_log import EventLog, replay
 from ._includes import check_includes, create_view, with_includes
 from ._leases import Leases
@@ -68,6 +69,7 @@ class ResponseService:
         vector_stores: VectorStoreService | None = None,
         admission: tuple[int, int] = (256, 64),
         web: WebSearch | None = None,
+        containers: ContainerService | None = None,
     ) -> None:
         self._store = store
         self._backends = backends
@@ -77,7 +79,16 @@ class ResponseService:
         self.leases = Leases(store, lease)
         self._on_usage = on_usage
         self._opener = Opener(
-            store, backends, self._mcp, compactor, hosted_tools, max_input_items, admission, vector_stores, web
+            store,
+            backends,
+            self._mcp,
+            compactor,
+            hosted_tools,
+            max_input_items,
+            admission,
+            vector_stores,
+            web,
+            containers,
         )
         self._loop = RunLoop(self._running, self.leases, background, on_usage)
         self.tenant = store.tenant

@@ -7,7 +7,6 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
-from typing import Any
 
 import anyio
 from starlette.applications import Starlette
@@ -19,7 +18,6 @@ from responsa.backends.llama_cpp import LlamaCppBackend
 from responsa.backends.simulator import SimulatorBackend, load_profiles
 from responsa.config import Settings
 from responsa.engine import (
-    DEFAULT_IMAGES_MODEL,
     Compactor,
     ConversationService,
     Embedder,
@@ -31,10 +29,11 @@ from responsa.engine import (
 )
 from responsa.protocol import Usage
 from responsa.store import PART_BYTES, Retention, SqlStore
-from responsa.tools import McpConnector, PageFetcher, UrlPolicy, WebSearch, make_provider
+from responsa.tools import McpConnector, UrlPolicy
 
 from ._errors import EXCEPTION_HANDLERS
 from ._file_routes import FORM_SLACK
+from ._hosted_setup import containers_service, images_status, web_search
 from ._limits import Limiter, RateLimiter
 from ._metrics import Metrics
 from ._middleware import Gate
@@ -118,30 +117,6 @@ def _embedder(settings: Settings, registry: BackendRegistry) -> Embedder | None:
     return partial(backend.embed, name)
 
 
-def _web_search(settings: Settings) -> tuple[WebSearch | None, dict[str, Any]]:
-    """The web search the server runs (``--web-search``), and what ``/v1/server`` says of it; a provider
-    that cannot be used stops the start."""
-    if settings.web_search is None:
-        why = "no --web-search provider: web_search is left out (ignored_tools), simulated on the simulator"
-        return None, {"enabled": False, "provider": None, "detail": why}
-    keys = {"brave": settings.brave_api_key, "tavily": settings.tavily_api_key}
-    try:
-        provider = make_provider(settings.web_search, keys)
-    except ValueError as exc:
-        raise RuntimeError(str(exc)) from exc
-    policy = UrlPolicy(allow_loopback=not settings.api_keys, public=True, subject="page URL")
-    pages = PageFetcher(policy, settings.web_fetch_timeout_secs, settings.web_fetch_max_bytes)
-    return WebSearch(provider, pages), {"enabled": True, "provider": provider.name, "detail": "run by the server"}
-
-
-def _images_status(registry: BackendRegistry) -> dict[str, Any]:
-    """What ``/v1/server`` says of image generation: drawn by the model a tool names, where it is served."""
-    served = DEFAULT_IMAGES_MODEL in registry.models()
-    detail = (f"drawn by the images model a tool names (default {DEFAULT_IMAGES_MODEL}) on the upstream that "
-              "lists it; a model no upstream lists is left out (ignored_tools)")  # fmt: skip
-    return {"enabled": served, "default_model": DEFAULT_IMAGES_MODEL, "detail": detail}
-
-
 def _limiter(settings: Settings) -> Limiter:
     if settings.redis_url is None:
         return RateLimiter(settings.api_keys)
@@ -176,8 +151,10 @@ def create_app(settings: Settings) -> Starlette:
             compactor = Compactor(store, registry, Sealer(secret_key(settings)))
             policy = UrlPolicy(settings.mcp_allow_hosts, allow_loopback=not settings.api_keys)
             connector = McpConnector(settings.mcp_call_timeout_secs, settings.mcp_list_timeout_secs, policy)
-            web, web_status = _web_search(settings)
+            web, web_status = web_search(settings)
             files = FileService(store, settings.max_file_bytes, PART_BYTES)
+            containers, code_status = await containers_service(settings, store, files)
+            stack.push_async_callback(containers.aclose)
             vector_stores = VectorStoreService(store, files, tasks, _embedder(settings, registry))
             responses = ResponseService(
                 store,
@@ -192,12 +169,14 @@ def create_app(settings: Settings) -> Starlette:
                 compactor=compactor,
                 vector_stores=vector_stores,
                 web=web,
+                containers=containers,
             )
             metrics.workers = registry.workers
-            hosted = {"web_search": web_status, "image_generation": _images_status(registry)}
+            hosted = {"web_search": web_status, "image_generation": images_status(registry),
+                      "code_interpreter": code_status}  # fmt: skip
             app.state.services = Services(
                 responses, ConversationService(store), files, vector_stores, compactor, limiter, metrics, limits,
-                registry.models(), registry.workers, int(time.time()), hosted,
+                registry.models(), registry.workers, int(time.time()), hosted, containers,
             )  # fmt: skip
             await vector_stores.recover()
             leases = responses.leases
@@ -205,6 +184,7 @@ def create_app(settings: Settings) -> Starlette:
             # Always: files expire by their own expires_after, whatever the retention settings.
             sweep = partial(_sweep, store)
             tasks.start_soon(every, _sweep_interval(store.retention), sweep, "the retention sweep")
+            tasks.start_soon(every, 30.0, containers.expire_idle, "the containers' expiry")
             tasks.start_soon(registry.monitor)
             tasks.start_soon(leases.watch_orphans)
             tasks.start_soon(leases.renew_forever)

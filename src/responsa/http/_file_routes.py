@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from urllib.parse import quote
 
@@ -18,7 +19,7 @@ from ._errors import json_response
 from ._parsing import item_list_body, paging
 from ._services import services, tenant_of
 
-__all__ = ["FORM_SLACK", "file_routes", "is_upload"]
+__all__ = ["FORM_SLACK", "counting", "file_routes", "is_upload", "upload_chunks"]
 
 _READ_BYTES = 256 * 1024
 FORM_SLACK = 64 * 1024
@@ -26,11 +27,13 @@ FORM_SLACK = 64 * 1024
 
 
 _UPLOAD_PATHS = frozenset(("/v1/files", "/files", "/openai/v1/files", "/v3/files"))
+_CONTAINER_UPLOAD = re.compile(r"^(?:/v1|/openai/v1|/v3)?/containers/[^/]+/files$")
 
 
 def is_upload(method: str, path: str) -> bool:
-    """``POST …/files``: its body is limited by ``--max-file-bytes``, not by the JSON body limit."""
-    return method == "POST" and path in _UPLOAD_PATHS
+    """``POST …/files`` (and a container's): its body is limited by ``--max-file-bytes``, not by the JSON
+    body limit."""
+    return method == "POST" and (path in _UPLOAD_PATHS or _CONTAINER_UPLOAD.match(path) is not None)
 
 
 def _files(request: Request) -> FileService:
@@ -38,7 +41,7 @@ def _files(request: Request) -> FileService:
     return service.for_tenant(tenant_of(request))
 
 
-def _counting(request: Request, limit: int) -> Request:
+def counting(request: Request, limit: int) -> Request:
     """The request, its body refused with a 413 as soon as it passes ``limit`` (with or without a
     content-length): an upload is never read whole before it is refused."""
     seen = 0
@@ -55,7 +58,7 @@ def _counting(request: Request, limit: int) -> Request:
     return Request(request.scope, counted)
 
 
-async def _chunks(upload: UploadFile) -> AsyncIterator[bytes]:
+async def upload_chunks(upload: UploadFile) -> AsyncIterator[bytes]:
     while chunk := await upload.read(_READ_BYTES):
         yield chunk
 
@@ -76,7 +79,7 @@ def _expiry(form_value: object, anchor: object) -> int | None:
 
 async def upload_file(request: Request) -> Response:
     service = _files(request)
-    counted = _counting(request, service.max_bytes + FORM_SLACK)
+    counted = counting(request, service.max_bytes + FORM_SLACK)
     async with counted.form(max_files=1, max_fields=8) as form:
         upload, purpose = form.get("file"), form.get("purpose")
         if not isinstance(upload, UploadFile):
@@ -86,7 +89,7 @@ async def upload_file(request: Request) -> Response:
                 "Missing required parameter: 'purpose'.", param="purpose", code="missing_required_parameter"
             )
         expires = _expiry(form.get("expires_after[seconds]"), form.get("expires_after[anchor]"))
-        file = await service.upload(upload.filename or "upload", purpose, _chunks(upload), expires)
+        file = await service.upload(upload.filename or "upload", purpose, upload_chunks(upload), expires)
     return json_response(file.model_dump(mode="json"))
 
 

@@ -12,6 +12,7 @@ from responsa.protocol import CreateResponseRequest, DeletedObject, InvalidReque
 from ._chat_routes import chat_routes
 from ._compaction_routes import compaction_routes
 from ._console import console_routes
+from ._container_routes import container_routes
 from ._conversation_routes import conversation_routes
 from ._errors import json_response
 from ._file_routes import file_routes
@@ -139,5 +140,6 @@ def routes() -> list[BaseRoute]:
             *server_routes(prefix),
             *file_routes(prefix),
             *vector_store_routes(prefix),
+            *container_routes(prefix),
         ]
     return [*table, *console_routes()]

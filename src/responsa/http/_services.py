@@ -10,7 +10,14 @@ from typing import Any
 from starlette.requests import HTTPConnection
 
 from responsa.backends import WorkerState
-from responsa.engine import Compactor, ConversationService, FileService, ResponseService, VectorStoreService
+from responsa.engine import (
+    Compactor,
+    ContainerService,
+    ConversationService,
+    FileService,
+    ResponseService,
+    VectorStoreService,
+)
 
 from ._limits import Limiter
 from ._metrics import Metrics
@@ -45,6 +52,7 @@ class Services:
     started_at: int
     hosted_tools: dict[str, dict[str, Any]]
     """Whether each hosted tool the server can run itself is on, and why not (for ``/v1/server``)."""
+    containers: ContainerService
 
 
 def services(connection: HTTPConnection) -> Services:

@@ -1,6 +1,14 @@
 """Wire format: pydantic models of requests, responses, items, events and errors."""
 
 from ._compaction import CompactionObject, InputTokensObject
+from ._containers import (
+    MEMORY_LIMITS,
+    ContainerExpiry,
+    ContainerFileObject,
+    ContainerObject,
+    CreateContainerFileRequest,
+    CreateContainerRequest,
+)
 from ._conversations import (
     MAX_ITEMS_PER_REQUEST,
     Conversation,
@@ -20,6 +28,8 @@ from ._errors import (
     ServiceUnavailable,
 )
 from ._events import (
+    CodeInterpreterCodeDelta,
+    CodeInterpreterCodeDone,
     CompactionEvent,
     ContentPartEvent,
     CustomToolCallInputDelta,
@@ -98,6 +108,8 @@ from ._response import (
 from ._tool_calls import (
     ApplyPatchCall,
     ApplyPatchCallOutput,
+    CodeInterpreterCall,
+    CodeOutput,
     CustomToolCall,
     CustomToolCallOutput,
     FileSearchCall,
@@ -121,6 +133,8 @@ from ._tools import (
     CLIENT_TOOL_TYPES,
     WEB_SEARCH_TYPES,
     AllowedTools,
+    CodeInterpreterContainer,
+    CodeInterpreterTool,
     CustomTool,
     CustomToolFormat,
     FileSearchTool,
@@ -164,6 +178,7 @@ __all__ = [
     "FILE_PURPOSES",
     "MAX_ITEMS_PER_REQUEST",
     "MAX_METADATA_KEYS",
+    "MEMORY_LIMITS",
     "TERMINAL_STATUSES",
     "WEB_SEARCH_TYPES",
     "AllowedTools",
@@ -172,14 +187,25 @@ __all__ = [
     "ApplyPatchCallOutput",
     "AuthenticationFailed",
     "ChunkingStrategy",
+    "CodeInterpreterCall",
+    "CodeInterpreterCodeDelta",
+    "CodeInterpreterCodeDone",
+    "CodeInterpreterContainer",
+    "CodeInterpreterTool",
+    "CodeOutput",
     "Compaction",
     "CompactionEvent",
     "CompactionObject",
     "Conflict",
+    "ContainerExpiry",
+    "ContainerFileObject",
+    "ContainerObject",
     "ContentPart",
     "ContentPartEvent",
     "Conversation",
     "ConversationRef",
+    "CreateContainerFileRequest",
+    "CreateContainerRequest",
     "CreateConversationItemsRequest",
     "CreateConversationRequest",
     "CreateFileBatchRequest",

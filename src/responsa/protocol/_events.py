@@ -226,6 +226,20 @@ class HostedToolEvent(_Event):
     output_index: int
 
 
+class CodeInterpreterCodeDelta(_Event):
+    type: Literal["response.code_interpreter_call_code.delta"] = "response.code_interpreter_call_code.delta"
+    item_id: str
+    output_index: int
+    delta: str
+
+
+class CodeInterpreterCodeDone(_Event):
+    type: Literal["response.code_interpreter_call_code.done"] = "response.code_interpreter_call_code.done"
+    item_id: str
+    output_index: int
+    code: str
+
+
 class ImagePartialEvent(_Event):
     """A partial image of an ``image_generation_call`` while it is drawn (``partial_images`` asks for them)."""
 
@@ -283,5 +297,7 @@ StreamEvent = (
     | McpCallArgumentsDone
     | HostedToolEvent
     | ImagePartialEvent
+    | CodeInterpreterCodeDelta
+    | CodeInterpreterCodeDone
     | ErrorEvent
 )

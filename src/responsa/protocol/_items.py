@@ -16,6 +16,7 @@ from ._parts import ContentPart, InputText, OutputText, ReasoningText, Refusal, 
 from ._tool_calls import (
     ApplyPatchCall,
     ApplyPatchCallOutput,
+    CodeInterpreterCall,
     CustomToolCall,
     CustomToolCallOutput,
     FileSearchCall,
@@ -168,6 +169,7 @@ _ITEM_TAGS = frozenset(
         "file_search_call",
         "web_search_call",
         "image_generation_call",
+        "code_interpreter_call",
     }
 )
 
@@ -206,6 +208,7 @@ Item = Annotated[
     | Annotated[FileSearchCall, Tag("file_search_call")]
     | Annotated[WebSearchCall, Tag("web_search_call")]
     | Annotated[ImageGenerationCall, Tag("image_generation_call")]
+    | Annotated[CodeInterpreterCall, Tag("code_interpreter_call")]
     | Annotated[UnknownItem, Tag("unknown")],
     Discriminator(_item_tag),
 ]

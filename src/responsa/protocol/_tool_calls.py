@@ -18,6 +18,8 @@ from ._parts import ContentPart
 __all__ = [
     "ApplyPatchCall",
     "ApplyPatchCallOutput",
+    "CodeInterpreterCall",
+    "CodeOutput",
     "CustomToolCall",
     "CustomToolCallOutput",
     "ImageGenerationCall",
@@ -247,3 +249,23 @@ class ImageGenerationCall(WirePart):
     quality: str | None = None
     size: str | None = None
     error: dict[str, Any] | None = None
+
+
+class CodeOutput(WirePart):
+    """What a cell printed (``logs``) or drew (``image``, its ``url`` a ``data:image/png`` URL)."""
+
+    type: Literal["logs", "image"]
+    logs: str | None = None
+    url: str | None = None
+
+
+class CodeInterpreterCall(WirePart):
+    """Python the model wrote, run by the server in a container (or made up by the simulator). Its
+    ``outputs`` are stored always and shown where ``include`` asks for them."""
+
+    type: Literal["code_interpreter_call"] = "code_interpreter_call"
+    id: str | None = None
+    status: Literal["in_progress", "interpreting", "completed", "incomplete", "failed"] = "completed"
+    code: str | None = None
+    container_id: str = ""
+    outputs: list[CodeOutput] | None = None

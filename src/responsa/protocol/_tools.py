@@ -11,6 +11,8 @@ from ._base import WireModel, WirePart
 __all__ = [
     "CLIENT_TOOL_TYPES",
     "AllowedTools",
+    "CodeInterpreterContainer",
+    "CodeInterpreterTool",
     "CustomTool",
     "CustomToolFormat",
     "FunctionTool",
@@ -193,6 +195,23 @@ class ImageGenerationTool(WirePart):
     input_image_mask: dict[str, Any] | None = None
 
 
+class CodeInterpreterContainer(WirePart):
+    """A new container for the request (or the one an earlier call in the context used)."""
+
+    type: Literal["auto"] = "auto"
+    file_ids: list[str] | None = Field(default=None, max_length=100)
+    memory_limit: Literal["1g", "4g", "16g", "64g"] | None = None
+    network_policy: dict[str, Any] | None = None
+
+
+class CodeInterpreterTool(WirePart):
+    """Run Python: run by the server in a sandboxed container (``container``: ``auto`` or an id)."""
+
+    type: Literal["code_interpreter"] = "code_interpreter"
+    container: str | CodeInterpreterContainer = Field(default_factory=CodeInterpreterContainer)
+    """Required by OpenAI; ``auto`` here when left out."""
+
+
 class UnknownTool(WirePart):
     """A tool of another type (mcp, web_search, vendor tools): kept as sent."""
 
@@ -203,7 +222,8 @@ def _tool_tag(value: Any) -> str:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
     if kind in WEB_SEARCH_TYPES:
         return "web_search"
-    known = ("function", "mcp", "custom", "namespace", "tool_search", "file_search", "image_generation")
+    known = ("function", "mcp", "custom", "namespace", "tool_search", "file_search", "image_generation",
+             "code_interpreter")  # fmt: skip
     return kind if kind in known else "other"
 
 
@@ -216,6 +236,7 @@ Tool = Annotated[
     | Annotated[FileSearchTool, Tag("file_search")]
     | Annotated[WebSearchTool, Tag("web_search")]
     | Annotated[ImageGenerationTool, Tag("image_generation")]
+    | Annotated[CodeInterpreterTool, Tag("code_interpreter")]
     | Annotated[UnknownTool, Tag("other")],
     Discriminator(_tool_tag),
 ]

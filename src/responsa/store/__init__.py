@@ -13,6 +13,7 @@ from ._base import (
     Store,
 )
 from ._chunks import ChunkHit
+from ._containers import ContainerRepository
 from ._files import PART_BYTES
 from ._sql import SqlStore
 from ._vector_store_repository import VectorStoreRepository
@@ -21,6 +22,7 @@ from ._vector_stores import StoredBatch, StoredFile, StoredVectorStore
 __all__ = [
     "PART_BYTES",
     "ChunkHit",
+    "ContainerRepository",
     "ConversationRepository",
     "FileRepository",
     "ItemPage",

@@ -16,6 +16,7 @@ from responsa.protocol import TERMINAL_STATUSES, Item, ResponseObject
 
 from . import _statements as sql
 from ._base import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Retention
+from ._containers import SqlContainers
 from ._context_cache import ContextCache
 from ._database import Database, Sql, open_database
 from ._files import FileQueries
@@ -43,6 +44,10 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
         view = copy.copy(self)  # shares the database and the context cache
         view.tenant = tenant
         return view
+
+    def containers(self) -> SqlContainers:
+        """The containers of this view's tenant (their own repository, on the same database)."""
+        return SqlContainers(self._db, self.tenant)
 
     def _live_response(self, response_id: str) -> dict[str, Any]:
         return {"response_id": response_id, **self._live(self.retention.response_ttl)}

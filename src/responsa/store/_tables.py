@@ -21,6 +21,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "chunk_vectors",
     "chunks",
+    "container_files",
+    "containers",
     "conversation_items",
     "conversations",
     "file_parts",
@@ -34,7 +36,7 @@ __all__ = [
     "vector_stores",
 ]
 
-SCHEMA_VERSION = "0008"
+SCHEMA_VERSION = "0009"
 """The newest migration's revision (a test keeps the two equal): a store already there skips Alembic."""
 
 metadata = MetaData()
@@ -192,3 +194,31 @@ chunk_vectors = Table(
     Column("vector", LargeBinary, nullable=False),
 )
 Index("ix_chunk_vectors_store", chunk_vectors.c.vector_store_id, chunk_vectors.c.chunk_id)
+
+containers = Table(
+    "containers",
+    metadata,
+    Column("id", String(80), primary_key=True),
+    Column("tenant", String(80), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("last_active_at", BigInteger, nullable=False),
+    Column("expires_after_minutes", Integer, nullable=False),
+    Column("memory_limit", String(8), nullable=False),
+    # running, then expired (idle past its minutes: its files and sandbox are gone).
+    Column("status", String(20), nullable=False),
+)
+Index("ix_containers_tenant_id", containers.c.tenant, containers.c.id)
+
+container_files = Table(
+    "container_files",
+    metadata,
+    # The bytes live in the container's directory on the machine that runs it; the rows list them.
+    Column("id", String(80), primary_key=True),
+    Column("container_id", String(80), nullable=False),
+    Column("path", Text, nullable=False),
+    Column("bytes", BigInteger, nullable=False),
+    Column("source", String(20), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+)
+Index("ix_container_files_container", container_files.c.container_id, container_files.c.id)

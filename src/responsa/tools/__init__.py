@@ -1,22 +1,28 @@
 """Tools the server runs itself and what they reach outside it: MCP servers (``{"type": "mcp"}``), the
-web (search providers and pages, for ``web_search``), and the URL policy every such request passes."""
+web (search providers and pages, for ``web_search``), the sandbox that runs code, and the URL policy
+every such request passes."""
 
 from ._mcp import CallOutcome, McpClient, McpConnector
 from ._mcp_policy import UrlPolicy
 from ._mcp_simulated import SimulatedMcp
 from ._pages import Page, PageFetcher
+from ._sandbox import Execution, PythonSandbox, SandboxLimits, probe_sandbox
 from ._web_search import SearchHit, SearchProvider, WebSearch, make_provider
 
 __all__ = [
     "CallOutcome",
+    "Execution",
     "McpClient",
     "McpConnector",
     "Page",
     "PageFetcher",
+    "PythonSandbox",
+    "SandboxLimits",
     "SearchHit",
     "SearchProvider",
     "SimulatedMcp",
     "UrlPolicy",
     "WebSearch",
     "make_provider",
+    "probe_sandbox",
 ]

@@ -8,7 +8,7 @@ session (no terminal injection). Limits: a deadline per call from the parent (th
 killed past it, and restarted, empty, for the next call), virtual memory and file sizes by
 ``prlimit``, and, where the host lets the server make cgroups (root with cgroup v1 or a delegated
 v2), the number of processes and the memory of the whole container. Without bubblewrap, the feature
-is off (:func:`probe` says why): code never runs unsandboxed.
+is off (:func:`probe_sandbox` says why): code never runs unsandboxed.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
-__all__ = ["Execution", "PythonSandbox", "SandboxLimits", "probe"]
+__all__ = ["Execution", "PythonSandbox", "SandboxLimits", "probe_sandbox"]
 
 DRIVER = Path(__file__).with_name("_sandbox_driver.py")
 _INSIDE_DRIVER = "/opt/responsa/driver.py"
@@ -84,7 +84,7 @@ def _command(directory: Path, limits: SandboxLimits) -> list[str]:
     return [*limited, *_sandbox(directory), *driver]
 
 
-def probe() -> str | None:
+def probe_sandbox() -> str | None:
     """None when sandboxes can run here; otherwise why not (no bubblewrap, no user namespaces...). It
     starts a sandbox as the code interpreter does, and runs the driver's Python in it."""
     if shutil.which("bwrap") is None:

@@ -33,6 +33,14 @@ def figures() -> list[str]:
     return images
 
 
+def cell_traceback(exc: BaseException) -> str:
+    """The error as a notebook shows it: from the cell's own frames on (not this driver's)."""
+    frames = exc.__traceback__
+    while frames is not None and frames.tb_frame.f_code.co_filename != "<cell>":
+        frames = frames.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, frames, limit=-8 if frames else None))
+
+
 def run(code: str) -> dict[str, Any]:
     output = io.StringIO()
     error = None
@@ -46,8 +54,8 @@ def run(code: str) -> dict[str, Any]:
                 value = eval(compile(ast.Expression(last.value), "<cell>", "eval"), namespace)
                 if value is not None:
                     print(repr(value))
-        except BaseException:  # the cell's own error (SystemExit and KeyboardInterrupt too): reported
-            error = traceback.format_exc(limit=-8)
+        except BaseException as exc:  # the cell's own error (SystemExit and KeyboardInterrupt too): reported
+            error = cell_traceback(exc)
     logs = output.getvalue()
     if len(logs) > LIMIT:
         logs = logs[:LIMIT] + f"\n[output truncated: {len(logs)} characters in all]"

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from responsa.backends import Backend
     from responsa.tools import McpConnector, WebSearch
 
+    from .._containers import ContainerService
     from .._timeline import Timeline
     from .file_search import VectorSearch
 
@@ -234,6 +235,8 @@ class ToolServices:
     """The configured search provider and page fetcher (``--web-search``); None: web_search is not run."""
     images: Callable[[str], Backend | None] | None = None
     """The backend that draws with an images model, by the model's name (None: none serves it)."""
+    containers: ContainerService | None = None
+    """The tenant's containers, where code runs (None: code_interpreter is not run by the server)."""
 
 
 @dataclass(frozen=True)

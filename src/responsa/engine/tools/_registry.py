@@ -51,11 +51,22 @@ def _ensure_loaded() -> None:
     if _loaded:
         return
     _loaded = True
-    from . import apply_patch, custom, file_search, function, image_generation, mcp, shell, tool_search, web_search
+    from . import (
+        apply_patch,
+        code_interpreter,
+        custom,
+        file_search,
+        function,
+        image_generation,
+        mcp,
+        shell,
+        tool_search,
+        web_search,
+    )
 
     for kind in (function.KIND, custom.KIND, shell.SHELL, shell.LOCAL_SHELL, apply_patch.APPLY_PATCH,
                  tool_search.TOOL_SEARCH, mcp.KIND, file_search.KIND, web_search.KIND,
-                 image_generation.KIND):  # fmt: skip
+                 image_generation.KIND, code_interpreter.KIND):  # fmt: skip
         register_kind(kind)
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         try:

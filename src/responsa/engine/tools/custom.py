@@ -111,11 +111,13 @@ def _complete_escapes(body: str) -> str:
 
 class InputDecoder:
     """The text of a custom tool's ``input`` while its JSON arguments (``{"input": "..."}``) stream in,
-    so ``response.custom_tool_call_input.delta`` events carry text, not JSON."""
+    so ``response.custom_tool_call_input.delta`` events carry text, not JSON (the code interpreter's
+    ``code`` streams the same way: ``argument`` names the string)."""
 
-    def __init__(self) -> None:
+    def __init__(self, argument: str = "input") -> None:
         self._raw = ""
         self._sent = 0
+        self._start = re.compile(rf'"{re.escape(argument)}"\s*:\s*"')
 
     def feed(self, chunk: str) -> str:
         """The input text this chunk adds ('' while inside an escape or before the value starts)."""
@@ -127,7 +129,7 @@ class InputDecoder:
         return delta
 
     def _decoded(self) -> str:
-        match = re.search(r'"input"\s*:\s*"', self._raw)
+        match = self._start.search(self._raw)
         if match is None:
             return ""
         body = self._raw[match.end() :]
@@ -142,9 +144,9 @@ class InputDecoder:
             return ""
 
     @staticmethod
-    def final(arguments: str) -> str:
-        """The whole input: the ``input`` string, else the arguments as the model wrote them."""
-        value = as_object(arguments).get("input")
+    def final(arguments: str, argument: str = "input") -> str:
+        """The whole input: the ``argument`` string, else the arguments as the model wrote them."""
+        value = as_object(arguments).get(argument)
         return value if isinstance(value, str) else arguments
 
 

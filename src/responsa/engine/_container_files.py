@@ -1,0 +1,136 @@
+"""A container's directory on this machine: what the sandbox sees as ``/mnt/data``.
+
+The code in the sandbox writes there, so everything in it is hostile: a name may be a symlink to a
+host file, a directory may hold a million files. The server therefore never follows a link there:
+it lists regular files only (not through linked directories), reads a file only if, opened without
+following links, it is a regular file inside the directory, and writes by renaming a new file over
+the name (which replaces a link instead of writing through it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import anyio
+
+from responsa.protocol import InvalidRequest, PayloadTooLarge
+
+__all__ = ["MOUNT", "ContainerDirectory", "FoundFile"]
+
+MOUNT = PurePosixPath("/mnt/data")
+"""Where the sandbox sees the container's directory: a container file's ``path`` is under it."""
+
+MAX_FILES = 1000
+"""Files listed per container at most (the rest of a flood the code writes is not listed)."""
+
+_READ_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class FoundFile:
+    path: str
+    """As the sandbox sees it: ``/mnt/data/…``."""
+    size: int
+
+
+def safe_name(filename: str) -> str:
+    """The last part of an uploaded file's name, as a name in the container (400 if nothing is left)."""
+    name = PurePosixPath(filename.replace("\\", "/")).name.strip()
+    if name in ("", ".", "..") or "\x00" in name:
+        raise InvalidRequest(f"Invalid file name: {filename!r}.", param="file", code="invalid_value")
+    return name
+
+
+class ContainerDirectory:
+    """One container's files, as the server handles them (never through a link the code made)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _host_path(self, path: str) -> Path:
+        """Where ``path`` (``/mnt/data/…``) is here; ValueError for a path outside, or through a link."""
+        relative = PurePosixPath(path).relative_to(MOUNT)
+        if ".." in relative.parts or not relative.parts:
+            raise ValueError(path)
+        host = self.root.joinpath(*relative.parts)
+        root = os.path.realpath(self.root)
+        if os.path.commonpath([os.path.realpath(host.parent), root]) != root:
+            raise ValueError(path)  # a linked directory on the way
+        return host
+
+    async def write(self, name: str, chunks: AsyncIterator[bytes], max_bytes: int) -> FoundFile:
+        """Write ``name`` at the top of the directory from ``chunks`` (413 past ``max_bytes``)."""
+        await anyio.to_thread.run_sync(lambda: self.root.mkdir(parents=True, exist_ok=True))
+        handle, temporary = tempfile.mkstemp(dir=self.root, prefix=".upload-")
+        size = 0
+        try:
+            with os.fdopen(handle, "wb") as out:
+                async for chunk in chunks:
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise PayloadTooLarge(f"The file is larger than this server's limit of {max_bytes} bytes.")
+                    await anyio.to_thread.run_sync(out.write, chunk)
+            os.chmod(temporary, 0o644)
+            os.replace(temporary, self.root / name)  # replaces a link of that name, never writes through it
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                Path(temporary).unlink(missing_ok=True)
+            raise
+        return FoundFile(str(MOUNT / name), size)
+
+    def scan(self) -> list[FoundFile]:
+        """The regular files in the directory, links and what is behind them left out."""
+        found: list[FoundFile] = []
+        if not self.root.is_dir():
+            return found
+        for folder, directories, names in os.walk(self.root):  # does not enter linked directories
+            directories[:] = sorted(name for name in directories if not name.startswith(".upload-"))
+            for name in sorted(names):
+                if name.startswith(".upload-"):
+                    continue
+                host = Path(folder) / name
+                try:
+                    info = host.lstat()
+                except OSError:
+                    continue
+                if stat.S_ISREG(info.st_mode):
+                    found.append(FoundFile(str(MOUNT / host.relative_to(self.root).as_posix()), info.st_size))
+                if len(found) >= MAX_FILES:
+                    return found
+        return found
+
+    async def read(self, path: str) -> AsyncIterator[bytes]:
+        """The bytes of the regular file at ``path``; FileNotFoundError for a link, or anything else."""
+        handle = await anyio.to_thread.run_sync(self._open, path)
+        try:
+            while chunk := await anyio.to_thread.run_sync(os.read, handle, _READ_BYTES):
+                yield chunk
+        finally:
+            os.close(handle)
+
+    def _open(self, path: str) -> int:
+        try:
+            host = self._host_path(path)
+        except ValueError as exc:
+            raise FileNotFoundError(path) from exc
+        handle = os.open(host, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            os.close(handle)
+            raise FileNotFoundError(path)
+        return handle
+
+    def remove(self, path: str) -> None:
+        """Remove the file at ``path`` (a link there is removed, not what it points to)."""
+        try:
+            self._host_path(path).unlink(missing_ok=True)
+        except (OSError, ValueError):
+            pass
+
+    def remove_all(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)

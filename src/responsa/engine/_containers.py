@@ -1,0 +1,254 @@
+"""Containers (``/v1/containers``): a directory of files and a sandboxed Python that keeps its state
+between calls, where the code interpreter runs the model's code.
+
+A container's rows live in the store (so one the server acknowledged is found after a restart);
+its directory and its Python live on this machine (its Python starts afresh after a restart, its
+files stay). A container idle past ``expires_after`` expires: its Python is stopped, its files are
+removed, and it answers ``400 Container is expired.`` from then on, as OpenAI's do.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import anyio
+
+from responsa.protocol import (
+    ContainerExpiry,
+    ContainerFileObject,
+    ContainerObject,
+    CreateContainerRequest,
+    InvalidRequest,
+    NotFound,
+    new_id,
+)
+from responsa.store import ContainerRepository, Order
+from responsa.tools import Execution, PythonSandbox, SandboxLimits
+
+from ._container_files import ContainerDirectory, FoundFile, safe_name
+from ._files import FileService
+
+__all__ = ["CodeRun", "ContainerService", "check_network_policy"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MINUTES = 20
+_GIB = 1024**3
+_MEMORY = {"1g": _GIB, "4g": 4 * _GIB, "16g": 16 * _GIB, "64g": 64 * _GIB}
+
+
+@dataclass(frozen=True)
+class CodeRun:
+    """A cell's outcome, and the files it wrote or changed (now listed in the container)."""
+
+    execution: Execution
+    files: list[ContainerFileObject]
+
+
+@dataclass
+class _Machine:
+    """What this process runs for every tenant: the containers' directories and their Pythons."""
+
+    root: Path
+    limits: SandboxLimits
+    max_file_bytes: int
+    sandboxes: dict[str, PythonSandbox] = field(default_factory=dict)
+
+    def directory(self, container_id: str) -> ContainerDirectory:
+        return ContainerDirectory(self.root / container_id)
+
+    def sandbox(self, container: ContainerObject) -> PythonSandbox:
+        sandbox = self.sandboxes.get(container.id)
+        if sandbox is None:
+            memory = _MEMORY.get(container.memory_limit, _GIB)
+            limits = SandboxLimits(memory, self.limits.call_seconds, self.limits.processes,
+                                   self.limits.output_characters, self.limits.file_bytes)  # fmt: skip
+            sandbox = self.sandboxes[container.id] = PythonSandbox(self.root / container.id, limits)
+        return sandbox
+
+    async def release(self, container_id: str) -> None:
+        """Stop the container's Python and remove its files."""
+        sandbox = self.sandboxes.pop(container_id, None)
+        if sandbox is not None:
+            await sandbox.close()
+        await anyio.to_thread.run_sync(self.directory(container_id).remove_all)
+
+
+class ContainerService:
+    """Containers of one tenant (``for_tenant``), on the machine's sandboxes."""
+
+    def __init__(
+        self,
+        store: ContainerRepository,
+        files: FileService,
+        root: Path,
+        limits: SandboxLimits,
+        unavailable: str | None = None,
+        machine: _Machine | None = None,
+    ) -> None:
+        self._store = store
+        self._files = files
+        self.unavailable = unavailable
+        """Why code cannot run here (no sandbox); None when it can."""
+        self._machine = machine or _Machine(root, limits, files.max_bytes)
+
+    def for_tenant(self, tenant: str) -> ContainerService:
+        return ContainerService(self._store.scoped(tenant), self._files.for_tenant(tenant), self._machine.root,
+                                self._machine.limits, self.unavailable, self._machine)  # fmt: skip
+
+    async def create(self, request: CreateContainerRequest) -> ContainerObject:
+        """A running container with ``file_ids`` copied in under their names."""
+        check_network_policy(request.network_policy, "network_policy")
+        if request.skills:
+            raise InvalidRequest("Skills are not supported in containers here.", param="skills",
+                                 code="unsupported_parameter")  # fmt: skip
+        return await self.new(request.name, request.memory_limit or "1g", request.file_ids,
+                              (request.expires_after or ContainerExpiry(minutes=DEFAULT_MINUTES)).minutes)  # fmt: skip
+
+    async def new(
+        self, name: str, memory_limit: str, file_ids: list[str], minutes: int, container_id: str | None = None
+    ) -> ContainerObject:
+        """A running container, under ``container_id`` when the code interpreter named it already."""
+        names = [safe_name((await self._files.get(file_id)).filename) for file_id in file_ids]  # 404: not the tenant's
+        now = int(time.time())
+        container = ContainerObject(id=container_id or new_id("cntr"), created_at=now, last_active_at=now,
+                                    status="running", expires_after=ContainerExpiry(minutes=minutes),
+                                    memory_limit=memory_limit, name=name)  # fmt: skip
+        await self._store.create_container(container)
+        for file_id, name in zip(file_ids, names, strict=True):
+            await self._add(container, name, self._files.parts(file_id))
+        return container
+
+    async def get(self, container_id: str) -> ContainerObject:
+        container = await self._store.get_container(container_id)
+        if container is None:
+            raise NotFound(f"No container found with id '{container_id}'.", param="container_id")
+        return container
+
+    async def running(self, container_id: str, param: str = "container_id") -> ContainerObject:
+        """The container, if it can still run code (400 once expired, as OpenAI answers)."""
+        container = await self.get(container_id)
+        if container.status != "running":
+            raise InvalidRequest("Container is expired.", param=param)
+        return container
+
+    async def page(
+        self, *, limit: int, order: Order, after: str | None, name: str | None
+    ) -> tuple[list[ContainerObject], bool]:
+        return await self._store.list_containers(limit=limit, order=order, after=after, name=name)
+
+    async def delete(self, container_id: str) -> None:
+        if not await self._store.delete_container(container_id):
+            raise NotFound(f"No container found with id '{container_id}'.", param="container_id")
+        await self._machine.release(container_id)
+
+    async def add_upload(self, container_id: str, filename: str, chunks: AsyncIterator[bytes]) -> ContainerFileObject:
+        return await self._add(await self.running(container_id), safe_name(filename), chunks)
+
+    async def add_file(self, container_id: str, file_id: str) -> ContainerFileObject:
+        container = await self.running(container_id)
+        name = safe_name((await self._files.get(file_id)).filename)
+        return await self._add(container, name, self._files.parts(file_id))
+
+    async def _add(self, container: ContainerObject, name: str, chunks: AsyncIterator[bytes]) -> ContainerFileObject:
+        found = await self._machine.directory(container.id).write(name, chunks, self._machine.max_file_bytes)
+        known = await self._store.container_files_by_path(container.id)
+        if found.path in known:  # the same name again: the file is replaced, its id kept
+            await self._store.resize_container_file(known[found.path].id, found.size)
+            return known[found.path].model_copy(update={"bytes": found.size})
+        return await self._list_file(container.id, found, "user")
+
+    async def _list_file(
+        self, container_id: str, found: FoundFile, source: Literal["user", "assistant"]
+    ) -> ContainerFileObject:
+        file = ContainerFileObject(id=new_id("cfile"), created_at=int(time.time()), bytes=found.size,
+                                   container_id=container_id, path=found.path, source=source)  # fmt: skip
+        await self._store.add_container_file(file)
+        return file
+
+    async def file(self, container_id: str, file_id: str) -> ContainerFileObject:
+        await self.get(container_id)
+        file = await self._store.get_container_file(container_id, file_id)
+        if file is None:
+            raise NotFound(f"No file found with id '{file_id}' in container '{container_id}'.", param="file_id")
+        return file
+
+    async def list_files(
+        self, container_id: str, *, limit: int, order: Order, after: str | None
+    ) -> tuple[list[ContainerFileObject], bool]:
+        await self.get(container_id)
+        return await self._store.list_container_files(container_id, limit=limit, order=order, after=after)
+
+    async def content(self, container_id: str, file_id: str) -> tuple[ContainerFileObject, AsyncIterator[bytes]]:
+        file = await self.file(container_id, file_id)
+        directory = self._machine.directory(container_id)
+        reader = directory.read(file.path)
+        try:
+            first = await anext(reader, b"")
+        except OSError as exc:
+            raise NotFound(f"The file '{file_id}' is no longer in container '{container_id}'.",
+                           param="file_id") from exc  # fmt: skip
+
+        async def chunks() -> AsyncIterator[bytes]:
+            yield first
+            async for chunk in reader:
+                yield chunk
+
+        return file, chunks()
+
+    async def delete_file(self, container_id: str, file_id: str) -> None:
+        file = await self.file(container_id, file_id)
+        await self._store.delete_container_files(container_id, [file.id])
+        self._machine.directory(container_id).remove(file.path)
+
+    async def run(self, container: ContainerObject, code: str) -> CodeRun:
+        """Run a cell in the container's Python; the files it wrote are listed (``source: assistant``)."""
+        if self.unavailable is not None:
+            raise InvalidRequest(f"Code cannot run on this server: {self.unavailable}.", code="unsupported_value")
+        await self._store.touch_container(container.id, int(time.time()))
+        execution = await self._machine.sandbox(container).run(code)
+        await self._store.touch_container(container.id, int(time.time()))
+        return CodeRun(execution, await self._sync(container.id))
+
+    async def _sync(self, container_id: str) -> list[ContainerFileObject]:
+        """List what the cell wrote: new files, files of a new size; forget files that went."""
+        found = await anyio.to_thread.run_sync(self._machine.directory(container_id).scan)
+        known = await self._store.container_files_by_path(container_id)
+        changed: list[ContainerFileObject] = []
+        for entry in found:
+            listed = known.pop(entry.path, None)
+            if listed is None:
+                changed.append(await self._list_file(container_id, entry, "assistant"))
+            elif listed.bytes != entry.size:
+                await self._store.resize_container_file(listed.id, entry.size)
+                changed.append(listed.model_copy(update={"bytes": entry.size}))
+        await self._store.delete_container_files(container_id, [file.id for file in known.values()])
+        return changed
+
+    async def expire_idle(self) -> int:
+        """Expire every tenant's containers idle past their time: Python stopped, files removed."""
+        idle = await self._store.idle_containers(int(time.time()))
+        for tenant, container_id in idle:
+            await self._machine.release(container_id)
+            await self._store.scoped(tenant).expire_container(container_id)
+        if idle:
+            logger.info("expired %d idle containers", len(idle))
+        return len(idle)
+
+    async def aclose(self) -> None:
+        """Stop every Python (the containers' files stay, for after a restart)."""
+        for sandbox in list(self._machine.sandboxes.values()):
+            await sandbox.close()
+        self._machine.sandboxes.clear()
+
+
+def check_network_policy(policy: Mapping[str, object] | None, param: str) -> None:
+    """Code never reaches the network here: only ``disabled`` is honoured (400 for anything else)."""
+    if policy is not None and policy.get("type") != "disabled":
+        raise InvalidRequest("Code has no network access here: 'network_policy' must be 'disabled'.",
+                             param=f"{param}.type", code="unsupported_value")  # fmt: skip

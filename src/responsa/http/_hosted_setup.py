@@ -1,0 +1,75 @@
+"""The hosted tools the server runs itself, made from the settings at start, each with what
+``/v1/server`` says of it (on, off and why)."""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import anyio
+from platformdirs import user_data_dir
+from sqlalchemy.engine import make_url
+
+from responsa.backends import BackendRegistry
+from responsa.config import Settings
+from responsa.engine import DEFAULT_IMAGES_MODEL, ContainerService, FileService
+from responsa.store import SqlStore
+from responsa.tools import PageFetcher, SandboxLimits, UrlPolicy, WebSearch, make_provider, probe_sandbox
+
+__all__ = ["containers_service", "images_status", "web_search"]
+
+logger = logging.getLogger(__name__)
+
+
+def web_search(settings: Settings) -> tuple[WebSearch | None, dict[str, Any]]:
+    """The web search the server runs (``--web-search``); a provider that cannot be used stops the start."""
+    if settings.web_search is None:
+        why = "no --web-search provider: web_search is left out (ignored_tools), simulated on the simulator"
+        return None, {"enabled": False, "provider": None, "detail": why}
+    keys = {"brave": settings.brave_api_key, "tavily": settings.tavily_api_key}
+    try:
+        provider = make_provider(settings.web_search, keys)
+    except ValueError as exc:
+        raise RuntimeError(str(exc)) from exc
+    policy = UrlPolicy(allow_loopback=not settings.api_keys, public=True, subject="page URL")
+    pages = PageFetcher(policy, settings.web_fetch_timeout_secs, settings.web_fetch_max_bytes)
+    return WebSearch(provider, pages), {"enabled": True, "provider": provider.name, "detail": "run by the server"}
+
+
+def images_status(registry: BackendRegistry) -> dict[str, Any]:
+    """Image generation: drawn by the model a tool names, where it is served."""
+    served = DEFAULT_IMAGES_MODEL in registry.models()
+    detail = (f"drawn by the images model a tool names (default {DEFAULT_IMAGES_MODEL}) on the upstream that "
+              "lists it; a model no upstream lists is left out (ignored_tools)")  # fmt: skip
+    return {"enabled": served, "default_model": DEFAULT_IMAGES_MODEL, "detail": detail}
+
+
+def _containers_root(settings: Settings) -> Path:
+    """``--containers-dir``, else ``containers/`` beside a SQLite file, else in the user data dir."""
+    if settings.containers_dir is not None:
+        return settings.containers_dir
+    url = make_url(settings.db_url)
+    if url.get_backend_name() == "sqlite":
+        if url.database in (None, "", ":memory:"):
+            return Path(tempfile.mkdtemp(prefix="responsa-containers-"))  # a store that dies with the process
+        return Path(url.database).parent / "containers"
+    return Path(user_data_dir("responsa")) / "containers"
+
+
+async def containers_service(
+    settings: Settings, store: SqlStore, files: FileService
+) -> tuple[ContainerService, dict[str, Any]]:
+    """The containers, with code running only where a sandbox can: otherwise why not, said loudly."""
+    why = (
+        "turned off (--no-code-interpreter)"
+        if not settings.code_interpreter
+        else await anyio.to_thread.run_sync(probe_sandbox)
+    )
+    if why is not None:
+        logger.warning("code_interpreter is off: %s; the tool is left out (ignored_tools)", why)
+    limits = SandboxLimits(call_seconds=settings.code_timeout_secs)
+    service = ContainerService(store.containers(), files, _containers_root(settings), limits, why)
+    detail = "run by the server in sandboxed containers (bubblewrap)" if why is None else f"off: {why}"
+    return service, {"enabled": why is None, "sandbox": "bubblewrap", "detail": detail}

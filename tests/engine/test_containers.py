@@ -1,0 +1,53 @@
+"""Containers expire after their idle time and release everything (their files, their Python); an
+expired container answers as OpenAI's do. Idle time is made by moving ``last_active_at`` back, as an
+hour of silence would."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from responsa.engine import ContainerService, FileService
+from responsa.protocol import CreateContainerRequest, InvalidRequest
+from responsa.store import PART_BYTES, SqlStore
+from responsa.tools import SandboxLimits
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def _bytes(data: bytes) -> AsyncIterator[bytes]:
+    yield data
+
+
+async def test_an_idle_container_expires_and_releases_everything(tmp_path: Path) -> None:
+    store = SqlStore(f"sqlite:///{tmp_path / 'r.db'}")
+    await store.migrate()
+    try:
+        files = FileService(store, 1024 * 1024, PART_BYTES)
+        service = ContainerService(store.containers(), files, tmp_path / "containers", SandboxLimits()).for_tenant("a")
+        container = await service.create(CreateContainerRequest(name="short", expires_after={"minutes": 1}))  # type: ignore[arg-type]
+        kept = await service.create(CreateContainerRequest(name="kept"))
+        await service.add_upload(container.id, "data.txt", _bytes(b"hello"))
+        directory = tmp_path / "containers" / container.id
+        assert (directory / "data.txt").read_bytes() == b"hello"
+        assert await service.expire_idle() == 0  # not idle yet
+        await store.containers().scoped("a").touch_container(container.id, int(time.time()) - 61)
+        assert await service.expire_idle() == 1
+        assert (await service.get(container.id)).status == "expired"
+        assert not directory.exists()
+        assert (await service.list_files(container.id, limit=10, order="asc", after=None)) == ([], False)
+        with pytest.raises(InvalidRequest, match=r"Container is expired\."):
+            await service.add_upload(container.id, "more.txt", _bytes(b"x"))
+        assert (await service.get(kept.id)).status == "running"
+        with pytest.raises(Exception, match="No container found"):
+            await service.for_tenant("b").get(kept.id)
+    finally:
+        await store.aclose()
