@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from responsa.tools import Execution, PythonSandbox, SandboxLimits, probe_sandbox
+from responsa.tools import Execution, PythonSandbox, SandboxLimits, probe_sandbox, sweep_cgroups
 
 WHY_NOT = probe_sandbox()
 if WHY_NOT is not None and os.environ.get("RESPONSA_REQUIRE_SANDBOX"):
@@ -179,3 +179,16 @@ async def test_writing_to_the_real_stdout_does_not_break_the_protocol(box: Pytho
     result = await run(box, "import os\nos.write(1, b'raw output\\n')\nprint('then this')")
     assert "raw output" in result.logs and "then this" in result.logs
     assert (await run(box, "2 + 2")).logs == "4\n"
+
+
+@pytest.mark.skipif(not os.access("/sys/fs/cgroup/pids", os.W_OK), reason="the server cannot make cgroups here")
+async def test_cgroups_a_killed_server_left_behind_are_swept(box: PythonSandbox) -> None:
+    """An empty leftover cgroup goes at start; one a running sandbox is in stays."""
+    leftover = Path("/sys/fs/cgroup/pids/responsa-leftover0")
+    leftover.mkdir(exist_ok=True)
+    assert (await run(box, "6 * 7")).logs == "42\n"  # the box's own cgroups now hold its Python
+    sweep_cgroups(older_than=0)
+    assert not leftover.exists()
+    live = [path for path in Path("/sys/fs/cgroup/pids").glob("responsa-*")]
+    assert live and all((path / "cgroup.procs").read_text().strip() for path in live)
+    assert (await run(box, "6 * 7")).logs == "42\n"

@@ -16,7 +16,15 @@ from responsa.backends import BackendRegistry
 from responsa.config import Settings
 from responsa.engine import DEFAULT_IMAGES_MODEL, ContainerService, FileService
 from responsa.store import SqlStore
-from responsa.tools import PageFetcher, SandboxLimits, UrlPolicy, WebSearch, make_provider, probe_sandbox
+from responsa.tools import (
+    PageFetcher,
+    SandboxLimits,
+    UrlPolicy,
+    WebSearch,
+    make_provider,
+    probe_sandbox,
+    sweep_cgroups,
+)
 
 __all__ = ["containers_service", "images_status", "web_search"]
 
@@ -69,6 +77,8 @@ async def containers_service(
     )
     if why is not None:
         logger.warning("code_interpreter is off: %s; the tool is left out (ignored_tools)", why)
+    elif removed := await anyio.to_thread.run_sync(sweep_cgroups):
+        logger.info("removed %d sandbox cgroups a stopped server left behind", removed)
     limits = SandboxLimits(call_seconds=settings.code_timeout_secs)
     service = ContainerService(store.containers(), files, _containers_root(settings), limits, why)
     detail = "run by the server in sandboxed containers (bubblewrap)" if why is None else f"off: {why}"

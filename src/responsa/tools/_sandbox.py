@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,11 +28,12 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
-__all__ = ["Execution", "PythonSandbox", "SandboxLimits", "probe_sandbox"]
+__all__ = ["Execution", "PythonSandbox", "SandboxLimits", "probe_sandbox", "sweep_cgroups"]
 
 DRIVER = Path(__file__).with_name("_sandbox_driver.py")
 _INSIDE_DRIVER = "/opt/responsa/driver.py"
 _CGROUPS = Path("/sys/fs/cgroup")
+_CGROUP_PREFIX = "responsa-"
 
 
 @dataclass(frozen=True)
@@ -103,12 +105,27 @@ def probe_sandbox() -> str | None:
     return None
 
 
+def sweep_cgroups(older_than: float = 60.0) -> int:
+    """Remove the sandboxes' cgroups a killed server left behind: empty ones (a cgroup with a process in
+    it cannot be removed) made more than ``older_than`` seconds ago (not one a sandbox is joining)."""
+    removed = 0
+    for controller in ("pids", "memory"):
+        for path in (_CGROUPS / controller).glob(f"{_CGROUP_PREFIX}*"):
+            try:
+                if time.time() - path.stat().st_mtime >= older_than:
+                    path.rmdir()
+                    removed += 1
+            except OSError:
+                continue
+    return removed
+
+
 class _Cgroup:
     """The container's processes and memory, capped where the host lets the server make cgroups."""
 
     def __init__(self, limits: SandboxLimits) -> None:
         self.paths: list[Path] = []
-        name = f"responsa-{uuid.uuid4().hex[:12]}"
+        name = f"{_CGROUP_PREFIX}{uuid.uuid4().hex[:12]}"
         for controller, setting, value in (("pids", "pids.max", limits.processes),
                                            ("memory", "memory.limit_in_bytes", limits.memory_bytes)):  # fmt: skip
             path = _CGROUPS / controller / name
