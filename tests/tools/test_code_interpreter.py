@@ -241,6 +241,20 @@ def test_bad_containers_are_refused_clearly(server: LiveServer, body: dict[str, 
         assert reply.json()["error"]["param"] == param
 
 
+@needs_sandbox
+def test_files_an_auto_container_cannot_have_are_refused_before_the_model_runs(
+    server: LiveServer, upstream: MockUpstream
+) -> None:
+    asked = len(upstream.requests)
+    tool = {"type": "code_interpreter", "container": {"type": "auto", "file_ids": ["file-missing"]}}
+    reply = httpx.post(f"{server.v1}/responses", json={"model": "up-model", "input": "hi", "tools": [tool]})
+    assert reply.status_code == 404 and "file-missing" in reply.json()["error"]["message"]
+    tool = {"type": "code_interpreter", "container": {"type": "auto", "network_policy": {"type": "allowlist"}}}
+    reply = httpx.post(f"{server.v1}/responses", json={"model": "up-model", "input": "hi", "tools": [tool]})
+    assert reply.status_code == 400 and reply.json()["error"]["param"] == "tools[0].container.network_policy.type"
+    assert len(upstream.requests) == asked
+
+
 def test_without_a_sandbox_the_tool_is_left_out_and_the_server_says_why(upstream: MockUpstream, tmp_path: Path) -> None:
     with serve(_settings(upstream, tmp_path, code_interpreter=False)) as live:
         status = httpx.get(f"{live.v1}/server").json()["hosted_tools"]["code_interpreter"]

@@ -12,6 +12,7 @@ import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from responsa.tools import Execution, PythonSandbox, SandboxLimits, probe_sandbox, sweep_cgroups
@@ -192,3 +193,12 @@ async def test_cgroups_a_killed_server_left_behind_are_swept(box: PythonSandbox)
     live = [path for path in Path("/sys/fs/cgroup/pids").glob("responsa-*")]
     assert live and all((path / "cgroup.procs").read_text().strip() for path in live)
     assert (await run(box, "6 * 7")).logs == "42\n"
+
+
+async def test_a_cell_its_caller_gave_up_on_does_not_answer_the_next(box: PythonSandbox) -> None:
+    """A cancelled response stops waiting mid-cell: the next cell gets its own answer, not that one's."""
+    assert (await run(box, "kept = 1")).error is None
+    with anyio.move_on_after(0.5):
+        await run(box, "import time\ntime.sleep(3)\nprint('late')")
+    after = await run(box, "print('mine')")
+    assert after.logs == "mine\n"

@@ -29,6 +29,9 @@ MOUNT = PurePosixPath("/mnt/data")
 MAX_FILES = 1000
 """Files listed per container at most (the rest of a flood the code writes is not listed)."""
 
+MAX_DEPTH = 16
+"""Directories below this depth are not listed (nor walked: the code may nest them thousands deep)."""
+
 _READ_BYTES = 256 * 1024
 
 
@@ -90,7 +93,8 @@ class ContainerDirectory:
         if not self.root.is_dir():
             return found
         for folder, directories, names in os.walk(self.root):  # does not enter linked directories
-            directories[:] = sorted(name for name in directories if not name.startswith(".upload-"))
+            deep = len(Path(folder).relative_to(self.root).parts) >= MAX_DEPTH
+            directories[:] = [] if deep else sorted(directories)
             for name in sorted(names):
                 if name.startswith(".upload-"):
                     continue

@@ -111,7 +111,12 @@ class ContainerService:
                               (request.expires_after or ContainerExpiry(minutes=DEFAULT_MINUTES)).minutes)  # fmt: skip
 
     async def new(
-        self, name: str, memory_limit: str, file_ids: list[str], minutes: int, container_id: str | None = None
+        self,
+        name: str,
+        memory_limit: str,
+        file_ids: list[str],
+        minutes: int = DEFAULT_MINUTES,
+        container_id: str | None = None,
     ) -> ContainerObject:
         """A running container, under ``container_id`` when the code interpreter named it already."""
         names = [safe_name((await self._files.get(file_id)).filename) for file_id in file_ids]  # 404: not the tenant's
@@ -123,6 +128,10 @@ class ContainerService:
         for file_id, name in zip(file_ids, names, strict=True):
             await self._add(container, name, self._files.parts(file_id))
         return container
+
+    async def check_file(self, file_id: str) -> None:
+        """404 unless the tenant has this uploaded file (to copy into a container)."""
+        await self._files.get(file_id)
 
     async def get(self, container_id: str) -> ContainerObject:
         container = await self._store.get_container(container_id)

@@ -190,6 +190,10 @@ class PythonSandbox:
                     answer = await self._answer(process, stray)
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
                     answer = None
+                except anyio.get_cancelled_exc_class():  # the caller gave up (a cancelled response)
+                    if not deadline.cancel_called:
+                        await self.close()  # its answer would be read as the next cell's: start over
+                    raise
             if deadline.cancelled_caught or answer is None:
                 await self.close()
                 why = (f"The code ran past its {self.limits.call_seconds:g} s limit" if deadline.cancelled_caught

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
+import anyio
+
 from responsa.protocol import (
     CodeInterpreterCall,
     CodeInterpreterCodeDelta,
@@ -82,14 +84,16 @@ class _Session:
     container_id: str
     container: ContainerObject | None
     auto: CodeInterpreterContainer | None = None
+    _making: anyio.Lock = field(default_factory=anyio.Lock)
 
     async def ready(self) -> ContainerObject:
-        if self.container is None:
-            auto = self.auto or CodeInterpreterContainer()
-            self.container = await self.containers.new(
-                "code_interpreter", auto.memory_limit or "1g", auto.file_ids or [], 20, container_id=self.container_id
-            )
-        return self.container
+        async with self._making:  # parallel calls of one turn share the one container
+            if self.container is None:
+                auto = self.auto or CodeInterpreterContainer()
+                memory, files = auto.memory_limit or "1g", auto.file_ids or []
+                self.container = await self.containers.new("code_interpreter", memory, files,
+                                                           container_id=self.container_id)  # fmt: skip
+            return self.container
 
 
 @dataclass
@@ -194,6 +198,8 @@ async def _auto_session(
             except ResponsaError:
                 break
             return _Session(containers, container.id, container)
+    for file_id in auto.file_ids or []:
+        await containers.check_file(file_id)  # 404 now, not once the model has written its code
     return _Session(containers, new_id("cntr"), None, auto)
 
 
