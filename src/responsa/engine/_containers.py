@@ -58,6 +58,8 @@ class _Machine:
     limits: SandboxLimits
     max_file_bytes: int
     sandboxes: dict[str, PythonSandbox] = field(default_factory=dict)
+    views: dict[str, ContainerService] = field(default_factory=dict)
+    """Each tenant's view of the containers (tenants are the API keys': a few)."""
 
     def directory(self, container_id: str) -> ContainerDirectory:
         return ContainerDirectory(self.root / container_id)
@@ -98,8 +100,14 @@ class ContainerService:
         self._machine = machine or _Machine(root, limits, files.max_bytes)
 
     def for_tenant(self, tenant: str) -> ContainerService:
-        return ContainerService(self._store.scoped(tenant), self._files.for_tenant(tenant), self._machine.root,
-                                self._machine.limits, self.unavailable, self._machine)  # fmt: skip
+        """The tenant's view (made once per tenant: every response with tools asks for it)."""
+        view = self._machine.views.get(tenant)
+        if view is None:
+            view = self._machine.views[tenant] = ContainerService(
+                self._store.scoped(tenant), self._files.for_tenant(tenant), self._machine.root,
+                self._machine.limits, self.unavailable, self._machine,
+            )  # fmt: skip
+        return view
 
     async def create(self, request: CreateContainerRequest) -> ContainerObject:
         """A running container with ``file_ids`` copied in under their names."""
