@@ -5,6 +5,7 @@ without a sandbox the tool is left out, which is tested everywhere."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -266,14 +267,46 @@ def test_without_a_sandbox_the_tool_is_left_out_and_the_server_says_why(upstream
     assert "tools" not in upstream.requests[-1]
 
 
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    with serve(Settings(db_url=f"sqlite:///{tmp_path_factory.mktemp('embedded') / 'e.db'}")) as live:
+        yield live
+
+
 @needs_sandbox
-def test_the_embedded_model_runs_code_when_forced(tmp_path: Path) -> None:
+def test_the_embedded_model_runs_code_when_forced(embedded: LiveServer) -> None:
     """The packaged 135M model, held to the call by grammar (tool_choice): whatever it writes really runs."""
-    with serve(Settings(db_url=f"sqlite:///{tmp_path / 'e.db'}")) as server, \
-            openai.OpenAI(base_url=server.v1, api_key="x", max_retries=0) as client:  # fmt: skip
+    with openai.OpenAI(base_url=embedded.v1, api_key="x", max_retries=0) as client:
         reply = client.responses.create(model=DEFAULT_MODEL_NAME, input="Sum the numbers 1 to 10.",
                                         tools=[AUTO], tool_choice={"type": "code_interpreter"},  # type: ignore[list-item, arg-type]
                                         include=[OUTPUTS], max_output_tokens=200, temperature=0)  # fmt: skip
     call = reply.output[0]
     assert call.type == "code_interpreter_call" and call.status == "completed"
     assert call.code and call.container_id.startswith("cntr_") and call.outputs is not None
+
+
+@needs_sandbox
+def test_an_agents_sdk_agent_with_the_hosted_tool_runs_unchanged(embedded: LiveServer) -> None:
+    """The Agents SDK's own CodeInterpreterTool, as written for OpenAI, on the embedded model."""
+    os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
+    import agents
+
+    agents.set_tracing_disabled(True)
+
+    async def run() -> Any:
+        async with openai.AsyncOpenAI(base_url=embedded.v1, api_key="-") as sdk:
+            agent = agents.Agent(
+                name="analyst",
+                tools=[
+                    agents.CodeInterpreterTool(tool_config={"type": "code_interpreter", "container": {"type": "auto"}})
+                ],
+                model=agents.OpenAIResponsesModel(model=DEFAULT_MODEL_NAME, openai_client=sdk),
+                model_settings=agents.ModelSettings(tool_choice="code_interpreter", temperature=0, max_tokens=600),
+            )
+            return await agents.Runner.run(agent, "Sum the numbers 1 to 10.", max_turns=2)
+
+    result = asyncio.run(run())
+    [call] = [item.raw_item for item in result.new_items if item.type == "tool_call_item"]
+    assert call.type == "code_interpreter_call" and call.status == "completed"  # type: ignore[union-attr]
+    assert call.container_id.startswith("cntr_") and call.code  # type: ignore[union-attr]
+    assert isinstance(result.final_output, str)
