@@ -8,16 +8,37 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from responsa.protocol import HostedToolEvent, Item, StreamEvent
+from responsa.protocol import (
+    CodeInterpreterCall,
+    FileSearchCall,
+    HostedToolEvent,
+    ImageGenerationCall,
+    Item,
+    OutputItemEvent,
+    StreamEvent,
+    WebSearchCall,
+)
 
-from ._kind import Closed, ItemEnd, ServerRun, Where
+from .._includes import shown
+from ._kind import Closed, ItemEnd, ServerContext, ServerRun, Where
 
-__all__ = ["ArgumentCall", "hosted_event"]
+__all__ = ["ArgumentCall", "hosted_end", "hosted_event"]
 
 
 def hosted_event(item_type: str, phase: str, where: Where) -> StreamEvent:
     """``response.<item_type>.<phase>`` for the item at ``where``."""
     return HostedToolEvent.model_validate({"type": f"response.{item_type}.{phase}", **where})
+
+
+HostedCall = FileSearchCall | WebSearchCall | ImageGenerationCall | CodeInterpreterCall
+
+
+def hosted_end(item: HostedCall, context: ServerContext, where: Where) -> list[StreamEvent]:
+    """A server-run call's last events: ``completed`` (unless it failed), then its item as the create
+    shows it (the optional data its ``include`` did not ask for left out)."""
+    done = OutputItemEvent(type="response.output_item.done", output_index=where["output_index"],
+                           item=shown(item, context.response.shown_includes).model_copy())  # fmt: skip
+    return [hosted_event(item.type, "completed", where), done] if item.status == "completed" else [done]
 
 
 def argument_of(arguments: str, name: str) -> str:

@@ -36,7 +36,6 @@ from responsa.protocol import (
     FunctionCallOutput,
     FunctionTool,
     Item,
-    OutputItemEvent,
     ResponsaError,
     StreamEvent,
     Tool,
@@ -45,8 +44,7 @@ from responsa.protocol import (
 )
 
 from .._containers import check_network_policy
-from .._includes import shown
-from ._hosted import hosted_event
+from ._hosted import hosted_end, hosted_event
 from ._kind import Closed, ItemEnd, Recorded, Replay, Route, ServerContext, ToolPlan, ToolSetup, Where
 from .custom import InputDecoder
 
@@ -139,9 +137,7 @@ async def _run(
         for file in ran.files:
             context.annotations.add_container_file(container.id, file.id, file.path)
     context.timeline.mark("code_interpreter.ended", item_id=item.id, status=item.status)
-    done = OutputItemEvent(type="response.output_item.done", output_index=where["output_index"],
-                           item=shown(item, context.response.shown_includes).model_copy())  # fmt: skip
-    yield [hosted_event("code_interpreter_call", "completed", where), done] if item.status == "completed" else [done]
+    yield hosted_end(item, context, where)
 
 
 class CodeInterpreterKind:

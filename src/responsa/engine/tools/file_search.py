@@ -25,7 +25,6 @@ from responsa.protocol import (
     FunctionTool,
     InvalidRequest,
     Item,
-    OutputItemEvent,
     SearchVectorStoreRequest,
     StreamEvent,
     Tool,
@@ -35,8 +34,7 @@ from responsa.protocol import (
 )
 
 from .._attribute_filters import check_filter
-from .._includes import shown
-from ._hosted import ArgumentCall, hosted_event
+from ._hosted import ArgumentCall, hosted_end, hosted_event
 from ._kind import Recorded, Replay, Route, ServerContext, ServerRun, ToolPlan, ToolSetup, Where
 
 __all__ = ["KIND", "FileSearcher", "VectorSearch"]
@@ -130,9 +128,7 @@ async def _run(
     for hit in results:
         if hit.file_id:
             context.annotations.cite_file(hit.file_id, hit.filename or "")
-    done = OutputItemEvent(type="response.output_item.done", output_index=where["output_index"],
-                           item=shown(item, context.response.shown_includes).model_copy())  # fmt: skip
-    yield [hosted_event("file_search_call", "completed", where), done]
+    yield hosted_end(item, context, where)
 
 
 def _start(searcher: FileSearcher, item: FileSearchCall, query: str) -> ServerRun:

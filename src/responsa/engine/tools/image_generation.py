@@ -24,7 +24,6 @@ from responsa.protocol import (
     ImagePartialEvent,
     InvalidRequest,
     Item,
-    OutputItemEvent,
     ResponsaError,
     StreamEvent,
     Tool,
@@ -32,7 +31,7 @@ from responsa.protocol import (
     new_id,
 )
 
-from ._hosted import ArgumentCall, hosted_event
+from ._hosted import ArgumentCall, hosted_end, hosted_event
 from ._kind import Recorded, Replay, Route, ServerContext, ServerRun, ToolPlan, ToolSetup, Where
 
 __all__ = ["KIND"]
@@ -90,8 +89,7 @@ async def _run(
     else:
         item.status = "completed" if item.result else "failed"
     context.timeline.mark("image_generation.ended", item_id=item.id, status=item.status)
-    done = OutputItemEvent(type="response.output_item.done", output_index=where["output_index"], item=item.model_copy())
-    yield [hosted_event("image_generation_call", "completed", where), done] if item.status == "completed" else [done]
+    yield hosted_end(item, context, where)
 
 
 def _start(painter: _Painter, item: ImageGenerationCall, prompt: str) -> ServerRun:

@@ -31,7 +31,6 @@ from responsa.protocol import (
     FunctionTool,
     InvalidRequest,
     Item,
-    OutputItemEvent,
     StreamEvent,
     Tool,
     ToolRef,
@@ -44,8 +43,7 @@ from responsa.protocol import (
 )
 from responsa.tools import Page, SearchHit, WebSearch
 
-from .._includes import shown
-from ._hosted import ArgumentCall, hosted_event
+from ._hosted import ArgumentCall, hosted_end, hosted_event
 from ._kind import Recorded, Replay, Route, ServerContext, ServerRun, ToolPlan, ToolSetup, Where
 
 __all__ = ["KIND", "WebSearcher"]
@@ -143,9 +141,7 @@ async def _run(
                                            title=title, text=text))  # fmt: skip
         item.status, item.results = "completed", results
         item.action = item.action.model_copy(update={"sources": [WebSearchSource(url=hit.url) for hit, _ in found]})
-    done = OutputItemEvent(type="response.output_item.done", output_index=where["output_index"],
-                           item=shown(item, context.response.shown_includes).model_copy())  # fmt: skip
-    yield [hosted_event("web_search_call", "completed", where), done] if item.status == "completed" else [done]
+    yield hosted_end(item, context, where)
 
 
 def _start(searcher: WebSearcher, item: WebSearchCall, query: str) -> ServerRun:
