@@ -19,7 +19,7 @@ import pytest
 
 from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
 from responsa.config import ApiKey, Settings
-from responsa.tools import probe_sandbox
+from responsa.tools import cgroups_writable, probe_sandbox
 from tests.backends.mock_upstream import MockUpstream, Stream, text_chunks
 from tests.conftest import LiveServer, serve, serve_app
 from tests.http.test_streaming import parse_frames
@@ -90,6 +90,8 @@ def test_the_models_code_runs_and_its_output_is_shown_when_asked(client: openai.
     shown = client.responses.retrieve(plain.id, include=[OUTPUTS])  # type: ignore[list-item]  # stored all the same
     assert shown.output[0].outputs[0].logs == "1\n"  # type: ignore[union-attr, index]
     assert client.containers.retrieve(call.container_id).status == "running"
+    status = httpx.get(f"{client.base_url}server").json()["hosted_tools"]["code_interpreter"]
+    assert status["enabled"] is True and status["container_cgroups"] is cgroups_writable()
 
 
 @needs_sandbox

@@ -21,6 +21,7 @@ from responsa.tools import (
     SandboxLimits,
     UrlPolicy,
     WebSearch,
+    cgroups_writable,
     make_provider,
     probe_sandbox,
     sweep_cgroups,
@@ -82,4 +83,8 @@ async def containers_service(
     limits = SandboxLimits(call_seconds=settings.code_timeout_secs)
     service = ContainerService(store.containers(), files, _containers_root(settings), limits, why)
     detail = "run by the server in sandboxed containers (bubblewrap)" if why is None else f"off: {why}"
-    return service, {"enabled": why is None, "sandbox": "bubblewrap", "detail": detail}
+    capped = cgroups_writable()
+    if why is None and not capped:
+        logger.warning("code_interpreter: no writable cgroups here: each process is capped, but not how many "
+                       "processes a container runs (run as root, or delegate cgroup v1 pids and memory)")  # fmt: skip
+    return service, {"enabled": why is None, "sandbox": "bubblewrap", "container_cgroups": capped, "detail": detail}

@@ -6,7 +6,7 @@ from ._mcp import CallOutcome, McpClient, McpConnector
 from ._mcp_policy import UrlPolicy
 from ._mcp_simulated import SimulatedMcp
 from ._pages import Page, PageFetcher
-from ._sandbox import Execution, PythonSandbox, SandboxLimits, probe_sandbox, sweep_cgroups
+from ._sandbox import Execution, PythonSandbox, SandboxLimits, cgroups_writable, probe_sandbox, sweep_cgroups
 from ._web_search import SearchHit, SearchProvider, WebSearch, make_provider
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "SimulatedMcp",
     "UrlPolicy",
     "WebSearch",
+    "cgroups_writable",
     "make_provider",
     "probe_sandbox",
     "sweep_cgroups",

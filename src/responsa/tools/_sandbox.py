@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
-__all__ = ["Execution", "PythonSandbox", "SandboxLimits", "probe_sandbox", "sweep_cgroups"]
+__all__ = ["Execution", "PythonSandbox", "SandboxLimits", "cgroups_writable", "probe_sandbox", "sweep_cgroups"]
 
 DRIVER = Path(__file__).with_name("_sandbox_driver.py")
 _INSIDE_DRIVER = "/opt/responsa/driver.py"
@@ -103,6 +103,13 @@ def probe_sandbox() -> str | None:
     if done.returncode != 0 or done.stdout.strip() != "42 True":
         return f"bubblewrap could not make a sandbox: {(done.stderr or done.stdout).strip()[:300]}"
     return None
+
+
+def cgroups_writable() -> bool:
+    """Whether the container-wide caps (processes, memory) can be made here: cgroup v1's ``pids`` and
+    ``memory`` writable by the server (root, or delegated). Without them each process is still capped
+    (address space, file size, open files), but not the number of processes."""
+    return all(os.access(_CGROUPS / controller, os.W_OK) for controller in ("pids", "memory"))
 
 
 def sweep_cgroups(older_than: float = 60.0) -> int:
