@@ -150,3 +150,20 @@ def test_rejected_requests_store_nothing_and_change_nothing(http: httpx.Client) 
     # The chain continues from the untouched response.
     follow = http.post("/v1/responses", json={"model": "sim", "previous_response_id": first["id"], "input": "hi"})
     assert follow.status_code == 200
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"model": "sim", "input": [{"type": {}}]},  # found by fuzzing (schemathesis): a 500 before
+        {"model": "sim", "input": [{"type": 5, "role": "user", "content": "hi"}]},
+        {"model": "sim", "input": [{"role": "user", "content": [{"type": {}}]}]},
+        {"model": "sim", "input": [{"role": "user", "content": [{"type": ["input_text"], "text": "hi"}]}]},
+        {"model": "sim", "input": "hi", "tools": [{"type": {}}]},
+        {"model": "sim", "input": "hi", "tool_choice": {"type": {}}},
+    ],
+)
+@pytest.mark.parametrize("path", ["/v1/responses", "/v1/responses/compact", "/v1/responses/input_tokens"])
+def test_a_type_that_is_not_a_string_is_a_400(http: httpx.Client, body: dict[str, Any], path: str) -> None:
+    error = error_of(http.post(path, json=body), 400)
+    assert error["type"] == "invalid_request_error" and error["message"]

@@ -181,7 +181,7 @@ def _item_tag(value: Any) -> str:
             return "message"
     else:
         kind = getattr(value, "type", None)
-    return kind if kind in _ITEM_TAGS else "unknown"
+    return kind if isinstance(kind, str) and kind in _ITEM_TAGS else "unknown"  # a non-string type: a 400
 
 
 Item = Annotated[

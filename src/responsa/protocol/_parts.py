@@ -95,7 +95,7 @@ _PART_TAGS = frozenset({"input_text", "input_image", "input_file", "output_text"
 
 def _part_tag(value: Any) -> str:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return kind if kind in _PART_TAGS else "unknown"
+    return kind if isinstance(kind, str) and kind in _PART_TAGS else "unknown"  # a non-string type: a 400
 
 
 ContentPart = Annotated[
