@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
 from responsa.config import Settings
-from tests.conftest import LiveServer, StreamReader, serve
+from tests.backends.mock_upstream import MockUpstream, Stream, text_chunks
+from tests.conftest import LiveServer, StreamReader, serve, serve_app
 
 LONG = {"model": "sim", "input": "Write at length about the history of navigation", "stream": True}
 
@@ -65,3 +67,27 @@ def test_client_disconnect_stops_generation(slow: LiveServer) -> None:
                 next(lines)
         stored = wait_for_status(http, response_id, "cancelled")
         assert stored["status"] == "cancelled"
+
+
+def test_a_cancel_lands_while_the_model_is_silent(tmp_path: Path) -> None:
+    """An upstream that says nothing for a minute: the cancel does not wait for its next word (it used
+    to wait as long as the model was silent); the upstream request is dropped."""
+    upstream = MockUpstream(models=("quiet",))
+    upstream.script.append(Stream(text_chunks("never", " said"), delay=60))
+    with serve_app(upstream.app) as mock:
+        settings = Settings(db_url=f"sqlite:///{tmp_path / 'r.db'}", embedded=False, upstreams=(f"{mock.url}/v1",))
+        with serve(settings) as live, httpx.Client(base_url=live.url, timeout=20) as http:
+            reader = StreamReader(f"{live.v1}/responses", {"model": "quiet", "input": "hi", "stream": True}, after=1)
+            assert reader.ready.wait(10)
+            response_id = reader.events[0]["response"]["id"]
+            while not upstream.requests:
+                time.sleep(0.01)
+            cancelled = http.post(f"/v1/responses/{response_id}/cancel")
+            assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+            assert reader.join(10)  # the stream ended too, with nothing the model never said
+            assert [event["type"] for event in reader.events] == ["response.created", "response.in_progress"]
+            assert http.get(f"/v1/responses/{response_id}").json()["status"] == "cancelled"
+            # The server goes on serving; the next response is not held up by the dropped one.
+            upstream.script.append(Stream(text_chunks("fine")))
+            after = http.post("/v1/responses", json={"model": "quiet", "input": "hi"}).json()
+            assert after["status"] == "completed" and after["output_text"] == "fine"

@@ -120,9 +120,7 @@ class RunLoop:
         """One model turn and the server's calls it made: their events, then how the turn ended."""
         builder = run.builder
         first = True
-        async for batch in run.model_events:
-            if run.cancel_requested.is_set():
-                break
+        while (batch := await run.cancel_requested.next(run.model_events)) is not None:
             if first:
                 builder.timeline.mark("model.first_output")
                 first = False

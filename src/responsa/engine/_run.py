@@ -15,6 +15,7 @@ from responsa.protocol import CreateResponseRequest, Item, ResponsaError, Respon
 from responsa.store import Store
 
 from ._accumulate import OutputBuilder
+from ._cancel_signal import CancelSignal
 from ._event_log import EventLog
 from ._timeline import Timeline
 from .tools import ToolPlan
@@ -59,7 +60,7 @@ class Run:
     """Events of what happened before the model started (lifecycle, MCP listings, approved calls)."""
     model_events: AsyncIterator[list[ModelEvent]]
     exit_stack: AsyncExitStack
-    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
+    cancel_requested: CancelSignal = field(default_factory=CancelSignal)
     done: anyio.Event = field(default_factory=anyio.Event)
     error: ResponsaError | None = None
     recorded: anyio.Event | None = None
