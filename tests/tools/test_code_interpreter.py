@@ -9,6 +9,7 @@ import asyncio
 import base64
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
 from responsa.config import ApiKey, Settings
 from responsa.tools import cgroups_writable, probe_sandbox
 from tests.backends.mock_upstream import MockUpstream, Stream, text_chunks
-from tests.conftest import LiveServer, serve, serve_app
+from tests.conftest import LiveServer, StreamReader, serve, serve_app
 from tests.http.test_streaming import parse_frames
 
 WHY_NOT = probe_sandbox()
@@ -312,3 +313,27 @@ def test_an_agents_sdk_agent_with_the_hosted_tool_runs_unchanged(embedded: LiveS
     assert call.type == "code_interpreter_call" and call.status == "completed"  # type: ignore[union-attr]
     assert call.container_id.startswith("cntr_") and call.code  # type: ignore[union-attr]
     assert isinstance(result.final_output, str)
+
+
+@needs_sandbox
+def test_a_cancel_stops_code_that_is_running(server: LiveServer, upstream: MockUpstream) -> None:
+    """The call is cut at once (not after the code's minute); the container's Python starts over."""
+    _code_then_answer(upstream, "import time\ntime.sleep(60)\nprint('finished')")
+    body = {"model": "up-model", "input": "Wait a minute", "stream": True, "tools": [AUTO]}
+    reader = StreamReader(f"{server.v1}/responses", body, after=1)
+    assert reader.ready.wait(10)
+    response_id = reader.events[0]["response"]["id"]
+    with httpx.Client(base_url=server.v1, timeout=20) as http:
+        deadline = time.monotonic() + 20
+        while not any(event["type"] == "response.code_interpreter_call.interpreting" for event in reader.events):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        cancelled = http.post(f"/responses/{response_id}/cancel").json()
+        assert cancelled["status"] == "cancelled"
+        assert reader.join(10)
+        [call] = [item for item in cancelled["output"] if item["type"] == "code_interpreter_call"]
+        assert call["status"] == "incomplete"
+        done = [event for event in reader.events if event["type"] == "response.output_item.done"]
+        assert done[-1]["item"]["status"] == "incomplete"
+    assert len(upstream.requests) >= 1 and upstream.script  # the answer after the code was never asked for
+    upstream.script.clear()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import TypeAdapter
 
@@ -98,6 +98,8 @@ class OutputBuilder:
         self._reason: FinishReason = "stop"
         self._waiting: list[tuple[ServerRun, Where]] = []
         """Calls the server runs, in the order the model made them, with where their items are."""
+        self._unfinished: list[Where] = []
+        """Calls the server is running or has yet to run in this round (a cancel cuts them)."""
         self.annotations = Annotations()
         """What the server's calls gave the answer to cite."""
         self.needs_client = False
@@ -132,10 +134,12 @@ class OutputBuilder:
     async def run_server_calls(self, span: Any = None) -> AsyncIterator[list[StreamEvent]]:
         """Run the calls waiting for the server, one after the other, yielding their events."""
         waiting, self._waiting = self._waiting, []
+        self._unfinished = [where for _, where in waiting]
         context = ServerContext(self.response, self.timeline, self.annotations, span)
         for run, where in waiting:
             async for events in run(context, where):
                 yield self.emitter.emit_all(events)
+            self._unfinished.remove(where)
 
     def feed(self, event: ModelEvent) -> list[StreamEvent]:
         """The stream events one model event causes; a :class:`Finish` ends the response."""
@@ -297,6 +301,26 @@ class OutputBuilder:
     def cancel(self) -> list[StreamEvent]:
         """Stop where we are: open items end ``incomplete`` and the response is ``cancelled``."""
         events = self._close_open("incomplete", phase=None)
+        events += self._cut_server_calls()
         self.response.status = "cancelled"
         self.finished = True
         return events
+
+    def _cut_server_calls(self) -> list[StreamEvent]:
+        """The server's calls a cancel stopped (or kept from starting) end ``incomplete`` (``failed``
+        where their type has no such status), each with its ``output_item.done``."""
+        cut = [*self._unfinished, *(where for _, where in self._waiting)]
+        self._unfinished, self._waiting = [], []
+        events: list[StreamEvent] = []
+        for where in cut:
+            item = self.response.output[where["output_index"]]
+            item.status = _cut_status(item)
+            done = OutputItemEvent(type="response.output_item.done", output_index=where["output_index"],
+                                   item=item.model_copy())  # fmt: skip
+            events += self.emitter.emit_all([done])
+        return events
+
+
+def _cut_status(item: Item) -> str:
+    field = type(item).model_fields.get("status")
+    return "incomplete" if field is not None and "incomplete" in get_args(field.annotation) else "failed"

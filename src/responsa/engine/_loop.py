@@ -125,15 +125,17 @@ class RunLoop:
                 builder.timeline.mark("model.first_output")
                 first = False
             yield [event for model_event in batch for event in builder.feed(model_event)]
+        if not run.cancel_requested.is_set():
+            calls = builder.server_calls_waiting
+            server_calls = builder.run_server_calls(run.span)  # a cancel stops a call at once too
+            while (events := await run.cancel_requested.next(server_calls)) is not None:
+                yield events
+            run.tool_calls_made += calls
         if run.cancel_requested.is_set():
             if run.shutting_down:
                 raise ServiceUnavailable("The server shut down before this response finished.", code="server_shutdown")
             yield "cancelled"
             return
-        calls = builder.server_calls_waiting
-        async for events in builder.run_server_calls(run.span):
-            yield events
-        run.tool_calls_made += calls
         yield "needs_client" if builder.needs_client else "again" if calls else "final"
 
     async def _record_start(self, run: Run) -> None:
