@@ -8,6 +8,7 @@ goes out: a client that saw a response end can always retrieve it.
 
 from __future__ import annotations
 
+from asyncio import CancelledError
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from typing import Literal
@@ -118,9 +119,21 @@ class RunLoop:
 
     async def _turn(self, run: Run) -> AsyncIterator[list[StreamEvent] | TurnOutcome]:
         """One model turn and the server's calls it made: their events, then how the turn ended."""
-        builder = run.builder
+        builder, signal, model_events = run.builder, run.cancel_requested, run.model_events
         first = True
-        while (batch := await run.cancel_requested.next(run.model_events)) is not None:
+        signal.bind()
+        while not signal.is_set():
+            signal.waiting = True  # a cancel now breaks the wait at once (see CancelSignal)
+            try:
+                batch = await model_events.__anext__()
+            except StopAsyncIteration:
+                break
+            except CancelledError:
+                if signal.took_back():
+                    break
+                raise
+            finally:
+                signal.waiting = False
             if first:
                 builder.timeline.mark("model.first_output")
                 first = False
