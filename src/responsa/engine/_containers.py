@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -38,6 +38,7 @@ __all__ = ["CodeRun", "ContainerService", "check_network_policy"]
 logger = logging.getLogger(__name__)
 
 DEFAULT_MINUTES = 20
+DEFAULT_MEMORY = "1g"
 _GIB = 1024**3
 _MEMORY = {"1g": _GIB, "4g": 4 * _GIB, "16g": 16 * _GIB, "64g": 64 * _GIB}
 
@@ -67,9 +68,7 @@ class _Machine:
     def sandbox(self, container: ContainerObject) -> PythonSandbox:
         sandbox = self.sandboxes.get(container.id)
         if sandbox is None:
-            memory = _MEMORY.get(container.memory_limit, _GIB)
-            limits = SandboxLimits(memory, self.limits.call_seconds, self.limits.processes,
-                                   self.limits.output_characters, self.limits.file_bytes)  # fmt: skip
+            limits = replace(self.limits, memory_bytes=_MEMORY.get(container.memory_limit, _GIB))
             sandbox = self.sandboxes[container.id] = PythonSandbox(self.root / container.id, limits)
         return sandbox
 
@@ -115,36 +114,41 @@ class ContainerService:
         if request.skills:
             raise InvalidRequest("Skills are not supported in containers here.", param="skills",
                                  code="unsupported_parameter")  # fmt: skip
-        return await self.new(request.name, request.memory_limit or "1g", request.file_ids,
+        return await self.new(request.name, request.memory_limit, request.file_ids,
                               (request.expires_after or ContainerExpiry(minutes=DEFAULT_MINUTES)).minutes)  # fmt: skip
 
     async def new(
         self,
         name: str,
-        memory_limit: str,
+        memory_limit: str | None,
         file_ids: list[str],
         minutes: int = DEFAULT_MINUTES,
         container_id: str | None = None,
     ) -> ContainerObject:
-        """A running container, under ``container_id`` when the code interpreter named it already."""
-        names = [safe_name((await self._files.get(file_id)).filename) for file_id in file_ids]  # 404: not the tenant's
+        """A running container (``memory_limit`` 1g unless given), under ``container_id`` when the code
+        interpreter named it already."""
+        names = [await self._copied_name(file_id) for file_id in file_ids]
         now = int(time.time())
         container = ContainerObject(id=container_id or new_id("cntr"), created_at=now, last_active_at=now,
                                     status="running", expires_after=ContainerExpiry(minutes=minutes),
-                                    memory_limit=memory_limit, name=name)  # fmt: skip
+                                    memory_limit=memory_limit or DEFAULT_MEMORY, name=name)  # fmt: skip
         await self._store.create_container(container)
         for file_id, name in zip(file_ids, names, strict=True):
             await self._add(container, name, self._files.parts(file_id))
         return container
 
+    async def _copied_name(self, file_id: str) -> str:
+        """The name an uploaded file of the tenant's takes in a container (404 for another's, or none)."""
+        return safe_name((await self._files.get(file_id)).filename)
+
     async def check_file(self, file_id: str) -> None:
         """404 unless the tenant has this uploaded file (to copy into a container)."""
-        await self._files.get(file_id)
+        await self._copied_name(file_id)
 
     async def get(self, container_id: str) -> ContainerObject:
         container = await self._store.get_container(container_id)
         if container is None:
-            raise NotFound(f"No container found with id '{container_id}'.", param="container_id")
+            raise _not_found(container_id)
         return container
 
     async def running(self, container_id: str, param: str = "container_id") -> ContainerObject:
@@ -161,7 +165,7 @@ class ContainerService:
 
     async def delete(self, container_id: str) -> None:
         if not await self._store.delete_container(container_id):
-            raise NotFound(f"No container found with id '{container_id}'.", param="container_id")
+            raise _not_found(container_id)
         await self._machine.release(container_id)
 
     async def add_upload(self, container_id: str, filename: str, chunks: AsyncIterator[bytes]) -> ContainerFileObject:
@@ -169,8 +173,7 @@ class ContainerService:
 
     async def add_file(self, container_id: str, file_id: str) -> ContainerFileObject:
         container = await self.running(container_id)
-        name = safe_name((await self._files.get(file_id)).filename)
-        return await self._add(container, name, self._files.parts(file_id))
+        return await self._add(container, await self._copied_name(file_id), self._files.parts(file_id))
 
     async def _add(self, container: ContainerObject, name: str, chunks: AsyncIterator[bytes]) -> ContainerFileObject:
         found = await self._machine.directory(container.id).write(name, chunks, self._machine.max_file_bytes)
@@ -262,6 +265,10 @@ class ContainerService:
         for sandbox in list(self._machine.sandboxes.values()):
             await sandbox.close()
         self._machine.sandboxes.clear()
+
+
+def _not_found(container_id: str) -> NotFound:
+    return NotFound(f"No container found with id '{container_id}'.", param="container_id")
 
 
 def check_network_policy(policy: Mapping[str, object] | None, param: str) -> None:

@@ -88,8 +88,7 @@ class _Session:
         async with self._making:  # parallel calls of one turn share the one container
             if self.container is None:
                 auto = self.auto or CodeInterpreterContainer()
-                memory, files = auto.memory_limit or "1g", auto.file_ids or []
-                self.container = await self.containers.new("code_interpreter", memory, files,
+                self.container = await self.containers.new("code_interpreter", auto.memory_limit, auto.file_ids or [],
                                                            container_id=self.container_id)  # fmt: skip
             return self.container
 
@@ -103,7 +102,7 @@ class _Call:
     decoder: InputDecoder = field(default_factory=lambda: InputDecoder("code"))
 
     def opened(self, where: Where) -> Sequence[StreamEvent]:
-        return [hosted_event(NAME + "_call", "in_progress", where)]
+        return [hosted_event(self.item.type, "in_progress", where)]
 
     def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
         code = self.decoder.feed(chunk)
