@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,11 +108,14 @@ def wait_until_answering(url: str, process: subprocess.Popen[bytes], seconds: fl
             time.sleep(0.1)
 
 
-def start_serve(*options: str, log: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+def start_serve(
+    *options: str, log: Path, env: dict[str, str] | None = None, prefix: Sequence[str] = ()
+) -> tuple[subprocess.Popen[bytes], str]:
     """A ``responsa serve`` process with ``options`` (and ``env`` added to the environment) on a free
-    port, answering; and its URL. Its output goes to ``log``; the caller stops it."""
+    port, answering; and its URL. Its output goes to ``log``; the caller stops it. ``prefix`` is a
+    command that runs it (and ends by exec'ing it)."""
     port = free_port()
-    command = [sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), *options]
+    command = [*prefix, sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), *options]
     with log.open("ab") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
     url = f"http://127.0.0.1:{port}"

@@ -102,6 +102,7 @@ def test_public_api_is_pinned() -> None:
         "Retention",
         "SqlStore",
         "Store",
+        "StoreHealth",
         "StoredBatch",
         "StoredFile",
         "StoredVectorStore",

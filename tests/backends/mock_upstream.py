@@ -42,6 +42,8 @@ class Stream:
     chunks: list[dict[str, Any]]
     then_break: bool = False
     delay: float = 0.0
+    stall_after: float = 0.0
+    """Seconds of silence after the chunks, before the end (an upstream that hangs mid-stream)."""
 
 
 @dataclass
@@ -49,6 +51,21 @@ class Fail:
     status: int
     message: str = "upstream says no"
     headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Garbage:
+    """Answer 200 with this body, whatever was asked (an upstream that is not what it claims)."""
+
+    body: bytes
+    media_type: str = "text/event-stream"
+
+
+@dataclass
+class Stall:
+    """Send nothing for ``seconds`` before answering (an upstream that hangs)."""
+
+    seconds: float
 
 
 def text_chunks(*pieces: str, usage: dict[str, Any] | None = None, finish: str = "stop") -> list[dict[str, Any]]:
@@ -85,7 +102,7 @@ def as_completion(chunks: list[dict[str, Any]]) -> dict[str, Any]:
 class MockUpstream:
     def __init__(self, models: tuple[str, ...] = ("up-model",)) -> None:
         self.models = models
-        self.script: deque[Stream | Fail] = deque()
+        self.script: deque[Stream | Fail | Garbage | Stall] = deque()
         self.requests: list[dict[str, Any]] = []
         self.client_ports: list[int] = []
         self.cookies: list[str | None] = []
@@ -160,8 +177,13 @@ class MockUpstream:
         self.cookies.append(request.headers.get("cookie"))
         self.traceparents.append(request.headers.get("traceparent"))
         reply = self.script.popleft() if self.script else Stream(text_chunks("hello", " from", " upstream"))
+        if isinstance(reply, Stall):
+            await anyio.sleep(reply.seconds)
+            reply = Stream(text_chunks("late"))
         if isinstance(reply, Fail):
             return JSONResponse({"error": {"message": reply.message}}, status_code=reply.status, headers=reply.headers)
+        if isinstance(reply, Garbage):
+            return Response(reply.body, media_type=reply.media_type)
         sets_cookie = {"set-cookie": f"upstream_session=client{len(self.requests)}; Path=/"}
         if not body.get("stream"):
             if reply.then_break:
@@ -178,6 +200,8 @@ class MockUpstream:
             if reply.delay:
                 await anyio.sleep(reply.delay)
             yield f"data: {json.dumps(chunk)}\n\n".encode()
+        if reply.stall_after:
+            await anyio.sleep(reply.stall_after)
         if reply.then_break:
             raise RuntimeError("connection dropped on purpose")
         yield b"data: [DONE]\n\n"

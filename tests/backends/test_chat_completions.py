@@ -15,7 +15,7 @@ import openai
 import pytest
 
 from responsa.config import Settings, UpstreamConfig
-from tests.backends.mock_upstream import Fail, MockUpstream, Stream, text_chunks
+from tests.backends.mock_upstream import Fail, Garbage, MockUpstream, Stall, Stream, text_chunks
 from tests.conftest import LiveServer, serve, serve_app
 from tests.http.test_streaming import WEATHER_TOOL, parse_frames
 
@@ -267,6 +267,51 @@ def test_an_error_chunk_mid_stream_fails_the_response_and_keeps_the_text_before_
     stored = rig.sdk.responses.retrieve(failed["response"]["id"])
     assert stored.output[0].type == "message" and stored.output[0].status == "incomplete"
     assert stored.output[0].content[0].text == "Hello wor"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [Garbage(b"data: [1, 2, 3]\n\ndata: [DONE]\n\n"), Garbage(b"data: {\"choices\": 7}\n\n"),
+     Garbage(b"data: not json\n\n"), Garbage(b"<html>502 Bad Gateway</html>", "text/html")],
+)  # fmt: skip
+@pytest.mark.parametrize("stream", [True, False])
+def test_an_upstream_that_answers_garbage_fails_the_response_clearly(rig: Rig, garbage: Garbage, stream: bool) -> None:
+    rig.first.script.append(garbage)
+    body = {"model": "up-model", "input": "x", "stream": stream}
+    reply = rig.http.post("/v1/responses", json=body)
+    if stream:
+        last = parse_frames(reply.content)[-1]
+        if last["type"] == "response.completed":  # a stream with no chunk at all is an empty answer
+            assert garbage.media_type == "text/html" and last["response"]["output"] == []
+            return
+        assert last["type"] == "response.failed"
+        error = last["response"]["error"]
+        assert rig.sdk.responses.retrieve(last["response"]["id"]).status == "failed"
+    else:
+        assert reply.status_code == 500
+        error = reply.json()["error"]
+    assert error["code"] == "upstream_malformed" and "malformed" in error["message"]
+
+
+def test_an_upstream_that_goes_silent_fails_after_the_timeout(tmp_path: Path) -> None:
+    """Silent before replying: the worker is marked down and the client gets a 503 it may retry;
+    silent mid-stream: the response fails with ``upstream_timeout``, keeping what came before."""
+    for rig in start_rig(tmp_path, upstream_timeout_secs=0.5, upstream_health_interval_secs=30):
+        rig.first.script.append(Stall(3))
+        started = time.monotonic()
+        reply = rig.http.post("/v1/responses", json={"model": "up-model", "input": "x"})
+        assert reply.status_code == 503 and "did not answer within 0.5s" in reply.json()["error"]["message"]
+        assert time.monotonic() - started < 2.5
+
+    for rig in start_rig(tmp_path, upstream_timeout_secs=0.5, upstream_health_interval_secs=30):
+        chunks = text_chunks("Hello", " world")
+        rig.first.script.append(Stream(chunks[:1], stall_after=3))
+        events = parse_frames(
+            rig.http.post("/v1/responses", json={"model": "up-model", "input": "x", "stream": True}).content
+        )
+        assert events[-1]["type"] == "response.failed"
+        assert events[-1]["response"]["error"]["code"] == "upstream_timeout"
+        assert "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta") == "Hello"
 
 
 def test_connections_are_pooled_and_reused(rig: Rig) -> None:

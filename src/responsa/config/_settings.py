@@ -154,6 +154,17 @@ class Settings:
             "leaves the rotation until a probe passes."
         ),
     )
+    upstream_timeout_secs: float = option(
+        300.0,
+        minimum=0.05,
+        summary="How long an upstream may send nothing (before its first byte or mid-stream) before the request fails.",
+        doc=(
+            "How long an upstream worker may send nothing, before its reply starts or between two reads of "
+            "a stream, before the request fails: a worker that hangs before replying is marked down and "
+            "another is tried (503 when none is left); one that stalls mid-stream fails the response "
+            "(`upstream_timeout`)."
+        ),
+    )
     db_url: str = option(
         factory=default_db_url,
         flag="--db",

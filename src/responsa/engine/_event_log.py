@@ -12,10 +12,13 @@ from collections.abc import AsyncIterator, Sequence
 
 import anyio
 
-from responsa.protocol import TERMINAL_STATUSES, StreamEvent
+from responsa.protocol import TERMINAL_STATUSES, StorageUnavailable, StreamEvent
 from responsa.store import LoggedEvent, Store
 
 __all__ = ["EventLog", "replay"]
+
+STORAGE_RETRY_SECONDS = 0.5
+"""How long the log waits before writing again after the store refused a write."""
 
 _TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 """Event types that tell a client the response has ended."""
@@ -84,7 +87,11 @@ class EventLog:
             grew = self._grew
             batch = self.events[self._written : self._tail_start()]
             if batch:
-                await self._store.append_events(self._response_id, batch)
+                try:
+                    await self._store.append_events(self._response_id, batch)
+                except StorageUnavailable:  # the store is failing (a full disk...): try again shortly
+                    await anyio.sleep(STORAGE_RETRY_SECONDS)
+                    continue
                 self._written += len(batch)
             elif self.closed:
                 self.drained.set()

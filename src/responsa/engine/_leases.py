@@ -1,6 +1,7 @@
 """Leases on unfinished responses: a process vouches for the stored responses it is running (queued,
 in progress) by renewing their leases; a response whose lease ran out was left behind by a process
-that died, and any process sharing the store ends it as ``failed``.
+that died, and any process sharing the store ends it as ``failed`` (claiming it first, atomically,
+so that two replicas never both end the same one).
 
 All of a process's leases are renewed together, one statement every third of a lease, so holding
 one costs a stream nothing.
@@ -53,8 +54,13 @@ class Leases:
     async def recover(self) -> int:
         """Responses whose process died cannot be resumed mid-way: store them ``failed``, saying why
         (and end a background response's event log the same way). Run at start-up and periodically."""
-        orphans = await self._store.orphaned(time.time())
+        now = time.time()
+        orphans = await self._store.orphaned(now)
+        claimed = 0
         for tenant, response in orphans:
+            if not await self._store.claim_orphan(response.id, now, now + self.length):
+                continue  # another replica is ending it (or its holder is alive after all)
+            claimed += 1
             store = self._store.scoped(tenant)
             response.status = "failed"
             response.error = ResponseError(
@@ -68,9 +74,9 @@ class Leases:
                 failed = LifecycleEvent(type="response.failed", response=response, sequence_number=sequence)
                 events.append(LoggedEvent(sequence, failed.type, failed.model_dump_json()))
             await store.save_response(response, events=events)
-        if orphans:
-            logger.warning("%d unfinished responses whose process stopped were marked failed", len(orphans))
-        return len(orphans)
+        if claimed:
+            logger.warning("%d unfinished responses whose process stopped were marked failed", claimed)
+        return claimed
 
     async def watch_orphans(self) -> None:
         """Look for orphaned responses once per lease, for the server's lifetime (the first look is the

@@ -8,6 +8,7 @@ goes out: a client that saw a response end can always retrieve it.
 
 from __future__ import annotations
 
+import logging
 from asyncio import CancelledError
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import replace
@@ -17,7 +18,16 @@ import anyio
 from anyio.abc import TaskGroup
 
 from responsa import tracing
-from responsa.protocol import Item, ResponsaError, ServiceUnavailable, StreamEvent, Usage
+from responsa.protocol import (
+    ErrorEvent,
+    ErrorPayload,
+    Item,
+    ResponsaError,
+    ServiceUnavailable,
+    StorageUnavailable,
+    StreamEvent,
+    Usage,
+)
 
 from ._context import conversation_items
 from ._includes import create_view
@@ -26,6 +36,8 @@ from ._model_request import FIRST_TURN, build_model_request
 from ._run import Run, open_model_call
 
 __all__ = ["MAX_ROUNDS", "RunLoop", "TurnOutcome"]
+
+logger = logging.getLogger(__name__)
 
 MAX_ROUNDS = 10
 """Model turns in one response at most; the last one may not call tools."""
@@ -66,14 +78,10 @@ class RunLoop:
             yield run.opening
             try:
                 async for events in self._turns(run):
-                    if builder.finished:
-                        await self._persist_once(run)
-                    yield events
+                    yield await self._stored_end(run, events) if builder.finished else events
             except ResponsaError as error:
                 run.error = error
-                events = builder.fail(error)
-                await self._persist_once(run)
-                yield events
+                yield await self._stored_end(run, builder.fail(error))
         finally:
             if not builder.finished:
                 builder.cancel()
@@ -87,6 +95,8 @@ class RunLoop:
                     await self._persist_once(run)
                     if run.log is not None:
                         run.log.settle()
+                except StorageUnavailable as error:  # it stays unfinished, leased to no one: see Leases.recover
+                    logger.warning("response %s could not be stored as ended: %s", run.response.id, error.reason)
                 finally:
                     run.end_span()
                     if run.log is not None:
@@ -162,6 +172,8 @@ class RunLoop:
                     lease = self._leases.take(run.response.id)
                     await run.ctx.store.save_response(run.response, run.ctx.input_items, lease_until=lease)
                 run.inputs_saved = True
+            except StorageUnavailable as error:  # the final save tries again, inputs and all
+                logger.warning("response %s could not be stored as started: %s", run.response.id, error.reason)
             finally:
                 recorded.set()
 
@@ -169,6 +181,20 @@ class RunLoop:
             await record(run.recorded)
         else:
             self._background.start_soon(record, run.recorded)
+
+    async def _stored_end(self, run: Run, events: list[StreamEvent]) -> list[StreamEvent]:
+        """The batch that ends the response, once the response is stored. If the store cannot take it,
+        the client must not see the response end: its terminal event becomes an ``error`` event (with
+        the same sequence number) saying why, and a retry may succeed."""
+        try:
+            await self._persist_once(run)
+        except StorageUnavailable as error:
+            run.error = error
+            *before, end = events
+            payload = ErrorPayload(type=error.error_type, code=error.code, message=error.message)
+            return [*before, ErrorEvent(code=error.code, message=error.message, error=payload,
+                                        sequence_number=end.sequence_number)]  # fmt: skip
+        return events
 
     async def _persist_once(self, run: Run) -> None:
         """The final save, before the terminal event goes out: a client that saw a response end can

@@ -125,7 +125,14 @@ class ResponseService:
         assert isinstance(created, LifecycleEvent)
         queued = created.response
         store = run.ctx.store
-        await store.save_response(queued, run.ctx.input_items, lease_until=self.leases.take(queued.id))
+        try:
+            await store.save_response(queued, run.ctx.input_items, lease_until=self.leases.take(queued.id))
+        except BaseException:  # not stored (a full disk...): the run never starts
+            self.leases.release(queued.id)
+            with anyio.CancelScope(shield=True):
+                await run.exit_stack.aclose()
+            run.end_span()
+            raise
         run.inputs_saved = True
         run.log = EventLog(store, run.response.id)
         self._running[run.response.id] = run

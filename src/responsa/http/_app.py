@@ -64,7 +64,13 @@ async def _backends(settings: Settings) -> list[Backend]:
     if settings.upstreams:
         upstream += await discover_models(settings.upstreams)
     if upstream:
-        backends.append(ChatCompletionsBackend(upstream, health_interval=settings.upstream_health_interval_secs))
+        backends.append(
+            ChatCompletionsBackend(
+                upstream,
+                health_interval=settings.upstream_health_interval_secs,
+                read_timeout=settings.upstream_timeout_secs,
+            )
+        )
     backends += _embedded_backends(settings)
     if settings.simulator:
         profiles = load_profiles(settings.sim_profiles) if settings.sim_profiles else None
@@ -176,7 +182,7 @@ def create_app(settings: Settings) -> Starlette:
                       "code_interpreter": code_status}  # fmt: skip
             app.state.services = Services(
                 responses, ConversationService(store), files, vector_stores, compactor, limiter, metrics, limits,
-                registry.models(), registry.workers, int(time.time()), hosted, containers,
+                registry.models(), registry.workers, int(time.time()), hosted, containers, store.check_health,
             )  # fmt: skip
             await vector_stores.recover()
             leases = responses.leases

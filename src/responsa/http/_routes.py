@@ -112,8 +112,13 @@ async def list_models(request: Request) -> Response:
     return json_response({"object": "list", "data": data})
 
 
-async def health(_request: Request) -> Response:
-    return json_response({"status": "ok"})
+async def health(request: Request) -> Response:
+    """200 while the server can serve, 503 while its store cannot take writes (a full disk, a
+    read-only or vanished database), saying why: a load balancer or an operator sees the truth."""
+    store = await services(request).store_health()
+    if store.failing is None:
+        return json_response({"status": "ok", "store": store.as_json()})
+    return json_response({"status": "degraded", "store": store.as_json()}, status_code=503)
 
 
 async def metrics(request: Request) -> Response:

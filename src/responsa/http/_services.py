@@ -3,7 +3,7 @@ the tenant's view of each service for a request."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,7 @@ from responsa.engine import (
     ResponseService,
     VectorStoreService,
 )
+from responsa.store import StoreHealth
 
 from ._limits import Limiter
 from ._metrics import Metrics
@@ -53,6 +54,8 @@ class Services:
     hosted_tools: dict[str, dict[str, Any]]
     """Whether each hosted tool the server can run itself is on, and why not (for ``/v1/server``)."""
     containers: ContainerService
+    store_health: Callable[[], Awaitable[StoreHealth]]
+    """Whether the store can serve now (``/health``)."""
 
 
 def services(connection: HTTPConnection) -> Services:

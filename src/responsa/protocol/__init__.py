@@ -26,6 +26,7 @@ from ._errors import (
     RateLimited,
     ResponsaError,
     ServiceUnavailable,
+    StorageUnavailable,
 )
 from ._events import (
     CodeInterpreterCodeDelta,
@@ -296,6 +297,7 @@ __all__ = [
     "ShellCall",
     "ShellCallOutput",
     "ShellOutput",
+    "StorageUnavailable",
     "StreamEvent",
     "SummaryText",
     "TextConfig",

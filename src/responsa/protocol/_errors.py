@@ -11,6 +11,7 @@
     ├── RateLimited                     429 rate_limit_error
     ├── ModelError                      500 server_error (backend broke while generating)
     └── ServiceUnavailable              503 service_unavailable
+        └── StorageUnavailable          503 service_unavailable (code storage_unavailable)
 
 Code raises; a single HTTP handler turns the exception into ``{"error": {...}}``. Once SSE headers
 are sent, the engine turns it into a ``response.failed`` event instead.
@@ -30,6 +31,7 @@ __all__ = [
     "RateLimited",
     "ResponsaError",
     "ServiceUnavailable",
+    "StorageUnavailable",
 ]
 
 
@@ -117,3 +119,21 @@ class ServiceUnavailable(ResponsaError):
     status_code = 503
     error_type = "service_unavailable"
     default_code = "service_unavailable"
+
+
+STORAGE_RETRY_AFTER_SECONDS = 1
+
+
+class StorageUnavailable(ServiceUnavailable):
+    """The store cannot be written (or reached) now: a full disk, a read-only or vanished database, a
+    database server that is down. Nothing was stored, nothing acknowledged before is lost, and the
+    same request can be retried once the fault clears."""
+
+    default_code = "storage_unavailable"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            f"The server cannot store data right now ({reason}); nothing was stored. Retry later.",
+            headers={"retry-after": str(STORAGE_RETRY_AFTER_SECONDS)},
+        )
+        self.reason = reason

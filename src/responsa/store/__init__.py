@@ -14,6 +14,7 @@ from ._base import (
 )
 from ._chunks import ChunkHit
 from ._containers import ContainerRepository
+from ._faults import StoreHealth
 from ._files import PART_BYTES
 from ._sql import SqlStore
 from ._vector_store_repository import VectorStoreRepository
@@ -34,6 +35,7 @@ __all__ = [
     "Retention",
     "SqlStore",
     "Store",
+    "StoreHealth",
     "StoredBatch",
     "StoredFile",
     "StoredVectorStore",

@@ -146,6 +146,10 @@ class ResponseRepository(Protocol):
         """(tenant, response) of responses queued or in progress whose lease ran out (or that never had
         one), of every tenant: nobody runs them any more."""
 
+    async def claim_orphan(self, response_id: str, now: float, until: float) -> bool:
+        """Take an orphaned response's lease until ``until``, atomically: ``False`` if it is not orphaned
+        any more (another process claimed it first, or its holder renewed it)."""
+
     async def list_responses(
         self, wanted: ResponseFilter, *, limit: int, order: Order, after: str | None, before: str | None
     ) -> ResponsePage:

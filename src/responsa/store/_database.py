@@ -19,6 +19,7 @@ with SQLAlchemy Core statements); a :class:`Database` decides how they run.
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -29,11 +30,13 @@ import anyio
 import anyio.lowlevel
 from sqlalchemy import Connection, create_engine, event
 from sqlalchemy.dialects import sqlite as sqlite_dialect
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.sql import ClauseElement, Executable
 from sqlalchemy.sql.compiler import SQLCompiler
 
 from responsa import tracing
+from responsa.protocol import StorageUnavailable
 
 __all__ = ["Database", "Rows", "Sql", "open_database"]
 
@@ -90,6 +93,9 @@ class Database(Protocol):
     async def migrate(self, upgrade: Migration) -> None:
         """Run ``upgrade`` (Alembic's) on a SQLAlchemy connection in one transaction."""
 
+    def space_left(self) -> int | None:
+        """Bytes free for the database to grow into, where this process can tell (its own file)."""
+
     async def aclose(self) -> None: ...
 
 
@@ -121,6 +127,9 @@ class _TracedDatabase:
     async def migrate(self, upgrade: Migration) -> None:
         await self._database.migrate(upgrade)
 
+    def space_left(self) -> int | None:
+        return self._database.space_left()
+
     async def aclose(self) -> None:
         await self._database.aclose()
 
@@ -131,14 +140,16 @@ class SqliteDatabase:
         self._stop = threading.Event()
         self._checkpointer: threading.Thread | None = None
         self.private = path in ("", ":memory:")
+        self._file: Path | None = None
         if self.private:  # shared, or each connection would see its own empty database
             self._target = f"file:responsa-{id(self)}?mode=memory&cache=shared"
         else:
-            file = Path(path).expanduser()
-            file.parent.mkdir(parents=True, exist_ok=True)
-            self._target = str(file)
+            self._file = Path(path).expanduser()
+            self._file.parent.mkdir(parents=True, exist_ok=True)
+            self._target = str(self._file)
             self._checkpointer = threading.Thread(target=self._checkpoint_forever, daemon=True)
         self._reading, self._writing = _SqliteSql(_connect(self._target)), _SqliteSql(_connect(self._target))
+        self._identity = self._file_identity()
         self._batch: _Batch | None = None
         if self._checkpointer is not None:
             self._checkpointer.start()
@@ -158,11 +169,37 @@ class SqliteDatabase:
                 batch.jobs.append(job)
                 await anyio.lowlevel.checkpoint()
                 self._batch = None
-                batch.run(self._writing)
+                batch.run(self._writing, self._file_fault())
             else:
                 batch.jobs.append(job)
                 await batch.done.wait()
         return cast(T, job.outcome())
+
+    def space_left(self) -> int | None:
+        if self._file is None:
+            return None
+        try:
+            found = os.statvfs(self._file.parent)
+        except OSError:
+            return None
+        return found.f_bavail * found.f_frsize
+
+    def _file_identity(self) -> tuple[int, int] | None:
+        if self._file is None:
+            return None
+        try:
+            found = os.stat(self._file)
+        except FileNotFoundError:
+            return None
+        return found.st_dev, found.st_ino
+
+    def _file_fault(self) -> Exception | None:
+        """A write to a database file that was deleted (or replaced) would go to a file no one opens
+        again: it is refused until the file is back (a full disk or a read-only file system, SQLite
+        reports itself). One stat per batch of writes."""
+        if self._file is None or self._file_identity() == self._identity:
+            return None
+        return StorageUnavailable(f"the database file {self._file} is gone or was replaced")
 
     async def migrate(self, upgrade: Migration) -> None:
         engine = create_engine("sqlite://", creator=lambda: _connect(self._target))  # Alembic wants SQLAlchemy
@@ -177,12 +214,16 @@ class SqliteDatabase:
 
     def _checkpoint_forever(self) -> None:
         connection = _connect(self._target)
+        failure: str | None = None
         try:
             while not self._stop.wait(CHECKPOINT_EVERY):
                 try:
                     connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
-                except sqlite3.Error:
-                    logger.exception("checkpointing the SQLite WAL failed")
+                    failure = None
+                except sqlite3.Error as error:
+                    if str(error) != failure:  # once per fault, not once a second while it lasts
+                        logger.warning("checkpointing the SQLite WAL failed: %s", error)
+                    failure = str(error)
         finally:
             connection.close()
 
@@ -213,8 +254,11 @@ class _Batch:
         self.jobs: list[_Job] = []
         self.done = anyio.Event()
 
-    def run(self, sql: _SqliteSql) -> None:
+    def run(self, sql: _SqliteSql, fault: Exception | None = None) -> None:
+        """Run the jobs on ``sql``, or fail them all with ``fault``."""
         try:
+            if fault is not None:
+                raise fault
             if len(self.jobs) == 1:
                 job = self.jobs[0]
                 try:
@@ -333,16 +377,37 @@ class AsyncDriverDatabase:
         self._engine: AsyncEngine = create_async_engine(url)
 
     async def read(self, work: Callable[[Sql], T]) -> T:
-        async with self._engine.connect() as conn:
+        conn = await self._connect()
+        try:
             return await conn.run_sync(lambda sync: work(_AlchemySql(sync)))
+        finally:
+            await conn.close()
 
     async def write(self, work: Callable[[Sql], T]) -> T:
-        async with self._engine.begin() as conn:
-            return await conn.run_sync(lambda sync: work(_AlchemySql(sync)))
+        conn = await self._connect()
+        try:
+            async with conn.begin():
+                return await conn.run_sync(lambda sync: work(_AlchemySql(sync)))
+        finally:
+            await conn.close()
+
+    async def _connect(self) -> AsyncConnection:
+        """A pooled connection; failing to get one is never the request's fault (the server is down,
+        refuses connections, or the database is gone)."""
+        conn = self._engine.connect()
+        try:
+            await conn.start()
+        except (DBAPIError, OSError) as error:
+            detail = str(getattr(error, "orig", None) or error).splitlines()[0]
+            raise StorageUnavailable(f"cannot connect to the database: {detail}") from error
+        return conn
 
     async def migrate(self, upgrade: Migration) -> None:
         async with self._engine.begin() as conn:
             await conn.run_sync(upgrade)
+
+    def space_left(self) -> int | None:
+        return None  # the database server's disk: it says when it is full
 
     async def aclose(self) -> None:
         await self._engine.dispose()

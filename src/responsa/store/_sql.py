@@ -18,7 +18,8 @@ from . import _statements as sql
 from ._base import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Retention
 from ._containers import SqlContainers
 from ._context_cache import ContextCache
-from ._database import Database, Sql, open_database
+from ._database import Sql, open_database
+from ._faults import GuardedDatabase, StoreHealth
 from ._files import FileQueries
 from ._migrate import upgrade_in_child, upgrade_to_head
 from ._paging import dump_item, item_page, load_item
@@ -37,13 +38,18 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
         self.retention = retention or Retention()
         self.tenant = "default"
         self._url = url
-        self._db: Database = open_database(url)
+        self._guarded = GuardedDatabase(open_database(url))
+        self._db = self._guarded
         self._contexts = ContextCache()
 
     def scoped(self, tenant: str) -> SqlStore:
         view = copy.copy(self)  # shares the database and the context cache
         view.tenant = tenant
         return view
+
+    async def check_health(self) -> StoreHealth:
+        """Whether the store can serve now (see ``GuardedDatabase.check``)."""
+        return await self._guarded.check()
 
     def containers(self) -> SqlContainers:
         """The containers of this view's tenant (their own repository, on the same database)."""
@@ -139,6 +145,10 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
             return
         where = {"ids": list(response_ids), "until": until}
         await self._db.write(lambda conn: conn.execute(sql.RENEW_LEASES, where))
+
+    async def claim_orphan(self, response_id: str, now: float, until: float) -> bool:
+        claim = {"response_id": response_id, "now": now, "until": until}
+        return await self._db.write(lambda conn: conn.execute(sql.CLAIM_ORPHAN, claim).rowcount == 1)
 
     async def request_cancel(self, response_id: str) -> None:
         await self._db.write(lambda conn: conn.execute(sql.ASK_CANCEL, {"response_id": response_id}))

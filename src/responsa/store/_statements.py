@@ -62,6 +62,15 @@ RESPONSE_BODY = select(_r.body).where(_r.id == bindparam("response_id"), *_live_
 _ids = _r.id.in_(bindparam("ids", expanding=True))
 TIMING = select(_r.timing).where(_r.id == bindparam("response_id"), *_live_response)
 RENEW_LEASES = update(responses).where(_ids).values(lease_until=bindparam("until"))
+CLAIM_ORPHAN = (
+    update(responses)
+    .where(
+        _r.id == bindparam("response_id"),
+        _r.status.in_(("queued", "in_progress")),
+        _r.lease_until.is_(None) | (_r.lease_until < bindparam("now")),
+    )
+    .values(lease_until=bindparam("until"))
+)
 ASK_CANCEL = update(responses).where(_r.id == bindparam("response_id")).values(cancel_requested=True)
 CANCELS_ASKED = select(_r.id).where(_ids, _r.cancel_requested)
 

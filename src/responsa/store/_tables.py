@@ -31,12 +31,13 @@ __all__ = [
     "response_events",
     "response_items",
     "responses",
+    "store_probe",
     "vector_store_file_batches",
     "vector_store_files",
     "vector_stores",
 ]
 
-SCHEMA_VERSION = "0009"
+SCHEMA_VERSION = "0010"
 """The newest migration's revision (a test keeps the two equal): a store already there skips Alembic."""
 
 metadata = MetaData()
@@ -222,3 +223,12 @@ container_files = Table(
     Column("created_at", BigInteger, nullable=False),
 )
 Index("ix_container_files_container", container_files.c.container_id, container_files.c.id)
+
+store_probe = Table(
+    "store_probe",
+    metadata,
+    # The health check writes (and deletes) a row here to learn whether the store takes writes again.
+    Column("id", String(80), primary_key=True),
+    Column("written_at", Float, nullable=False),
+    Column("pad", Text, nullable=False),
+)

@@ -62,6 +62,7 @@ class ChatCompletionsBackend(Backend):
         self,
         models: Sequence[UpstreamModel],
         health_interval: float = 5.0,
+        read_timeout: float = 300.0,
     ) -> None:
         self._models: dict[str, UpstreamModel] = {}
         for model in models:  # the first definition of a name wins (the model file's, before discovery)
@@ -69,12 +70,13 @@ class ChatCompletionsBackend(Backend):
         self._pools = {name: WorkerPool.of(list(model.urls), model.strategy) for name, model in self._models.items()}
         self._client: aiohttp.ClientSession | None = None
         self._health_interval = health_interval
+        self._read_timeout = read_timeout
 
     def _session(self) -> aiohttp.ClientSession:
         """The pooled client, made on first use (it belongs to the running event loop)."""
         if self._client is None:
             connector = aiohttp.TCPConnector(limit=1000, keepalive_timeout=60)
-            timeout = aiohttp.ClientTimeout(connect=5, sock_read=600)
+            timeout = aiohttp.ClientTimeout(connect=5, sock_read=self._read_timeout)
             # No cookie jar: a cookie an upstream sets must not follow one client's request into another's.
             jar = aiohttp.DummyCookieJar()
             self._client = aiohttp.ClientSession(connector=connector, timeout=timeout, cookie_jar=jar)
@@ -179,7 +181,10 @@ class ChatCompletionsBackend(Backend):
         except (aiohttp.ClientError, TimeoutError) as exc:
             worker.mark_down()
             logger.warning("upstream %s unreachable: %r", worker.url, exc)
-            raise _Retry(ServiceUnavailable(f"Upstream {worker.url} is unreachable.")) from exc
+            why = (
+                f"did not answer within {self._read_timeout:g}s" if isinstance(exc, TimeoutError) else "is unreachable"
+            )
+            raise _Retry(ServiceUnavailable(f"Upstream {worker.url} {why}.")) from exc
         if response.status == 200:
             return response
         detail = await _error_detail(response)
@@ -265,17 +270,35 @@ async def _events(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> As
                 yield batch
             if failure is not None:  # after what came before it in the same read
                 raise failure
-    except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as exc:
+    except TimeoutError as exc:
+        raise _silent() from exc
+    except aiohttp.ClientError as exc:
         raise ModelError(f"The upstream stream broke: {exc}") from exc
+    except _MALFORMED as exc:
+        raise ModelError(f"The upstream sent a malformed chunk: {exc!r}", code="upstream_malformed") from exc
     yield decoder.finish()
 
 
 async def _whole(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> AsyncIterator[list[ModelEvent]]:
     try:
         completion = orjson.loads(await response.read())
-    except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as exc:
+        events = [*decoder.feed(completion_as_chunk(completion)), *decoder.finish()]
+    except TimeoutError as exc:
+        raise _silent() from exc
+    except aiohttp.ClientError as exc:
         raise ModelError(f"The upstream reply broke: {exc}") from exc
-    yield [*decoder.feed(completion_as_chunk(completion)), *decoder.finish()]
+    except _MALFORMED as exc:
+        raise ModelError(f"The upstream sent a malformed reply: {exc!r}", code="upstream_malformed") from exc
+    yield events
+
+
+_MALFORMED = (ValueError, TypeError, KeyError, AttributeError, IndexError)
+"""What decoding raises on a body that is not JSON, or not a Chat Completions chunk (``orjson``'s
+errors are ``ValueError``s)."""
+
+
+def _silent() -> ModelError:
+    return ModelError("The upstream sent nothing for longer than --upstream-timeout-secs.", code="upstream_timeout")
 
 
 async def _error_detail(response: aiohttp.ClientResponse) -> str:
