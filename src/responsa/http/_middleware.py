@@ -27,7 +27,7 @@ __all__ = ["DEFAULT_TENANT", "Gate"]
 logger = logging.getLogger("responsa.access")
 
 DEFAULT_TENANT = "default"
-_OPEN_PATHS = frozenset({"/health", "/metrics"})
+_OPEN_PATHS = frozenset({"/health", "/metrics", "/openapi.json"})
 _TRACE_HEADERS = ("traceparent", "tracestate")
 
 

@@ -16,6 +16,7 @@ from ._container_routes import container_routes
 from ._conversation_routes import conversation_routes
 from ._errors import json_response
 from ._file_routes import file_routes
+from ._openapi import openapi_route
 from ._parsing import item_list_body, page_body, paging, read_model, response_filter
 from ._server_routes import server_routes
 from ._services import services, tenant_of
@@ -127,7 +128,11 @@ async def metrics(request: Request) -> Response:
 
 def routes() -> list[BaseRoute]:
     """Every endpoint under each of :data:`PREFIXES`."""
-    table: list[BaseRoute] = [Route("/health", health, methods=["GET"]), Route("/metrics", metrics, methods=["GET"])]
+    table: list[BaseRoute] = [
+        Route("/health", health, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
+        openapi_route(),
+    ]
     for prefix in PREFIXES:
         table += [
             Route(f"{prefix}/responses", create_response, methods=["POST"]),

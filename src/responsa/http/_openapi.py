@@ -1,0 +1,174 @@
+"""``GET /openapi.json``: an OpenAPI 3.1 document of every route under ``/v1``, built from the app's
+route table and the protocol's request models, so it cannot drift from what the server serves.
+
+Clients and tools (schema fuzzers, code generators) read it; request bodies are the JSON Schemas
+of the models the handlers validate with, every error is the OpenAI error object.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from responsa import __version__
+from responsa.protocol import (
+    CreateContainerFileRequest,
+    CreateContainerRequest,
+    CreateConversationItemsRequest,
+    CreateConversationRequest,
+    CreateFileBatchRequest,
+    CreateResponseRequest,
+    CreateVectorStoreFileRequest,
+    CreateVectorStoreRequest,
+    SearchVectorStoreRequest,
+    UpdateConversationRequest,
+    UpdateVectorStoreFileRequest,
+    UpdateVectorStoreRequest,
+)
+
+from ._errors import json_response
+
+__all__ = ["openapi_route"]
+
+PREFIX = "/v1"
+"""The documented base URL; the other prefixes serve the same routes."""
+
+_CONVERSATION = "/v1/conversations/{conversation_id}"
+_VECTOR_STORE = "/v1/vector_stores/{vector_store_id}"
+_JSON_BODIES: dict[tuple[str, str], type[BaseModel]] = {
+    ("POST", "/v1/responses"): CreateResponseRequest,
+    ("POST", "/v1/responses/compact"): CreateResponseRequest,
+    ("POST", "/v1/responses/input_tokens"): CreateResponseRequest,
+    ("POST", "/v1/conversations"): CreateConversationRequest,
+    ("POST", _CONVERSATION): UpdateConversationRequest,
+    ("POST", f"{_CONVERSATION}/items"): CreateConversationItemsRequest,
+    ("POST", "/v1/vector_stores"): CreateVectorStoreRequest,
+    ("POST", _VECTOR_STORE): UpdateVectorStoreRequest,
+    ("POST", f"{_VECTOR_STORE}/search"): SearchVectorStoreRequest,
+    ("POST", f"{_VECTOR_STORE}/files"): CreateVectorStoreFileRequest,
+    ("POST", f"{_VECTOR_STORE}/files/{{file_id}}"): UpdateVectorStoreFileRequest,
+    ("POST", f"{_VECTOR_STORE}/file_batches"): CreateFileBatchRequest,
+    ("POST", "/v1/containers"): CreateContainerRequest,
+    ("POST", "/v1/containers/{container_id}/files"): CreateContainerFileRequest,
+}
+"""The model each JSON body is validated with (a POST not listed takes no body, or one of its own below)."""
+
+_CHAT_COMPLETION = {
+    "type": "object",
+    "required": ["model", "messages"],
+    "properties": {
+        "model": {"type": "string"},
+        "messages": {"type": "array", "items": {"type": "object"}},
+        "stream": {"type": "boolean"},
+    },
+}
+_UPLOAD = {
+    "type": "object",
+    "required": ["file", "purpose"],
+    "properties": {"file": {"type": "string", "format": "binary"}, "purpose": {"type": "string"}},
+}
+_OTHER_BODIES: dict[tuple[str, str], dict[str, Any]] = {
+    ("POST", "/v1/chat/completions"): {"application/json": {"schema": _CHAT_COMPLETION}},
+    ("POST", "/v1/files"): {"multipart/form-data": {"schema": _UPLOAD}},
+}
+
+_PAGING: list[dict[str, Any]] = [
+    {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
+    {"name": "order", "in": "query", "schema": {"type": "string", "enum": ["asc", "desc"]}},
+    {"name": "after", "in": "query", "schema": {"type": "string"}},
+]
+_UNPAGED_LISTS = frozenset({"list_models"})
+
+_ERROR = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["message", "type", "param", "code"],
+            "properties": {
+                "message": {"type": "string"},
+                "type": {"type": "string"},
+                "param": {"type": ["string", "null"]},
+                "code": {"type": ["string", "null"]},
+            },
+        }
+    },
+}
+
+
+def openapi_document(routes: list[BaseRoute]) -> dict[str, Any]:
+    """The document for the ``/v1`` routes in ``routes`` (and ``/health``)."""
+    schemas: dict[str, Any] = {"Error": _ERROR}
+    paths: dict[str, dict[str, Any]] = {}
+    for route in routes:
+        if not isinstance(route, Route) or not (route.path.startswith(PREFIX + "/") or route.path == "/health"):
+            continue
+        for method in sorted((route.methods or set()) - {"HEAD"}):
+            paths.setdefault(route.path, {})[method.lower()] = _operation(route, method, schemas)
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "responsa", "version": __version__,
+                 "description": "The OpenAI Responses API and the Open Responses specification, for any model."},
+        "servers": [{"url": "/"}],
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{}, {"bearer": []}],
+    }  # fmt: skip
+
+
+def _operation(route: Route, method: str, schemas: dict[str, Any]) -> dict[str, Any]:
+    name = getattr(route.endpoint, "__name__", "endpoint")
+    parameters: list[dict[str, Any]] = [
+        {"name": param, "in": "path", "required": True, "schema": {"type": "string"}}
+        for param in route.param_convertors
+    ]
+    if method == "GET" and name.startswith("list_") and name not in _UNPAGED_LISTS:
+        parameters += _PAGING
+    operation: dict[str, Any] = {
+        "operationId": f"{method.lower()}_{route.path.strip('/').replace('/', '_').replace('{', '').replace('}', '')}",
+        "summary": (route.endpoint.__doc__ or name.replace("_", " ")).strip().split("\n")[0],
+        "parameters": parameters,
+        "responses": {
+            "200": {"description": "Success"},
+            "default": {
+                "description": "An error",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+            },
+        },
+    }
+    key = (method, route.path)
+    if key in _JSON_BODIES:
+        content = {"application/json": {"schema": _schema(_JSON_BODIES[key], schemas)}}
+        operation["requestBody"] = {"required": True, "content": content}
+    elif key in _OTHER_BODIES:
+        operation["requestBody"] = {"required": True, "content": _OTHER_BODIES[key]}
+    return operation
+
+
+def _schema(model: type[BaseModel], schemas: dict[str, Any]) -> dict[str, Any]:
+    """A ``$ref`` to ``model``'s schema, added to ``schemas`` with the models it refers to."""
+    found = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    schemas.update(found.pop("$defs", {}))
+    schemas[model.__name__] = found
+    return {"$ref": f"#/components/schemas/{model.__name__}"}
+
+
+async def _openapi(request: Request) -> Response:
+    state = request.app.state
+    document = getattr(state, "openapi", None)
+    if document is None:
+        document = state.openapi = openapi_document(request.app.routes)
+    return json_response(document)
+
+
+def openapi_route() -> Route:
+    """``GET /openapi.json`` (open, like ``/health``: it describes the API, it serves none of it)."""
+    return Route("/openapi.json", _openapi, methods=["GET"])
