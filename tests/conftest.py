@@ -64,18 +64,25 @@ class StreamReader:
     """A streamed ``POST`` read in a thread, so a test can act (cancel, retrieve) while it runs:
     ``events`` as they arrive, ``ready`` set once ``after`` of them came."""
 
-    def __init__(self, url: str, body: dict[str, Any], after: int, timeout: float = 30) -> None:
+    def __init__(
+        self, url: str, body: dict[str, Any], after: int, timeout: float = 30, headers: dict[str, str] | None = None
+    ) -> None:
         self.events: list[dict[str, Any]] = []
         self.ready = threading.Event()
         self.status: int | None = None
+        self.body = b""
+        """The reply's body when it is not a stream (an error)."""
         self.first_at: float | None = None
         """When the first event arrived (``time.monotonic``)."""
-        self._thread = threading.Thread(target=self._read, args=(url, body, after, timeout))
+        self._thread = threading.Thread(target=self._read, args=(url, body, after, timeout, headers))
         self._thread.start()
 
-    def _read(self, url: str, body: dict[str, Any], after: int, timeout: float) -> None:
-        with httpx.stream("POST", url, json=body, timeout=timeout) as reply:
+    def _read(self, url: str, body: dict[str, Any], after: int, timeout: float, headers: dict[str, str] | None) -> None:
+        with httpx.stream("POST", url, json=body, timeout=timeout, headers=headers) as reply:
             self.status = reply.status_code
+            if reply.status_code != 200:
+                self.body = reply.read()
+                return
             for line in reply.iter_lines():
                 if line.startswith("data: {"):
                     self.first_at = self.first_at or time.monotonic()

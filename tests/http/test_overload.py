@@ -1,6 +1,7 @@
 """Overload is visible and fair: a backend runs at most ``--max-generations`` at once, the next
-``--max-queued-generations`` requests wait first come first served, and past them a request gets 429
-with ``retry-after`` at once; the embedded model runs one generation at a time behind the same line."""
+``--max-queued-generations`` requests wait (first come first served within a tenant, tenants in
+turn) for ``--max-queue-wait-secs`` at most, and past them a request gets 429 with ``retry-after``
+before any byte; the embedded model runs one generation at a time behind the same line."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import openai
 import pytest
 
 from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
+from responsa.config import ApiKey
 from tests.conftest import LiveServer, StreamReader, sqlite_server
 
 
@@ -59,7 +61,8 @@ def test_past_the_cap_and_the_line_a_request_is_refused_and_the_line_is_served_i
 
 
 def test_the_embedded_model_runs_its_slots_and_lines_up_the_rest(tmp_path_factory: pytest.TempPathFactory) -> None:
-    for server in sqlite_server(tmp_path_factory, "embedded_cap", max_queued_generations=1, parallel=2):
+    for server in sqlite_server(tmp_path_factory, "embedded_cap", max_queued_generations=1, parallel=2,
+                                max_queue_wait_secs=120):  # fmt: skip
         body = {"model": DEFAULT_MODEL_NAME, "input": "Count to fifty", "stream": True,
                 "max_output_tokens": 96, "ignore_eos": True}  # fmt: skip
         running = [StreamReader(f"{server.v1}/responses", body, after=1) for _ in range(2)]  # one a slot
@@ -105,3 +108,47 @@ def test_a_client_that_leaves_while_in_line_gives_its_turn_back(capped: LiveServ
     for stream in burst:
         assert stream.join(30)
     assert [stream.status for stream in burst] == [200] * 4
+
+
+SLOW = {"model": "sim", "input": "Tell me about rivers", "stream": True, "max_output_tokens": 12}
+"""About 1.2 s at 100 ms a token."""
+
+
+def test_a_request_that_cannot_start_within_its_wait_is_refused_before_any_byte(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    for server in sqlite_server(tmp_path_factory, "deadline", max_generations=1, max_queued_generations=4,
+                                max_queue_wait_secs=0.4, sim_token_delay_ms=100):  # fmt: skip
+        running = StreamReader(f"{server.v1}/responses", {**SLOW, "max_output_tokens": 40}, after=1)
+        assert running.ready.wait(10)
+        with openai.OpenAI(base_url=server.v1, api_key="unused", max_retries=0) as client:
+            started = time.monotonic()
+            with pytest.raises(openai.RateLimitError) as refused:
+                client.responses.create(model="sim", input="One more, please")
+            waited = time.monotonic() - started
+        assert 0.35 <= waited < 2.0  # it waited its turn, then learned at once that none came
+        assert refused.value.code == "server_overloaded" and "none free within 0.4s" in refused.value.message
+        assert refused.value.response.headers["retry-after"] == "1"
+        assert running.join(30) and running.events[-1]["type"] in ("response.completed", "response.incomplete")
+
+
+def test_tenants_take_turns_and_one_cannot_fill_the_line(tmp_path_factory: pytest.TempPathFactory) -> None:
+    keys = (ApiKey("alpha-key", "alpha"), ApiKey("beta-key", "beta"))
+    for server in sqlite_server(tmp_path_factory, "fair", api_keys=keys, max_generations=1, max_queued_generations=2,
+                                max_queue_wait_secs=60, sim_token_delay_ms=100):  # fmt: skip
+        url = f"{server.v1}/responses"
+        alpha, beta = ({"authorization": f"Bearer {key.key}"} for key in keys)
+        running = StreamReader(url, SLOW, after=1, headers=alpha)
+        assert running.ready.wait(10)
+        waiting = []
+        for _ in range(2):  # alpha fills the line
+            waiting.append(StreamReader(url, SLOW, after=1, headers=alpha))
+            time.sleep(0.2)
+        late = StreamReader(url, SLOW, after=1, headers=beta)  # the line is full, but beta has no one in it
+        assert waiting[1].join(5) and waiting[1].status == 429  # alpha's newest gave its place up
+        assert json.loads(waiting[1].body)["error"]["code"] == "server_overloaded"
+        for stream in (running, waiting[0], late):
+            assert stream.join(30) and stream.status == 200
+            assert stream.events[-1]["type"] in ("response.completed", "response.incomplete")
+        assert waiting[0].first_at is not None and late.first_at is not None
+        assert waiting[0].first_at < late.first_at  # alpha's turn came first: it was in line first

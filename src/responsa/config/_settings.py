@@ -427,6 +427,21 @@ class Settings:
             "server_overloaded` with `retry-after`."
         ),
     )
+    max_queue_wait_secs: float = option(
+        2.0,
+        minimum=0.0,
+        summary=(
+            "How long a request may wait in line for a generation slot; then 429 with retry-after, before any byte "
+            "of its answer."
+        ),
+        doc=(
+            "How long a request may wait in line for a backend's generation slot before it is refused (`429 "
+            "server_overloaded`, `retry-after`), before any byte of its answer is sent: an admitted request's "
+            "first byte comes within this much of its arrival, plus the loop's own delay. The line is shared "
+            "by tenants in turn; when it is full, a tenant with fewer requests waiting takes the place of the "
+            "newest request of the tenant with most."
+        ),
+    )
     sim_token_delay_ms: float = option(
         0.0,
         summary="Simulator: pause this long before each token.",

@@ -1,9 +1,11 @@
-"""Admission to a backend: at most ``limit`` generations at once, the next ``queue`` requests wait
-their turn first come first served, and past that a request is refused at once (429 with
-``retry-after``) instead of queueing without bound.
+"""Admission to a backend: at most ``limit`` generations at once; the next ``queue`` requests wait,
+each for ``wait`` seconds at most, tenants taking turns; past that a request is refused (429 with
+``retry-after``) before any byte of its answer is sent.
 
 Without a cap, overload is invisible and unfair: a thousand streams on two cores were all accepted,
-and the last of them waited the whole run for a first byte while earlier ones were served.
+and the last of them waited the whole run for a first byte while earlier ones were served. Without a
+deadline, a request admitted to the line could still wait far longer than its client would; without
+turns, one tenant's burst would fill the line and every other tenant would be refused.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Literal
 
 import anyio
 
@@ -21,48 +25,99 @@ __all__ = ["Admission"]
 RETRY_AFTER_SECONDS = 1
 
 
-class Admission:
-    """A first-come-first-served gate with a bounded waiting line."""
+@dataclass(eq=False)
+class _Waiter:
+    tenant: str
+    outcome: Literal["waiting", "admitted", "evicted"] = "waiting"
+    turn: anyio.Event = field(default_factory=anyio.Event)
 
-    def __init__(self, limit: int, queue: int) -> None:
+
+class Admission:
+    """A gate with a bounded waiting line: per tenant first come first served, tenants in turn."""
+
+    def __init__(self, limit: int, queue: int, wait: float = float("inf")) -> None:
         self.limit = limit
         self.queue = queue
+        self.wait = wait
         self.active = 0
-        self._waiting: deque[anyio.Event] = deque()
+        self.waiting = 0
+        self._lines: dict[str, deque[_Waiter]] = {}
+        """Each tenant's waiters, oldest first; the dict's order is the tenants' turn order."""
 
     @asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
+    async def slot(self, tenant: str = "default") -> AsyncIterator[None]:
         """Hold one of the ``limit`` slots for the block, waiting in line for it if need be."""
-        await self._enter()
+        await self._enter(tenant)
         try:
             yield
         finally:
             self._leave()
 
-    async def _enter(self) -> None:
-        if self.active < self.limit and not self._waiting:
+    async def _enter(self, tenant: str) -> None:
+        if self.active < self.limit and not self.waiting:
             self.active += 1
             return
-        if len(self._waiting) >= self.queue:
-            raise RateLimited(
-                f"The server is at capacity ({self.limit} generations running, {self.queue} waiting). "
-                f"Retry in {RETRY_AFTER_SECONDS}s.",
-                code="server_overloaded",
-                headers={"retry-after": str(RETRY_AFTER_SECONDS)},
-            )
-        turn = anyio.Event()
-        self._waiting.append(turn)
+        if self.waiting >= self.queue and not self._make_room(tenant):
+            raise self._refusal(f"{self.queue} waiting")
+        waiter = _Waiter(tenant)
+        self._lines.setdefault(tenant, deque()).append(waiter)
+        self.waiting += 1
         try:
-            await turn.wait()  # the slot is handed over by whoever leaves it (see _leave)
+            with anyio.move_on_after(self.wait):
+                await waiter.turn.wait()  # the slot is handed over by whoever leaves it (see _leave)
         except BaseException:
-            if turn.is_set():  # handed a slot while being cancelled: pass it on
+            if waiter.outcome == "admitted":  # handed a slot while being cancelled: pass it on
                 self._leave()
-            else:
-                self._waiting.remove(turn)
+            elif waiter.outcome == "waiting":
+                self._remove(waiter)
             raise
+        if waiter.outcome == "admitted":
+            return
+        if waiter.outcome == "waiting":
+            self._remove(waiter)
+            raise self._refusal(f"none free within {self.wait:g}s")
+        raise self._refusal("its place in line went to another tenant's request")
 
     def _leave(self) -> None:
-        if self._waiting:
-            self._waiting.popleft().set()  # the slot goes to the next in line; ``active`` stays
-        else:
-            self.active -= 1
+        """Hand the slot to the oldest waiter of the next tenant in turn (who then goes to the back)."""
+        for tenant, line in self._lines.items():
+            waiter = line.popleft()
+            self.waiting -= 1
+            del self._lines[tenant]
+            if line:
+                self._lines[tenant] = line
+            waiter.outcome = "admitted"
+            waiter.turn.set()  # ``active`` stays: the slot changes hands
+            return
+        self.active -= 1
+
+    def _make_room(self, tenant: str) -> bool:
+        """A full line still takes a tenant with fewer waiters than the one holding most of it: that
+        one's newest waiter is refused in its stead."""
+        if not self._lines:
+            return False
+        biggest = max(self._lines, key=lambda name: len(self._lines[name]))
+        line = self._lines[biggest]
+        if len(line) <= len(self._lines.get(tenant, ())) + 1:
+            return False
+        evicted = line.pop()
+        self.waiting -= 1
+        if not line:
+            del self._lines[biggest]
+        evicted.outcome = "evicted"
+        evicted.turn.set()
+        return True
+
+    def _remove(self, waiter: _Waiter) -> None:
+        line = self._lines[waiter.tenant]
+        line.remove(waiter)
+        self.waiting -= 1
+        if not line:
+            del self._lines[waiter.tenant]
+
+    def _refusal(self, why: str) -> RateLimited:
+        return RateLimited(
+            f"The server is at capacity ({self.limit} generations running; {why}). Retry in {RETRY_AFTER_SECONDS}s.",
+            code="server_overloaded",
+            headers={"retry-after": str(RETRY_AFTER_SECONDS)},
+        )

@@ -47,7 +47,7 @@ class Opener:
         compactor: Compactor | None,
         hosted_tools: str,
         max_input_items: int,
-        admission: tuple[int, int],
+        admission: tuple[int, int, float],
         vector_stores: VectorStoreService | None = None,
         web: WebSearch | None = None,
         containers: ContainerService | None = None,
@@ -86,7 +86,7 @@ class Opener:
         if request.max_output_tokens is None and cap is not None:  # echoed, so the client sees the cap
             request = request.model_copy(update={"max_output_tokens": cap})
         stack = AsyncExitStack()
-        await stack.enter_async_context(self._admission(backend).slot())
+        await stack.enter_async_context(self._admission(backend).slot(tenant))
         attributes = {"gen_ai.request.model": request.model, "responsa.tenant": tenant,
                       "responsa.stream": request.stream, "responsa.background": request.background}  # fmt: skip
         span = tracing.start(f"response {request.model}", attributes)
@@ -162,6 +162,6 @@ class Opener:
     def _admission(self, backend: Backend) -> Admission:
         admission = self._admissions.get(id(backend))
         if admission is None:
-            limit, queue = self._admission_limits
-            admission = self._admissions[id(backend)] = Admission(backend.parallel() or limit, queue)
+            limit, queue, wait = self._admission_limits
+            admission = self._admissions[id(backend)] = Admission(backend.parallel() or limit, queue, wait)
         return admission

@@ -67,7 +67,7 @@ class ResponseService:
         compactor: Compactor | None = None,
         hosted_tools: str = "ignore",
         vector_stores: VectorStoreService | None = None,
-        admission: tuple[int, int] = (256, 64),
+        admission: tuple[int, int, float] = (256, 64, 2.0),
         web: WebSearch | None = None,
         containers: ContainerService | None = None,
     ) -> None:

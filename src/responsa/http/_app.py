@@ -170,7 +170,7 @@ def create_app(settings: Settings) -> Starlette:
                 lease=settings.background_lease_secs,
                 on_usage=_usage_reporter(limiter, metrics),
                 max_input_items=settings.max_input_items,
-                admission=(settings.max_generations, settings.max_queued_generations),
+                admission=(settings.max_generations, settings.max_queued_generations, settings.max_queue_wait_secs),
                 hosted_tools=settings.hosted_tools,
                 compactor=compactor,
                 vector_stores=vector_stores,
