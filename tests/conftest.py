@@ -187,6 +187,23 @@ def postgres_url() -> Iterator[str]:
         yield url
 
 
+@contextmanager
+def fresh_store(kind: str, directory: Path) -> Iterator[str]:
+    """The URL of an empty store of ``kind``: a new SQLite file in ``directory``, or a new PostgreSQL database."""
+    if kind == "sqlite":
+        yield f"sqlite:///{directory / 'fresh.db'}"
+    else:
+        with fresh_postgres_database() as url:
+            yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def fresh_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty store of each kind for one test."""
+    with fresh_store(request.param, tmp_path) as url:
+        yield url
+
+
 def store_contains(db_url: str, needle: str) -> bool:
     """Whether ``needle`` appears anywhere the store keeps data (SQLite files, or PostgreSQL tables)."""
     if db_url.startswith("sqlite:///"):

@@ -5,27 +5,14 @@ On SQLite and PostgreSQL; the replicas are two stores on the same database, as t
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import anyio
-import pytest
 
 from responsa.engine._leases import Leases
 from responsa.protocol import LifecycleEvent, ResponseObject
 from responsa.store import LoggedEvent, SqlStore
-from tests.conftest import fresh_postgres_database
 
 ORPHANS = 12
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'leases.db'}"
-    else:
-        with fresh_postgres_database() as url:
-            yield url
 
 
 def _in_progress(number: int) -> ResponseObject:
@@ -69,8 +56,8 @@ async def _two_replicas_recover(db_url: str) -> tuple[list[int], list[list[Logge
         await second.aclose()
 
 
-def test_two_replicas_never_both_end_the_same_orphan(db_url: str) -> None:
-    ended, logs, stored = anyio.run(_two_replicas_recover, db_url)
+def test_two_replicas_never_both_end_the_same_orphan(fresh_db_url: str) -> None:
+    ended, logs, stored = anyio.run(_two_replicas_recover, fresh_db_url)
     assert sum(ended) == ORPHANS
     assert [response.status for response in stored] == ["failed"] * ORPHANS
     for log in logs:

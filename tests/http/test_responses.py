@@ -114,7 +114,7 @@ def test_models_and_health(http: httpx.Client) -> None:
     models = http.get("/v1/models").json()
     assert models["object"] == "list"
     assert {"id": "sim", "object": "model", "created": 0, "owned_by": "responsa"} in models["data"]
-    assert http.get("/health").json() == {"status": "ok"}
+    assert http.get("/health").json() == {"status": "ok", "store": {"status": "ok"}}
 
 
 def test_input_items_lists_normalised_items_with_ids(client: openai.OpenAI) -> None:

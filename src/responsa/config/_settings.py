@@ -419,12 +419,11 @@ class Settings:
         64,
         minimum=0,
         summary=(
-            "Requests that wait, first come first served, for a backend at --max-generations; past them, 429 with"
-            " retry-after."
+            "Requests that wait (tenants in turn) for a backend at --max-generations; past them, 429 with retry-after."
         ),
         doc=(
-            "Requests that wait, first come first served, for a backend at its cap; past them, `429 "
-            "server_overloaded` with `retry-after`."
+            "Requests that wait for a backend at its cap (first come first served within a tenant, tenants in "
+            "turn); past them, `429 server_overloaded` with `retry-after`."
         ),
     )
     max_queue_wait_secs: float = option(

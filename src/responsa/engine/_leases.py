@@ -14,7 +14,7 @@ import time
 
 import anyio
 
-from responsa.protocol import LifecycleEvent, ResponseError
+from responsa.protocol import LifecycleEvent, ResponseError, StorageUnavailable
 from responsa.store import LoggedEvent, Store
 
 from ._periodic import every
@@ -48,6 +48,8 @@ class Leases:
             if self._held:
                 try:
                     await self._store.renew_leases(list(self._held), time.time() + self.length)
+                except StorageUnavailable as error:
+                    logger.warning("renewing leases failed: %s", error.reason)
                 except Exception:
                     logger.exception("renewing leases failed")
 

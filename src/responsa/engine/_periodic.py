@@ -7,6 +7,8 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
+from responsa.protocol import StorageUnavailable
+
 __all__ = ["every"]
 
 logger = logging.getLogger(__name__)
@@ -18,6 +20,8 @@ async def every(interval: float, job: Callable[[], Awaitable[object]], what: str
     while True:
         try:
             await job()
+        except StorageUnavailable as error:  # the store says why (and /health too): no traceback each time
+            logger.warning("%s failed: %s", what, error.reason)
         except Exception:
             logger.exception("%s failed", what)
         await anyio.sleep(interval)
