@@ -12,16 +12,13 @@ from collections.abc import AsyncIterator, Sequence
 
 import anyio
 
-from responsa.protocol import TERMINAL_STATUSES, StorageUnavailable, StreamEvent
+from responsa.protocol import TERMINAL_EVENT_TYPES, TERMINAL_STATUSES, StorageUnavailable, StreamEvent
 from responsa.store import LoggedEvent, Store
 
 __all__ = ["EventLog", "replay"]
 
 STORAGE_RETRY_SECONDS = 0.5
 """How long the log waits before writing again after the store refused a write."""
-
-_TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
-"""Event types that tell a client the response has ended."""
 
 
 class EventLog:
@@ -47,7 +44,7 @@ class EventLog:
 
     def extend(self, events: Sequence[StreamEvent]) -> None:
         for event in events:
-            if event.type in _TERMINAL_EVENTS and self._terminal is None:
+            if event.type in TERMINAL_EVENT_TYPES and self._terminal is None:
                 self._terminal = len(self.events)
             self.events.append(LoggedEvent(event.sequence_number, event.type, event.model_dump_json()))
         self._wake()

@@ -19,6 +19,7 @@ from anyio.abc import TaskGroup
 
 from responsa import tracing
 from responsa.protocol import (
+    TERMINAL_EVENT_TYPES,
     ErrorEvent,
     ErrorPayload,
     Item,
@@ -190,10 +191,12 @@ class RunLoop:
             await self._persist_once(run)
         except StorageUnavailable as error:
             run.error = error
-            *before, end = events
             payload = ErrorPayload(type=error.error_type, code=error.code, message=error.message)
-            return [*before, ErrorEvent(code=error.code, message=error.message, error=payload,
-                                        sequence_number=end.sequence_number)]  # fmt: skip
+            failure = ErrorEvent(code=error.code, message=error.message, error=payload, sequence_number=0)
+            if events and events[-1].type in TERMINAL_EVENT_TYPES:
+                failure.sequence_number = events[-1].sequence_number
+                return [*events[:-1], failure]
+            return [*events, run.builder.emitter.emit(failure)]  # a cancel's end has no terminal event
         return events
 
     async def _persist_once(self, run: Run) -> None:

@@ -95,6 +95,7 @@ from ._request import (
     TextPlainFormat,
 )
 from ._response import (
+    TERMINAL_EVENT_TYPES,
     TERMINAL_STATUSES,
     DeletedObject,
     IncompleteDetails,
@@ -180,6 +181,7 @@ __all__ = [
     "MAX_ITEMS_PER_REQUEST",
     "MAX_METADATA_KEYS",
     "MEMORY_LIMITS",
+    "TERMINAL_EVENT_TYPES",
     "TERMINAL_STATUSES",
     "WEB_SEARCH_TYPES",
     "AllowedTools",

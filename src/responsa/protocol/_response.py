@@ -26,6 +26,8 @@ __all__ = [
 
 ResponseStatus = Literal["queued", "in_progress", "completed", "incomplete", "failed", "cancelled"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "incomplete", "failed", "cancelled"})
+TERMINAL_EVENT_TYPES: frozenset[str] = frozenset({"response.completed", "response.incomplete", "response.failed"})
+"""The stream events that tell a client a response has ended (a cancelled response has none)."""
 
 
 class InputTokensDetails(WireModel):
