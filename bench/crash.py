@@ -10,17 +10,15 @@ queued or in progress past their lease (stuck), and what the database's integrit
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import tempfile
+from contextlib import closing
 from pathlib import Path
-
-import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the drill lives with the tests
 
 from tests.conftest import fresh_store
-from tests.crash_drill import Load, Seen, find_damage, integrity_problems, load_until_killed, serve, stuck_after
+from tests.crash_drill import Load, Seen, drill
 
 LEASE_SECONDS = 1.0
 
@@ -28,19 +26,11 @@ LEASE_SECONDS = 1.0
 def _drill(kind: str, rounds: int, load: Load) -> None:
     with tempfile.TemporaryDirectory() as directory, fresh_store(kind, Path(directory)) as db_url:
         seen, lost, changed, stuck, problems = Seen(), 0, 0, 0, 0
-        process, url = serve(db_url, Path(directory) / "serve.log", LEASE_SECONDS)
-        try:
-            for _ in range(rounds):
-                anyio.run(load_until_killed, url, process, seen, load)
-                assert process.returncode == -signal.SIGKILL
-                process, url = serve(db_url, Path(directory) / "serve.log", LEASE_SECONDS)
-                damage = anyio.run(find_damage, url, seen)
-                lost, changed = len(damage.lost), len(damage.changed)  # cumulative: every round checks all
-                stuck = stuck_after(db_url, 4 * LEASE_SECONDS + 10)
-                problems += len(integrity_problems(db_url))
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+        with closing(drill(db_url, Path(directory) / "serve.log", seen, rounds, load, LEASE_SECONDS)) as kills:
+            for after_kill in kills:
+                lost, changed = len(after_kill.damage.lost), len(after_kill.damage.changed)  # each round checks all
+                stuck = after_kill.stuck
+                problems += len(after_kill.problems)
         acknowledged = len(seen.ended.keys() | seen.queued)
         print(f"{kind:10} | {rounds:6} | {seen.requests:8} | {acknowledged:12} | {seen.ended_in_background():10} | "
               f"{lost:4} | {changed:7} | {stuck:5} | {problems:9}")  # fmt: skip

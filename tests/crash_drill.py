@@ -12,6 +12,7 @@ import signal
 import sqlite3
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -191,3 +192,29 @@ def stuck_after(db_url: str, seconds: float) -> int:
     while (left := query(db_url, UNFINISHED)[0][0]) > 0 and time.monotonic() < deadline:
         time.sleep(0.1)
     return int(left)
+
+
+@dataclass
+class Round:
+    """What the restarted server and its store showed after one kill."""
+
+    damage: Damage
+    stuck: int
+    problems: list[str]
+
+
+def drill(db_url: str, log: Path, seen: Seen, rounds: int, load: Load, lease_seconds: float) -> Iterator[Round]:
+    """Serve on the store, then ``rounds`` times: load until SIGKILL, restart, and check what survived
+    (cumulative: each round checks everything acknowledged so far). Close it (``contextlib.closing``)
+    to stop the last server even when the caller stops early."""
+    process, url = serve(db_url, log, lease_seconds)
+    try:
+        for _ in range(rounds):
+            anyio.run(load_until_killed, url, process, seen, load)
+            assert process.returncode == -signal.SIGKILL
+            process, url = serve(db_url, log, lease_seconds)
+            damage = anyio.run(find_damage, url, seen)
+            yield Round(damage, stuck_after(db_url, 4 * lease_seconds + 10), integrity_problems(db_url))
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

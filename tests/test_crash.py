@@ -8,12 +8,10 @@ the lease, every event log is whole, and the database passes its own integrity c
 
 from __future__ import annotations
 
-import signal
+from contextlib import closing
 from pathlib import Path
 
-import anyio
-
-from tests.crash_drill import Load, Seen, find_damage, integrity_problems, load_until_killed, serve, stuck_after
+from tests.crash_drill import Load, Seen, drill
 
 ROUNDS = 3
 LEASE_SECONDS = 1.0
@@ -21,22 +19,12 @@ LOAD = Load(clients=24, seconds=2.0, max_seconds=20.0, floor=6)
 
 
 def test_nothing_acknowledged_is_lost_when_the_server_is_killed(fresh_db_url: str, tmp_path: Path) -> None:
-    db_url = fresh_db_url
     seen = Seen()
-    log = tmp_path / "serve.log"
-    process, url = serve(db_url, log, LEASE_SECONDS)
-    try:
-        for _ in range(ROUNDS):
-            anyio.run(load_until_killed, url, process, seen, LOAD)
-            assert process.returncode == -signal.SIGKILL
-            process, url = serve(db_url, log, LEASE_SECONDS)
-            damage = anyio.run(find_damage, url, seen)
-            assert damage.lost == [] and damage.changed == [], damage
-            assert stuck_after(db_url, 4 * LEASE_SECONDS + 10) == 0, "responses still unfinished past their lease"
-            assert integrity_problems(db_url) == []
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    with closing(drill(fresh_db_url, tmp_path / "serve.log", seen, ROUNDS, LOAD, LEASE_SECONDS)) as rounds:
+        for after_kill in rounds:
+            assert after_kill.damage.lost == [] and after_kill.damage.changed == [], after_kill.damage
+            assert after_kill.stuck == 0, "responses still unfinished past their lease"
+            assert after_kill.problems == []
     # The load was real: every round acknowledged responses of every kind. Alone this test sees about
     # 60 a round on SQLite and 25 on PostgreSQL; at the end of the full suite on a busy 2-core machine
     # as few as 7 in three rounds on PostgreSQL after the first 2 s, so each round's load lasts until

@@ -220,7 +220,7 @@ def test_a_read_only_or_unreachable_postgresql_database_is_a_retryable_error() -
         assert sdk.responses.retrieve(kept.id) == kept  # reads go on
 
         _postgres(name, f"ALTER DATABASE {name} RESET default_transaction_read_only")
-        _until(lambda: _health(http) if _health(http).status_code == 200 else None)
+        _until(lambda: reply if (reply := _health(http)).status_code == 200 else None)
         assert _until(served).json()["status"] == "completed"
 
         _postgres(name, f"ALTER DATABASE {name} WITH ALLOW_CONNECTIONS false")

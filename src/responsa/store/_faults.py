@@ -74,7 +74,7 @@ def storage_fault(error: BaseException) -> str | None:
         if error.connection_invalidated or _caused_by_the_network(error):
             return "the database connection was lost"
         return None
-    if isinstance(error, (ConnectionError, OSError)):  # the driver could not reach the server at all
+    if isinstance(error, OSError):  # the driver could not reach the server at all (ConnectionError is one)
         return f"the database is unreachable ({error.strerror or type(error).__name__})"
     return None
 
@@ -82,7 +82,7 @@ def storage_fault(error: BaseException) -> str | None:
 def _caused_by_the_network(error: BaseException) -> bool:
     seen: BaseException | None = error
     while seen is not None:
-        if isinstance(seen, (ConnectionError, OSError)) or "connection is closed" in str(seen):
+        if isinstance(seen, OSError) or "connection is closed" in str(seen):
             return True
         seen = seen.__cause__ or seen.__context__
     return False

@@ -38,8 +38,7 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
         self.retention = retention or Retention()
         self.tenant = "default"
         self._url = url
-        self._guarded = GuardedDatabase(open_database(url))
-        self._db = self._guarded
+        self._db: GuardedDatabase = GuardedDatabase(open_database(url))
         self._contexts = ContextCache()
 
     def scoped(self, tenant: str) -> SqlStore:
@@ -49,7 +48,7 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
 
     async def check_health(self) -> StoreHealth:
         """Whether the store can serve now (see ``GuardedDatabase.check``)."""
-        return await self._guarded.check()
+        return await self._db.check()
 
     def containers(self) -> SqlContainers:
         """The containers of this view's tenant (their own repository, on the same database)."""
