@@ -32,6 +32,7 @@ from ._context import load_history, normalize_input
 from ._model_request import build_model_request
 from ._run import RunContext
 from ._sealing import Sealer
+from ._tenant_views import tenant_view
 from ._truncation import token_counter, truncated
 from ._usage import usage_of
 from .tools import plan_client_tools
@@ -69,6 +70,7 @@ class Compactor:
         self._store = store
         self._backends = backends
         self._sealer = sealer
+        self._views: dict[str, Compactor] = {}
 
     @property
     def tenant(self) -> str:
@@ -76,6 +78,9 @@ class Compactor:
         return self._store.tenant
 
     def for_tenant(self, tenant: str) -> Compactor:
+        return tenant_view(self._views, tenant, self._view)
+
+    def _view(self, tenant: str) -> Compactor:
         return Compactor(self._store.scoped(tenant), self._backends, self._sealer)
 
     def _seal(self, summary: str) -> str:

@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator
 from responsa.protocol import FILE_PURPOSES, FileObject, InvalidRequest, NotFound, PayloadTooLarge, new_id
 from responsa.store import FileRepository, Order
 
+from ._tenant_views import tenant_view
+
 __all__ = ["MAX_EXPIRY_SECONDS", "MIN_EXPIRY_SECONDS", "FileService"]
 
 MIN_EXPIRY_SECONDS = 3600
@@ -26,8 +28,12 @@ class FileService:
         self._store = store
         self.max_bytes = max_bytes
         self._part_bytes = part_bytes
+        self._views: dict[str, FileService] = {}
 
     def for_tenant(self, tenant: str) -> FileService:
+        return tenant_view(self._views, tenant, self._view)
+
+    def _view(self, tenant: str) -> FileService:
         return FileService(self._store.scoped(tenant), self.max_bytes, self._part_bytes)
 
     async def upload(

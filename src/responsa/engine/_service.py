@@ -42,6 +42,7 @@ from ._loop import RunLoop
 from ._opening import Opener
 from ._periodic import every
 from ._run import Run
+from ._tenant_views import tenant_view
 from ._vector_stores import VectorStoreService
 
 __all__ = ["ResponseService"]
@@ -92,11 +93,15 @@ class ResponseService:
         )
         self._loop = RunLoop(self._running, self.leases, background, on_usage)
         self.tenant = store.tenant
+        self._views: dict[str, ResponseService] = {}
         """Whose responses this service sees and creates (``for_tenant`` makes the view of another)."""
 
     def for_tenant(self, tenant: str) -> ResponseService:
         """The same service over ``tenant``'s responses; what runs in this process is shared."""
-        view = copy.copy(self)
+        return tenant_view(self._views, tenant, self._view)
+
+    def _view(self, tenant: str) -> ResponseService:
+        view = copy.copy(self)  # shares the views too
         view.tenant = tenant
         return view
 

@@ -10,10 +10,12 @@ cannot load into this Python's sqlite3 (no extension loading) and pgvector is no
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from responsa.store import VectorStoreRepository
+
+if TYPE_CHECKING:  # numpy is imported where vectors are handled: a server without them does not carry it
+    import numpy as np
 
 __all__ = ["Embedder", "VectorIndex", "fuse", "pack"]
 
@@ -25,6 +27,8 @@ RRF_K = 60
 
 
 def pack(vector: Sequence[float]) -> bytes:
+    import numpy as np
+
     return np.asarray(vector, dtype="<f4").tobytes()
 
 
@@ -47,6 +51,8 @@ class VectorIndex:
         self, store: VectorStoreRepository, vector_store_id: str, query: Sequence[float], k: int
     ) -> list[int]:
         """The ``k`` chunk ids closest to ``query`` by cosine similarity, best first."""
+        import numpy as np
+
         fingerprint = await store.vector_fingerprint(vector_store_id)
         if fingerprint[0] == 0:
             return []

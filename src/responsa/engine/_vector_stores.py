@@ -36,6 +36,7 @@ from responsa.store import ChunkHit, Order, StoredBatch, StoredFile, StoredVecto
 from ._attribute_filters import check_filter, matches
 from ._documents import DEFAULT_CHUNKING, Chunking, UnsupportedFile, chunk_text, extract_text
 from ._files import FileService
+from ._tenant_views import tenant_view
 from ._vector_index import Embedder, VectorIndex, fuse, pack
 
 __all__ = ["VectorStoreService"]
@@ -115,8 +116,12 @@ class VectorStoreService:
         self._embed = embed
         self._index = index or VectorIndex()
         self._touched: dict[str, float] = {}
+        self._views: dict[str, VectorStoreService] = {}
 
     def for_tenant(self, tenant: str) -> VectorStoreService:
+        return tenant_view(self._views, tenant, self._view)
+
+    def _view(self, tenant: str) -> VectorStoreService:
         scoped = self._store.scoped(tenant)
         view = VectorStoreService(scoped, self._files.for_tenant(tenant), self._tasks, self._embed, self._index)
         view._touched = self._touched

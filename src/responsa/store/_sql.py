@@ -40,10 +40,14 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
         self._url = url
         self._db: GuardedDatabase = GuardedDatabase(open_database(url))
         self._contexts = ContextCache()
+        self._views: dict[str, SqlStore] = {}
 
     def scoped(self, tenant: str) -> SqlStore:
-        view = copy.copy(self)  # shares the database and the context cache
-        view.tenant = tenant
+        """The store as ``tenant`` sees it, made once per tenant (the configured keys' tenants)."""
+        view = self._views.get(tenant)
+        if view is None:
+            view = self._views[tenant] = copy.copy(self)  # shares the database, the context cache, the views
+            view.tenant = tenant
         return view
 
     async def check_health(self) -> StoreHealth:

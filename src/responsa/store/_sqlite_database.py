@@ -67,16 +67,16 @@ class SqliteDatabase:
         return self._reading.transaction("BEGIN", work)
 
     async def write(self, work: Callable[[Sql], T]) -> T:
-        """Group commit: writes asked for in the same turn of the event loop share one transaction
-        (each in its own savepoint, so one failing leaves the others be). The first writer waits
-        one turn for others to join, then runs them all; the write is never half done by a cancel."""
+        """Group commit: writes asked for while a batch gathers share one transaction (each in its
+        own savepoint, so one failing leaves the others be). The first writer waits for others to
+        join (see ``_gather``), then runs them all; the write is never half done by a cancel."""
         job = _Job(work)
         batch = self._batch
         with anyio.CancelScope(shield=True):
             if batch is None:
                 batch = self._batch = _Batch()
                 batch.jobs.append(job)
-                await anyio.lowlevel.checkpoint()
+                await _gather(batch)
                 self._batch = None
                 batch.run(self._writing, self._file_fault())
             else:
@@ -142,6 +142,21 @@ class SqliteDatabase:
             self._checkpointer.join()
         self._reading.connection.close()
         self._writing.connection.close()
+
+
+GATHER_TURNS = 4
+"""Event-loop turns a batch of writes may wait for more writers, while each turn brings some."""
+
+
+async def _gather(batch: _Batch) -> None:
+    """Let other writers join ``batch``: one turn of the event loop, and more while each turn adds a
+    writer (up to ``GATHER_TURNS``). A lone write waits one turn; under load a commit, which writes
+    the same index pages whether it holds one response or ten, is shared by more of them."""
+    for _ in range(GATHER_TURNS):
+        joined = len(batch.jobs)
+        await anyio.lowlevel.checkpoint()
+        if len(batch.jobs) == joined:
+            return
 
 
 class _Job:

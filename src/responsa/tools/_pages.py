@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import anyio
-import httpx
 
 from responsa.protocol import InvalidRequest
 
@@ -46,6 +45,8 @@ class PageFetcher:
         return await anyio.to_thread.run_sync(_extract, url, body, kind)
 
     async def _read(self, url: str) -> tuple[bytes, str]:
+        import httpx  # here, not at the top: a server that never fetches a page does not carry it
+
         hooks = {"request": [self.policy.guard], "response": []}
         limits = httpx.Timeout(self._timeout)
         try:

@@ -10,13 +10,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
-import httpx
 
 from ._pages import PageFetcher
 
 __all__ = ["SearchHit", "SearchProvider", "WebSearch", "make_provider"]
 
-_TIMEOUT = httpx.Timeout(10.0)
+_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True)
@@ -44,9 +43,13 @@ def _hits(rows: Any, url: str, title: str, snippet: str) -> list[SearchHit]:
     return found
 
 
-async def _get_json(request: httpx.Request) -> Any:
+async def _get_json(method: str, url: str, **request: Any) -> Any:
+    """The JSON a provider answers. httpx is imported here: a server without web search (most of
+    them) does not carry it, and what it pulls in, in memory."""
+    import httpx
+
     async with httpx.AsyncClient(timeout=_TIMEOUT) as client:
-        reply = await client.send(request)
+        reply = await client.request(method, url, **request)
         reply.raise_for_status()
         return reply.json()
 
@@ -60,7 +63,7 @@ class SearxngSearch:
 
     async def search(self, query: str, count: int, country: str | None = None) -> list[SearchHit]:
         params = {"q": query, "format": "json"}
-        data = await _get_json(httpx.Request("GET", f"{self.url.rstrip('/')}/search", params=params))
+        data = await _get_json("GET", f"{self.url.rstrip('/')}/search", params=params)
         return _hits(data.get("results") if isinstance(data, dict) else None, "url", "title", "content")[:count]
 
 
@@ -77,9 +80,7 @@ class BraveSearch:
         if country:
             params["country"] = country.lower()
         headers = {"X-Subscription-Token": self.key, "Accept": "application/json"}
-        data = await _get_json(
-            httpx.Request("GET", f"{self.url.rstrip('/')}/res/v1/web/search", params=params, headers=headers)
-        )
+        data = await _get_json("GET", f"{self.url.rstrip('/')}/res/v1/web/search", params=params, headers=headers)
         web = data.get("web") if isinstance(data, dict) else None
         return _hits(web.get("results") if isinstance(web, dict) else None, "url", "title", "description")[:count]
 
@@ -95,7 +96,7 @@ class TavilySearch:
     async def search(self, query: str, count: int, country: str | None = None) -> list[SearchHit]:
         body = {"query": query, "max_results": min(count, 20), "search_depth": "basic"}
         headers = {"Authorization": f"Bearer {self.key}"}
-        data = await _get_json(httpx.Request("POST", f"{self.url.rstrip('/')}/search", json=body, headers=headers))
+        data = await _get_json("POST", f"{self.url.rstrip('/')}/search", json=body, headers=headers)
         return _hits(data.get("results") if isinstance(data, dict) else None, "url", "title", "content")[:count]
 
 

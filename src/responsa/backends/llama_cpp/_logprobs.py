@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 __all__ = ["logprob_entry"]
 
 
 def logprob_entry(logits: Any, n_vocab: int, token: int, top: int, piece: Callable[[int], bytes]) -> dict[str, Any]:
     """``token``'s entry; ``logits`` points at its row of ``n_vocab`` floats, ``piece`` gives a token's bytes."""
+    import numpy as np  # here: a server without the embedded model does not carry it
+
     row = np.ctypeslib.as_array(logits, shape=(n_vocab,)).astype(np.float64)
     shifted = row - row.max()
     logprobs = shifted - np.log(np.exp(shifted).sum())
