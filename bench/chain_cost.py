@@ -35,19 +35,48 @@ def chain(client: httpx.Client, turns: int) -> list[float]:
     return latencies
 
 
+def measure(rig_python: str, rig: Path, turns: int, chains: int) -> list[float]:
+    """Milliseconds per turn, each the median over ``chains`` chains of ``turns`` turns."""
+    with tempfile.TemporaryDirectory() as tmp, rig_mock(rig_python, "--tokens", "64", rig=rig) as upstream:
+        db = f"sqlite:///{Path(tmp) / 'chain.db'}"
+        with responsa_server("--db", db, "--no-embedded", "--no-simulator", "--upstream", upstream, pin=1) as url:
+            with httpx.Client(base_url=url, timeout=60) as client:
+                chain(client, 5)  # warm-up
+                runs = [chain(client, turns) for _ in range(chains)]
+    return [statistics.median(run[turn] for run in runs) * 1000 for turn in range(turns)]
+
+
+def conversation_turns(rig_python: str, rig: Path, items: int, turns: int) -> tuple[float, float]:
+    """Median milliseconds of a turn in a new conversation, and in one already holding ``items`` items
+    (filled through the items API, 20 at a time)."""
+    with tempfile.TemporaryDirectory() as tmp, rig_mock(rig_python, "--tokens", "64", rig=rig) as upstream:
+        db = f"sqlite:///{Path(tmp) / 'conversation.db'}"
+        with responsa_server("--db", db, "--no-embedded", "--no-simulator", "--upstream", upstream, pin=1) as url:
+            with httpx.Client(base_url=url, timeout=60) as client:
+                chain(client, 5)  # warm-up
+                fresh = client.post("/v1/conversations", json={}).json()["id"]
+                full = client.post("/v1/conversations", json={}).json()["id"]
+                for start in range(0, items, 20):
+                    batch = [{"role": "user", "content": f"message {i}"} for i in range(start, min(start + 20, items))]
+                    client.post(f"/v1/conversations/{full}/items", json={"items": batch}).raise_for_status()
+                short, long = [], []
+                for turn in range(turns):  # taking turns, so both see the same machine
+                    for conversation, latencies in ((fresh, short), (full, long)):
+                        body = {"model": "mock-model", "input": f"Turn {turn}", "max_output_tokens": 64,
+                                "conversation": conversation}  # fmt: skip
+                        started = time.perf_counter()
+                        client.post("/v1/responses", json=body).raise_for_status()
+                        latencies.append((time.perf_counter() - started) * 1000)
+    return statistics.median(short), statistics.median(long)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     rig_arguments(parser)
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--chains", type=int, default=5)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, rig_mock(args.rig_python, "--tokens", "64", rig=args.rig) as upstream:
-        db = f"sqlite:///{Path(tmp) / 'chain.db'}"
-        with responsa_server("--db", db, "--no-embedded", "--no-simulator", "--upstream", upstream, pin=1) as url:
-            with httpx.Client(base_url=url, timeout=60) as client:
-                chain(client, 5)  # warm-up
-                runs = [chain(client, args.turns) for _ in range(args.chains)]
-    per_turn = [statistics.median(run[turn] for run in runs) * 1000 for turn in range(args.turns)]
+    per_turn = measure(args.rig_python, args.rig, args.turns, args.chains)
     print(f"{'turns':<12} | {'median ms':>9}")
     print("-" * 25)
     step = max(args.turns // 10, 1)

@@ -80,11 +80,8 @@ def summarize(runs: list[tuple[float, float, int]]) -> tuple[float, float]:
     return speed, ttft
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tokens", type=int, default=128)
-    parser.add_argument("--repeat", type=int, default=7)
-    args = parser.parse_args()
+def measure(tokens: int, repeat: int) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(tokens/s, TTFT ms) of llama-cpp-python called directly and of responsa, runs interleaved."""
     plain_runs: list[Run] = []
     via_runs: list[Run] = []
     direct = Direct()
@@ -92,10 +89,18 @@ def main() -> None:
         db = f"sqlite:///{Path(tmp) / 'b.db'}"
         with responsa_server("--db", db, "--no-simulator") as url, httpx.Client(base_url=url, timeout=300) as http:
             through_responsa(http, 2)  # load the model
-            for _ in range(args.repeat):  # interleaved, so both see the same machine
-                plain_runs.append(direct.run(args.tokens))
-                via_runs.append(through_responsa(http, args.tokens))
-    plain, via = summarize(plain_runs), summarize(via_runs)
+            for _ in range(repeat):  # interleaved, so both see the same machine
+                plain_runs.append(direct.run(tokens))
+                via_runs.append(through_responsa(http, tokens))
+    return summarize(plain_runs), summarize(via_runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tokens", type=int, default=128)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    plain, via = measure(args.tokens, args.repeat)
     print(f"{'path':<22} | {'decode tokens/s':>15} | {'time to first token ms':>22}")
     print("-" * 66)
     print(f"{'llama-cpp-python':<22} | {plain[0]:>15.1f} | {plain[1]:>22.2f}")

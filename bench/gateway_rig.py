@@ -18,9 +18,70 @@ import argparse
 import os
 import statistics
 import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from _server import responsa_server, rig_arguments, rig_load, rig_mock, time_wait_to
+
+MODES = ("json", "stream")
+
+
+@dataclass(frozen=True)
+class RigRow:
+    """One mode and concurrency: responsa's medians, and the mock alone's rate in the same run."""
+
+    mode: str
+    concurrency: int
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    cpu_ms: float
+    rss_mb: float
+    errors: int
+    time_wait: int
+    mock_rps: float = 0.0
+
+    @property
+    def share(self) -> float:
+        """responsa's rate as a share of the mock's alone (the yardstick)."""
+        return self.rps / self.mock_rps if self.mock_rps else 0.0
+
+
+def measure(
+    rig_python: str, rig: Path, concurrency: Sequence[int], seconds: float, repeat: int, tokens: int = 64
+) -> list[RigRow]:
+    """responsa (SQLite store on, pinned to core 1) on the rig at each concurrency, both modes; then
+    the mock alone at the same ones."""
+    rows: list[RigRow] = []
+    with tempfile.TemporaryDirectory() as tmp, rig_mock(rig_python, "--tokens", str(tokens), rig=rig) as upstream:
+        db = f"sqlite:///{Path(tmp) / 'rig.db'}"
+        pids: list[int] = []
+        with responsa_server(
+            "--db", db, "--no-embedded", "--no-simulator", "--upstream", upstream, pin=1, pids=pids
+        ) as url:
+            for mode in MODES:
+                for level in concurrency:
+                    flags = ["-c", str(level), "-d", str(seconds), "--pid", str(pids[0]), "--store", "true"]
+                    flags += ["--stream"] if mode == "stream" else []
+                    runs = [rig_load(rig_python, url, *flags, rig=rig) for _ in range(repeat)]
+                    rows.append(RigRow(
+                        mode, level,
+                        rps=statistics.median(run["rps"] for run in runs),
+                        p50_ms=statistics.median(run["lat_p50_ms"] for run in runs),
+                        p99_ms=statistics.median(run["lat_p99_ms"] for run in runs),
+                        cpu_ms=statistics.median(run.get("server_cpu_ms_per_req") or 0 for run in runs),
+                        rss_mb=max(run.get("server_rss_peak_mb") or 0 for run in runs),
+                        errors=sum(run["errors"] for run in runs),
+                        time_wait=time_wait_to(upstream),
+                    ))  # fmt: skip
+        # The upstream alone, afterwards, on the same machine: the yardstick across runs and machines.
+        alone = {}
+        for mode in MODES:
+            for level in concurrency:
+                chat = ["--api", "chat", "-c", str(level), "-d", str(seconds), *(["--stream"] * (mode == "stream"))]
+                alone[mode, level] = rig_load(rig_python, upstream.removesuffix("/v1"), *chat, rig=rig)["rps"]
+    return [RigRow(**{**row.__dict__, "mock_rps": alone[row.mode, row.concurrency]}) for row in rows]
 
 
 def main() -> None:
@@ -30,38 +91,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, rig_mock(args.rig_python, "--tokens", "64", rig=args.rig) as upstream:
-        db = f"sqlite:///{Path(tmp) / 'rig.db'}"
-        pids: list[int] = []
-        with responsa_server(
-            "--db", db, "--no-embedded", "--no-simulator", "--upstream", upstream, pin=1, pids=pids
-        ) as url:
-            pid = pids[0]
-            header = f"{'mode':<7} | {'c':>3} | {'req/s':>8} | {'p50 ms':>8} | {'CPU ms/req':>10} | {'RSS MB':>7}"
-            print(f"{header} | errors | TIME_WAIT")
-            print("-" * 81)
-            for stream in (False, True):
-                for concurrency in args.concurrency:
-                    flags = ["-c", str(concurrency), "-d", str(args.seconds), "--pid", str(pid), "--store", "true"]
-                    runs = [rig_load(args.rig_python, url, *flags, *(["--stream"] if stream else []), rig=args.rig)
-                            for _ in range(args.repeat)]  # fmt: skip
-                    rps = statistics.median(run["rps"] for run in runs)
-                    p50 = statistics.median(run["lat_p50_ms"] for run in runs)
-                    rss = max(run.get("server_rss_peak_mb") or 0 for run in runs)
-                    cpu = statistics.median(run.get("server_cpu_ms_per_req") or 0 for run in runs)
-                    errors = sum(run["errors"] for run in runs)
-                    mode = "stream" if stream else "json"
-                    waiting = time_wait_to(upstream)
-                    row = f"{mode:<7} | {concurrency:>3} | {rps:>8.1f} | {p50:>8.2f} | {cpu:>10.2f} | {rss:>7.0f}"
-                    print(f"{row} | {errors:>6} | {waiting}")
-        # The upstream alone, afterwards, on the same machine: the yardstick across runs and machines.
-        print(f"\nmock alone (chat API):\n{'mode':<7} | {'c':>3} | {'req/s':>8}")
-        for stream in (False, True):
-            for concurrency in args.concurrency:
-                chat = ["--api", "chat", "-c", str(concurrency), "-d", str(args.seconds), *(["--stream"] * stream)]
-                alone = rig_load(args.rig_python, upstream.removesuffix("/v1"), *chat, rig=args.rig)
-                print(f"{'stream' if stream else 'json':<7} | {concurrency:>3} | {alone['rps']:>8.0f}")
-    print(f"\nmedians of {args.repeat} x {args.seconds:g}s, 64 tokens, store on; {os.cpu_count()} cores")
+    rows = measure(args.rig_python, args.rig, args.concurrency, args.seconds, args.repeat)
+    header = f"{'mode':<7} | {'c':>3} | {'req/s':>8} | {'p50 ms':>8} | {'CPU ms/req':>10} | {'RSS MB':>7}"
+    print(f"{header} | errors | TIME_WAIT | mock alone | share")
+    print("-" * 110)
+    for row in rows:
+        line = f"{row.mode:<7} | {row.concurrency:>3} | {row.rps:>8.1f} | {row.p50_ms:>8.2f} | {row.cpu_ms:>10.2f}"
+        print(f"{line} | {row.rss_mb:>7.0f} | {row.errors:>6} | {row.time_wait:>9} | {row.mock_rps:>10.0f} | "
+              f"{row.share:>5.1%}")  # fmt: skip
+    print(f"\nmedians of {args.repeat} x {args.seconds:g}s, 64 tokens, store on; {os.cpu_count()} cores; "
+          "mock alone: the rig's mock without responsa, one run each, after responsa's")  # fmt: skip
 
 
 if __name__ == "__main__":

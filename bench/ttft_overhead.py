@@ -18,22 +18,28 @@ from pathlib import Path
 from _server import responsa_server, rig_arguments, rig_load, rig_mock
 
 
+def measure(rig_python: str, rig: Path, seconds: float, repeat: int) -> tuple[list[float], list[float]]:
+    """TTFT p50 (ms) of each run: straight to the mock, and through responsa, taking turns."""
+    timing = ["--ttft-ms", "100", "--delay-ms", "20", "--tokens", "16"]
+    flags = ["--stream", "-c", "1", "-d", str(seconds), "--max-output-tokens", "16"]
+    with tempfile.TemporaryDirectory() as tmp, rig_mock(rig_python, *timing, rig=rig) as upstream:
+        db = f"sqlite:///{Path(tmp) / 'ttft.db'}"
+        with responsa_server("--db", db, "--no-embedded", "--no-simulator", "--upstream", upstream, pin=1) as url:
+            direct, through = [], []
+            for _ in range(repeat):
+                base = upstream.removesuffix("/v1")
+                direct.append(rig_load(rig_python, base, "--api", "chat", *flags, rig=rig)["ttft_p50_ms"])
+                through.append(rig_load(rig_python, url, "--store", "true", *flags, rig=rig)["ttft_p50_ms"])
+    return direct, through
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     rig_arguments(parser)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    timing = ["--ttft-ms", "100", "--delay-ms", "20", "--tokens", "16"]
-    flags = ["--stream", "-c", "1", "-d", str(args.seconds), "--max-output-tokens", "16"]
-    with tempfile.TemporaryDirectory() as tmp, rig_mock(args.rig_python, *timing, rig=args.rig) as upstream:
-        db = f"sqlite:///{Path(tmp) / 'ttft.db'}"
-        with responsa_server("--db", db, "--no-embedded", "--no-simulator", "--upstream", upstream, pin=1) as url:
-            direct, through = [], []
-            for _ in range(args.repeat):
-                base = upstream.removesuffix("/v1")
-                direct.append(rig_load(args.rig_python, base, "--api", "chat", *flags, rig=args.rig)["ttft_p50_ms"])
-                through.append(rig_load(args.rig_python, url, "--store", "true", *flags, rig=args.rig)["ttft_p50_ms"])
+    direct, through = measure(args.rig_python, args.rig, args.seconds, args.repeat)
     mock, gateway = statistics.median(direct), statistics.median(through)
     print(f"{'path':<22} | {'TTFT p50 ms (median of runs)':>28} | runs")
     print("-" * 66)

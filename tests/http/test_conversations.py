@@ -207,3 +207,37 @@ def test_conversation_errors(client: openai.OpenAI, http: httpx.Client) -> None:
         body = {"items": [{"role": "user", "content": "x"}]} if method == "POST" else None
         assert http.request(method, path, json=body).status_code == 404, path
     assert client.conversations.items.list(conversation.id).data == []
+
+
+def test_a_turn_sees_the_conversation_as_it_is_after_edits(client: openai.OpenAI) -> None:
+    """The server keeps a parsed snapshot of a conversation between turns and reads only what was
+    appended since; after each kind of edit a turn's context must still be exactly the conversation's
+    items: the same input tokens as the same turn in a new conversation holding those items."""
+    words = ["alpha", "beta gamma", "delta epsilon zeta", "eta theta iota kappa"]
+    conversation = client.conversations.create(items=[{"role": "user", "content": text} for text in words])
+
+    def items_now() -> list[Any]:
+        return list(client.conversations.items.list(conversation.id, order="asc", limit=100).data)
+
+    def turn_matches_a_fresh_copy(prompt: str) -> None:
+        copy = client.conversations.create(
+            items=[{"role": item.role, "content": item.content[0].text} for item in items_now()]  # type: ignore[union-attr]
+        )
+        fresh = client.responses.create(model="sim", input=prompt, conversation=copy.id, max_output_tokens=8)
+        kept = client.responses.create(model="sim", input=prompt, conversation=conversation.id, max_output_tokens=8)
+        assert kept.usage is not None and fresh.usage is not None
+        assert kept.usage.input_tokens == fresh.usage.input_tokens, prompt
+
+    turn_matches_a_fresh_copy("first turn")  # reads the whole conversation
+    turn_matches_a_fresh_copy("second turn")  # reads what the first turn appended
+    # The snapshot ends where the last turn began: its input and output, and the item before them (the
+    # snapshot's last) go; the next item appended takes that item's position.
+    for item in items_now()[-3:]:
+        client.conversations.items.delete(item.id, conversation_id=conversation.id)  # type: ignore[arg-type]
+    client.conversations.items.create(conversation.id, items=[{"role": "user", "content": "a much longer " * 5}])
+    turn_matches_a_fresh_copy("after the snapshot's last item was replaced")
+    middle = items_now()[2]
+    client.conversations.items.delete(middle.id, conversation_id=conversation.id)  # type: ignore[arg-type]
+    turn_matches_a_fresh_copy("after a middle item went")
+    client.conversations.items.create(conversation.id, items=[{"role": "user", "content": "appended"}])
+    turn_matches_a_fresh_copy("after an append")

@@ -17,7 +17,7 @@ from responsa.protocol import TERMINAL_STATUSES, Item, ResponseObject
 from . import _statements as sql
 from ._base import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Retention
 from ._containers import SqlContainers
-from ._context_cache import ContextCache
+from ._context_cache import ContextCache, ConversationSnapshot
 from ._database import Sql, open_database
 from ._faults import GuardedDatabase, StoreHealth
 from ._files import FileQueries
@@ -39,7 +39,8 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
         self.tenant = "default"
         self._url = url
         self._db: GuardedDatabase = GuardedDatabase(open_database(url))
-        self._contexts = ContextCache()
+        self._contexts: ContextCache[tuple[Item, ...]] = ContextCache()
+        self._conversation_contexts: ContextCache[ConversationSnapshot] = ContextCache(size=128)
         self._views: dict[str, SqlStore] = {}
 
     def scoped(self, tenant: str) -> SqlStore:

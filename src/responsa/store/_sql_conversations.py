@@ -13,6 +13,7 @@ from responsa.protocol import Conversation, InvalidRequest, Item, check_metadata
 
 from . import _statements as sql
 from ._base import ItemPage, Order, Retention
+from ._context_cache import ContextCache, ConversationSnapshot
 from ._database import Database, Sql
 from ._paging import dump_item, item_page, load_item
 from ._tables import conversation_items, conversations
@@ -42,11 +43,12 @@ def _to_conversation(row: Sequence[Any]) -> Conversation:
 
 
 class ConversationQueries:
-    """Needs ``_db`` and ``retention`` from the store it is mixed into."""
+    """Needs ``_db``, ``retention`` and the conversation snapshots from the store it is mixed into."""
 
     _db: Database
     retention: Retention
     tenant: str
+    _conversation_contexts: ContextCache[ConversationSnapshot]
 
     def _live(self, ttl: float) -> dict[str, Any]:
         """Parameters that limit a lookup to this tenant's objects that have not expired."""
@@ -163,13 +165,36 @@ class ConversationQueries:
         return await self._db.write(work)
 
     async def load_conversation(self, conversation_id: str) -> list[Item] | None:
-        def work(conn: Sql) -> list[str] | None:
+        """Every item; those read before (the snapshot of the last read in this process) are not
+        parsed again when the database shows them unchanged: as many items up to the snapshot's last
+        position, and the same item there. Items are appended after the last position and never
+        changed, so the only edits that could hide behind that are a deletion of the last item and
+        an append of one with the same stored body: the same items again."""
+        snapshot = self._conversation_contexts.get(self.tenant, conversation_id)
+        where = {"conversation_id": conversation_id}
+
+        def work(conn: Sql) -> tuple[tuple[Item, ...], list[Any]] | None:
             if self._fetch_conversation(conn, conversation_id) is None:
                 return None
-            return list(conn.execute(sql.CONVERSATION_ITEMS, {"conversation_id": conversation_id}).scalars())
+            if snapshot is not None:
+                at = {**where, "position": snapshot.last_position}
+                if (
+                    conn.execute(sql.CONVERSATION_PREFIX, at).scalar() == snapshot.count
+                    and conn.execute(sql.CONVERSATION_ITEM_AT, at).scalar() == snapshot.last_body
+                ):
+                    return snapshot.items, list(conn.execute(sql.CONVERSATION_ITEMS_AFTER, at).all())
+            return (), list(conn.execute(sql.CONVERSATION_ITEMS_AFTER, {**where, "position": -1}).all())
 
-        bodies = await self._db.read(work)
-        return None if bodies is None else [load_item(body) for body in bodies]
+        found = await self._db.read(work)
+        if found is None:
+            return None
+        before, rows = found
+        items = (*before, *(load_item(body) for _position, body in rows))
+        if rows:
+            position, body = rows[-1]
+            snapshot = ConversationSnapshot(len(items), position, body, items)
+            self._conversation_contexts.put(self.tenant, conversation_id, snapshot)
+        return list(items)
 
     def _sweep_conversations(self, conn: Sql) -> int:
         ttl = self.retention.conversation_ttl

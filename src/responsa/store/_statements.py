@@ -21,6 +21,9 @@ __all__ = [
     "CONVERSATION_FOR_UPDATE",
     "CONVERSATION_ITEM",
     "CONVERSATION_ITEMS",
+    "CONVERSATION_ITEMS_AFTER",
+    "CONVERSATION_ITEM_AT",
+    "CONVERSATION_PREFIX",
     "DELETE_CONVERSATION_ITEM",
     "DELETE_OUTPUTS",
     "EVENTS_AFTER",
@@ -115,6 +118,17 @@ NEXT_POSITION = select(func.coalesce(func.max(_ci.position), -1) + 1).where(
     _ci.conversation_id == bindparam("conversation_id")
 )
 CONVERSATION_ITEMS = select(_ci.body).where(_ci.conversation_id == bindparam("conversation_id")).order_by(_ci.position)
+CONVERSATION_ITEMS_AFTER = (
+    select(_ci.position, _ci.body)
+    .where(_ci.conversation_id == bindparam("conversation_id"), _ci.position > bindparam("position"))
+    .order_by(_ci.position)
+)
+CONVERSATION_PREFIX = select(func.count()).where(
+    _ci.conversation_id == bindparam("conversation_id"), _ci.position <= bindparam("position")
+)
+CONVERSATION_ITEM_AT = select(_ci.body).where(
+    _ci.conversation_id == bindparam("conversation_id"), _ci.position == bindparam("position")
+)
 CONVERSATION_ITEM = (
     select(_ci.body).where(_ci.conversation_id == bindparam("conversation_id"), _ci.item_id == bindparam("item_id"))
 ).limit(1)

@@ -108,6 +108,9 @@ def _extras(request: ModelRequest) -> dict[str, Any]:
     return extras
 
 
+_PLAIN_TEXT = (InputText, OutputText)
+
+
 def chat_messages(instructions: str | None, items: Sequence[Item]) -> list[dict[str, Any]]:
     """Items as chat messages: function calls join the assistant turn, outputs become ``tool`` messages."""
     messages: list[dict[str, Any]] = []
@@ -139,6 +142,8 @@ def _content(message: Message) -> str | list[dict[str, Any]]:
     parts = message.content
     if isinstance(parts, str):
         return parts
+    if len(parts) == 1 and isinstance(only := parts[0], _PLAIN_TEXT):  # most messages (each turn, every item)
+        return only.text
     if message.role != "user" or all(isinstance(p, InputText | OutputText | Refusal) for p in parts):
         return item_text(message)
     chat_parts: list[dict[str, Any]] = []
