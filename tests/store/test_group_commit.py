@@ -74,3 +74,37 @@ def test_a_lone_failing_write_changes_nothing(db_path: Path) -> None:
         await store.aclose()
 
     anyio.run(main)
+
+
+def test_the_wal_stays_bounded_under_steady_writes(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writers that never pause leave a passive checkpoint no moment to start the WAL over; the
+    checkpointer then empties it once it passes its limit (scaled down here: 64 pages, 20 ms)."""
+    from responsa.store import _sqlite_database
+
+    monkeypatch.setattr(_sqlite_database, "CHECKPOINT_EVERY", 0.02)
+    monkeypatch.setattr(_sqlite_database, "TRUNCATE_AFTER_FRAMES", 64)
+    wal = Path(f"{db_path}-wal")
+    largest = 0
+
+    async def writer(store: SqlStore, conversation_id: str, deadline: float) -> None:
+        nonlocal largest
+        while time.monotonic() < deadline:
+            await store.append_conversation_items(conversation_id, [_message("x" * 2000) for _ in range(10)])
+            largest = max(largest, wal.stat().st_size if wal.exists() else 0)
+
+    async def main() -> None:
+        store = SqlStore(f"sqlite:///{db_path}")
+        await store.migrate()
+        deadline = time.monotonic() + 3
+        async with anyio.create_task_group() as group:
+            for index in range(8):
+                await store.create_conversation(_conversation(f"conv_{index}"), [])
+                group.start_soon(writer, store, f"conv_{index}", deadline)
+        written = 0
+        for index in range(8):
+            written += len(await store.load_conversation(f"conv_{index}") or [])
+        await store.aclose()
+        assert written * 2000 > 100 * 2**20, written  # far more than the WAL may hold
+        assert largest < 48 * 2**20, f"the WAL grew to {largest} bytes"  # unbounded: hundreds of MB in 3 s
+
+    anyio.run(main)

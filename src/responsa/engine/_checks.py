@@ -5,9 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsonschema
-from jsonschema.validators import validator_for
-
 from responsa.protocol import (
     CreateResponseRequest,
     CustomTool,
@@ -130,6 +127,9 @@ def _check_function(tool: FunctionTool | CustomTool, param: str) -> None:
 
 
 def _check_schema(schema: dict[str, Any], param: str) -> None:
+    import jsonschema  # on first use: most servers never see a schema, and it is 2 MB of memory
+    from jsonschema.validators import validator_for
+
     try:
         validator_for(schema).check_schema(schema)
     except jsonschema.SchemaError as exc:

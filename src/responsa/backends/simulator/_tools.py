@@ -7,8 +7,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
-
 from responsa.backends._base import ModelRequest
 from responsa.protocol import FunctionTool, ModelError
 
@@ -80,6 +78,8 @@ def _entity_parameter(schema: dict[str, Any]) -> bool:
 
 
 def _calls_for(tool: FunctionTool, prompt: str, parallel: bool) -> list[PlannedCall]:
+    import jsonschema  # on first use, as the request checks do
+
     schema = tool.parameters or {"type": "object", "properties": {}}
     names = entities(prompt)
     targets: list[str | None] = list(names) if parallel and len(names) > 1 and _entity_parameter(schema) else [None]
