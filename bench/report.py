@@ -105,14 +105,17 @@ def plot(rows: list[gateway_rig.RigRow], path: Path) -> None:
         rate.plot(levels, [row.mock_rps for row in mine], "s--", color=color, alpha=0.5, label=f"mock alone {mode}")
         latency.plot(levels, [row.p50_ms for row in mine], "o-", color=color, label=f"{mode} p50")
         latency.plot(levels, [row.p99_ms for row in mine], "^:", color=color, label=f"{mode} p99")
+    levels = sorted({row.concurrency for row in rows})
     for axes, title, unit in ((rate, "throughput", "requests/s"), (latency, "latency through responsa", "ms")):
         axes.set_xscale("log", base=2)
+        axes.set_xticks(levels, [str(level) for level in levels])
         axes.set_yscale("log")
         axes.set_xlabel("concurrent clients")
         axes.set_ylabel(unit)
         axes.set_title(title)
         axes.grid(True, which="both", alpha=0.3)
-        axes.legend(fontsize=8)
+        axes.legend(fontsize=8, ncol=2, loc="upper center" if axes is rate else "upper left")
+    rate.set_ylim(top=max(row.mock_rps for row in rows) * 5)  # room for the legend above the lines
     figure.suptitle(f"responsa on the shared rig (64 tokens, SQLite store on, {os.cpu_count()} cores)")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

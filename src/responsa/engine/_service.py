@@ -93,8 +93,8 @@ class ResponseService:
         )
         self._loop = RunLoop(self._running, self.leases, background, on_usage)
         self.tenant = store.tenant
-        self._views: dict[str, ResponseService] = {}
         """Whose responses this service sees and creates (``for_tenant`` makes the view of another)."""
+        self._views: dict[str, ResponseService] = {}
 
     def for_tenant(self, tenant: str) -> ResponseService:
         """The same service over ``tenant``'s responses; what runs in this process is shared."""

@@ -20,7 +20,6 @@ __all__ = [
     "CONVERSATION",
     "CONVERSATION_FOR_UPDATE",
     "CONVERSATION_ITEM",
-    "CONVERSATION_ITEMS",
     "CONVERSATION_ITEMS_AFTER",
     "CONVERSATION_ITEM_AT",
     "CONVERSATION_PREFIX",
@@ -117,7 +116,6 @@ INSERT_CONVERSATION_ITEMS = insert(conversation_items)
 NEXT_POSITION = select(func.coalesce(func.max(_ci.position), -1) + 1).where(
     _ci.conversation_id == bindparam("conversation_id")
 )
-CONVERSATION_ITEMS = select(_ci.body).where(_ci.conversation_id == bindparam("conversation_id")).order_by(_ci.position)
 CONVERSATION_ITEMS_AFTER = (
     select(_ci.position, _ci.body)
     .where(_ci.conversation_id == bindparam("conversation_id"), _ci.position > bindparam("position"))
