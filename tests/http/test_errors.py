@@ -167,3 +167,20 @@ def test_rejected_requests_store_nothing_and_change_nothing(http: httpx.Client) 
 def test_a_type_that_is_not_a_string_is_a_400(http: httpx.Client, body: dict[str, Any], path: str) -> None:
     error = error_of(http.post(path, json=body), 400)
     assert error["type"] == "invalid_request_error" and error["message"]
+
+
+def test_a_function_call_output_must_answer_a_call_of_the_context(http: httpx.Client) -> None:
+    """An output whose call is nowhere in the context (input, chain or conversation) is a 400; one whose
+    call comes later in the same input, or earlier in the conversation, is fine."""
+    orphan = {"type": "function_call_output", "call_id": "call_nowhere", "output": "22C"}
+    error = error_of(http.post("/v1/responses", json={"model": "sim", "input": [orphan]}), 400)
+    assert error["param"] == "input" and "call_nowhere" in error["message"]
+    call = {"type": "function_call", "call_id": "call_here", "name": "get_weather", "arguments": "{}"}
+    answer = {"type": "function_call_output", "call_id": "call_here", "output": "22C"}
+    body = {"model": "sim", "input": [answer, call], "tools": [WEATHER_TOOL]}
+    assert http.post("/v1/responses", json=body).status_code == 200
+    conversation = http.post("/v1/conversations", json={"items": [call]}).json()["id"]
+    body = {"model": "sim", "input": [answer], "tools": [WEATHER_TOOL], "conversation": conversation}
+    assert http.post("/v1/responses", json=body).status_code == 200
+    body = {"model": "sim", "input": [orphan], "tools": [WEATHER_TOOL], "conversation": conversation}
+    assert error_of(http.post("/v1/responses", json=body), 400)["param"] == "input"

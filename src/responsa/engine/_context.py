@@ -145,9 +145,17 @@ def _with_defaults(item: Item) -> Item:
 
 
 def _check_call_outputs(items: Sequence[Item]) -> None:
-    calls = {item.call_id for item in items if isinstance(item, FunctionCall)}
+    """Every function call output answers a call of the context. One pass by exact type: it runs
+    over a whole conversation every turn, and an isinstance check on a pydantic class is an ABC's."""
+    calls: set[str] = set()
+    outputs: list[FunctionCallOutput] = []
     for item in items:
-        if isinstance(item, FunctionCallOutput) and item.call_id not in calls:
+        if type(item) is FunctionCall:
+            calls.add(item.call_id)
+        elif type(item) is FunctionCallOutput:
+            outputs.append(item)
+    for item in outputs:
+        if item.call_id not in calls:
             raise InvalidRequest(
                 f"No tool call found for function call output with call_id {item.call_id}.", param="input"
             )

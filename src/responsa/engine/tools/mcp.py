@@ -101,18 +101,22 @@ async def _offer(servers: dict[str, McpServer], setup: ToolSetup) -> list[McpLis
 
 
 def _approvals(setup: ToolSetup) -> list[tuple[McpApprovalRequest, McpApprovalResponse]]:
-    """The approval responses in the input with the requests they answer; 400 when one answers nothing."""
+    """The approval responses in the input with the requests they answer; 400 when one answers nothing.
+    The history (a conversation's thousands of items, every turn) is searched only for an input that
+    holds a response."""
+    responses = [(index, item) for index, item in enumerate(setup.input_items) if isinstance(item, McpApprovalResponse)]
+    if not responses:
+        return []
     requests = {item.id: item for item in setup.history if isinstance(item, McpApprovalRequest)}
     pairs = []
-    for index, item in enumerate(setup.input_items):
-        if isinstance(item, McpApprovalResponse):
-            request = requests.get(item.approval_request_id)
-            if request is None:
-                raise InvalidRequest(
-                    f"No mcp_approval_request with id '{item.approval_request_id}' in this conversation.",
-                    param=f"input[{index}].approval_request_id",
-                )
-            pairs.append((request, item))
+    for index, item in responses:
+        request = requests.get(item.approval_request_id)
+        if request is None:
+            raise InvalidRequest(
+                f"No mcp_approval_request with id '{item.approval_request_id}' in this conversation.",
+                param=f"input[{index}].approval_request_id",
+            )
+        pairs.append((request, item))
     return pairs
 
 
