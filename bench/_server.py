@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -72,6 +73,19 @@ def rig_mock(python: str, *args: str, rig: Path = RIG, pin: int = 0) -> Iterator
     url = f"http://127.0.0.1:{port}/v1"
     with _running(command, f"{url}/models"):
         yield url
+
+
+@contextmanager
+def responsa_on_rig(
+    python: str, *mock_args: str, rig: Path = RIG, pids: list[int] | None = None
+) -> Iterator[tuple[str, str]]:
+    """responsa (a fresh SQLite store, pinned to core 1) in front of the rig's mock (core 0, started
+    with ``mock_args``); yields responsa's URL and the mock's ``/v1`` URL."""
+    with tempfile.TemporaryDirectory() as tmp, rig_mock(python, *mock_args, rig=rig) as upstream:
+        db = f"sqlite:///{Path(tmp) / 'rig.db'}"
+        flags = ("--db", db, "--no-embedded", "--no-simulator", "--upstream", upstream)
+        with responsa_server(*flags, pin=1, pids=pids) as url:
+            yield url, upstream
 
 
 def rig_arguments(parser: argparse.ArgumentParser) -> None:

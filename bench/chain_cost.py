@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
 import httpx
-from _server import responsa_server, rig_arguments, rig_mock
+from _server import responsa_on_rig, rig_arguments
 
 
 def chain(client: httpx.Client, turns: int) -> list[float]:
@@ -37,36 +36,36 @@ def chain(client: httpx.Client, turns: int) -> list[float]:
 
 def measure(rig_python: str, rig: Path, turns: int, chains: int) -> list[float]:
     """Milliseconds per turn, each the median over ``chains`` chains of ``turns`` turns."""
-    with tempfile.TemporaryDirectory() as tmp, rig_mock(rig_python, "--tokens", "64", rig=rig) as upstream:
-        db = f"sqlite:///{Path(tmp) / 'chain.db'}"
-        with responsa_server("--db", db, "--no-embedded", "--no-simulator", "--upstream", upstream, pin=1) as url:
-            with httpx.Client(base_url=url, timeout=60) as client:
-                chain(client, 5)  # warm-up
-                runs = [chain(client, turns) for _ in range(chains)]
+    with (
+        responsa_on_rig(rig_python, "--tokens", "64", rig=rig) as (url, _),
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        chain(client, 5)  # warm-up
+        runs = [chain(client, turns) for _ in range(chains)]
     return [statistics.median(run[turn] for run in runs) * 1000 for turn in range(turns)]
 
 
 def conversation_turns(rig_python: str, rig: Path, items: int, turns: int) -> tuple[float, float]:
     """Median milliseconds of a turn in a new conversation, and in one already holding ``items`` items
     (filled through the items API, 20 at a time)."""
-    with tempfile.TemporaryDirectory() as tmp, rig_mock(rig_python, "--tokens", "64", rig=rig) as upstream:
-        db = f"sqlite:///{Path(tmp) / 'conversation.db'}"
-        with responsa_server("--db", db, "--no-embedded", "--no-simulator", "--upstream", upstream, pin=1) as url:
-            with httpx.Client(base_url=url, timeout=60) as client:
-                chain(client, 5)  # warm-up
-                fresh = client.post("/v1/conversations", json={}).json()["id"]
-                full = client.post("/v1/conversations", json={}).json()["id"]
-                for start in range(0, items, 20):
-                    batch = [{"role": "user", "content": f"message {i}"} for i in range(start, min(start + 20, items))]
-                    client.post(f"/v1/conversations/{full}/items", json={"items": batch}).raise_for_status()
-                short, long = [], []
-                for turn in range(turns):  # taking turns, so both see the same machine
-                    for conversation, latencies in ((fresh, short), (full, long)):
-                        body = {"model": "mock-model", "input": f"Turn {turn}", "max_output_tokens": 64,
-                                "conversation": conversation}  # fmt: skip
-                        started = time.perf_counter()
-                        client.post("/v1/responses", json=body).raise_for_status()
-                        latencies.append((time.perf_counter() - started) * 1000)
+    with (
+        responsa_on_rig(rig_python, "--tokens", "64", rig=rig) as (url, _),
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        chain(client, 5)  # warm-up
+        fresh = client.post("/v1/conversations", json={}).json()["id"]
+        full = client.post("/v1/conversations", json={}).json()["id"]
+        for start in range(0, items, 20):
+            batch = [{"role": "user", "content": f"message {i}"} for i in range(start, min(start + 20, items))]
+            client.post(f"/v1/conversations/{full}/items", json={"items": batch}).raise_for_status()
+        short, long = [], []
+        for turn in range(turns):  # taking turns, so both see the same machine
+            for conversation, latencies in ((fresh, short), (full, long)):
+                body = {"model": "mock-model", "input": f"Turn {turn}", "max_output_tokens": 64,
+                        "conversation": conversation}  # fmt: skip
+                started = time.perf_counter()
+                client.post("/v1/responses", json=body).raise_for_status()
+                latencies.append((time.perf_counter() - started) * 1000)
     return statistics.median(short), statistics.median(long)
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,7 @@ import chain_cost
 import embedded_speed
 import gateway_rig
 import ttft_overhead
-from _server import responsa_server, rig_arguments, rig_load, rig_mock
+from _server import responsa_on_rig, rig_arguments, rig_load
 
 
 @dataclass(frozen=True)
@@ -42,15 +41,11 @@ class Figure:
 def soak(rig_python: str, rig: Path, minutes: float) -> list[float]:
     """responsa's RSS (MB) after each minute of JSON load at c=16 (store on), for ``minutes``."""
     samples: list[float] = []
-    with tempfile.TemporaryDirectory() as tmp, rig_mock(rig_python, "--tokens", "64", rig=rig) as upstream:
-        db = f"sqlite:///{Path(tmp) / 'soak.db'}"
-        pids: list[int] = []
-        with responsa_server(
-            "--db", db, "--no-embedded", "--no-simulator", "--upstream", upstream, pin=1, pids=pids
-        ) as url:
-            for _ in range(max(1, round(minutes))):
-                flags = ["-c", "16", "-d", "60", "--pid", str(pids[0]), "--store", "true"]
-                samples.append(rig_load(rig_python, url, *flags, rig=rig)["server_rss_end_mb"])
+    pids: list[int] = []
+    with responsa_on_rig(rig_python, "--tokens", "64", rig=rig, pids=pids) as (url, _):
+        for _ in range(max(1, round(minutes))):
+            flags = ["-c", "16", "-d", "60", "--pid", str(pids[0]), "--store", "true"]
+            samples.append(rig_load(rig_python, url, *flags, rig=rig)["server_rss_end_mb"])
     return samples
 
 

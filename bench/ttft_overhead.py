@@ -12,24 +12,21 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 from pathlib import Path
 
-from _server import responsa_server, rig_arguments, rig_load, rig_mock
+from _server import responsa_on_rig, rig_arguments, rig_load
 
 
 def measure(rig_python: str, rig: Path, seconds: float, repeat: int) -> tuple[list[float], list[float]]:
     """TTFT p50 (ms) of each run: straight to the mock, and through responsa, taking turns."""
     timing = ["--ttft-ms", "100", "--delay-ms", "20", "--tokens", "16"]
     flags = ["--stream", "-c", "1", "-d", str(seconds), "--max-output-tokens", "16"]
-    with tempfile.TemporaryDirectory() as tmp, rig_mock(rig_python, *timing, rig=rig) as upstream:
-        db = f"sqlite:///{Path(tmp) / 'ttft.db'}"
-        with responsa_server("--db", db, "--no-embedded", "--no-simulator", "--upstream", upstream, pin=1) as url:
-            direct, through = [], []
-            for _ in range(repeat):
-                base = upstream.removesuffix("/v1")
-                direct.append(rig_load(rig_python, base, "--api", "chat", *flags, rig=rig)["ttft_p50_ms"])
-                through.append(rig_load(rig_python, url, "--store", "true", *flags, rig=rig)["ttft_p50_ms"])
+    with responsa_on_rig(rig_python, *timing, rig=rig) as (url, upstream):
+        direct, through = [], []
+        for _ in range(repeat):
+            base = upstream.removesuffix("/v1")
+            direct.append(rig_load(rig_python, base, "--api", "chat", *flags, rig=rig)["ttft_p50_ms"])
+            through.append(rig_load(rig_python, url, "--store", "true", *flags, rig=rig)["ttft_p50_ms"])
     return direct, through
 
 
