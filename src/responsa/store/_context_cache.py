@@ -23,10 +23,9 @@ V = TypeVar("V")
 
 @dataclass(frozen=True)
 class ConversationSnapshot:
-    """A conversation's items as read up to ``last_position`` (``count`` of them, the last one's
-    stored body ``last_body``): if the database still says so, the items before are the same."""
+    """A conversation's items as read up to ``last_position`` (the last one's stored body
+    ``last_body``): if the database still holds as many up to there, and that one, they are the same."""
 
-    count: int
     last_position: int
     last_body: str
     items: tuple[Item, ...]

@@ -179,7 +179,7 @@ class ConversationQueries:
             if snapshot is not None:
                 at = {**where, "position": snapshot.last_position}
                 if (
-                    conn.execute(sql.CONVERSATION_PREFIX, at).scalar() == snapshot.count
+                    conn.execute(sql.CONVERSATION_PREFIX, at).scalar() == len(snapshot.items)
                     and conn.execute(sql.CONVERSATION_ITEM_AT, at).scalar() == snapshot.last_body
                 ):
                     return snapshot.items, list(conn.execute(sql.CONVERSATION_ITEMS_AFTER, at).all())
@@ -192,7 +192,7 @@ class ConversationQueries:
         items = (*before, *(load_item(body) for _position, body in rows))
         if rows:
             position, body = rows[-1]
-            snapshot = ConversationSnapshot(len(items), position, body, items)
+            snapshot = ConversationSnapshot(position, body, items)
             self._conversation_contexts.put(self.tenant, conversation_id, snapshot)
         return list(items)
 
