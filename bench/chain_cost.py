@@ -13,9 +13,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import orjson
 from _server import responsa_on_rig, rig_arguments
 
 
@@ -45,11 +47,31 @@ def measure(rig_python: str, rig: Path, turns: int, chains: int) -> list[float]:
     return [statistics.median(run[turn] for run in runs) * 1000 for turn in range(turns)]
 
 
-def conversation_turns(rig_python: str, rig: Path, items: int, turns: int) -> tuple[float, float]:
-    """Median milliseconds of a turn in a new conversation, and in one already holding ``items`` items
-    (filled through the items API, 20 at a time)."""
+@dataclass(frozen=True)
+class ConversationCost:
+    """Median milliseconds of a turn in a new conversation and in a long one, through responsa, and of
+    the mock upstream alone sent the same number of messages: the floor, since every turn sends the
+    whole history and the model must read it."""
+
+    short: float
+    long: float
+    upstream_short: float
+    upstream_long: float
+
+    @property
+    def ratio(self) -> float:
+        return self.long / self.short
+
+    @property
+    def upstream_ratio(self) -> float:
+        return self.upstream_long / self.upstream_short
+
+
+def conversation_turns(rig_python: str, rig: Path, items: int, turns: int) -> ConversationCost:
+    """A turn in a new conversation against one already holding ``items`` items (filled through the
+    items API, 20 at a time), taking turns; and the mock alone, sent as many messages, in between."""
     with (
-        responsa_on_rig(rig_python, "--tokens", "64", rig=rig) as (url, _),
+        responsa_on_rig(rig_python, "--tokens", "64", rig=rig) as (url, upstream),
         httpx.Client(base_url=url, timeout=60) as client,
     ):
         chain(client, 5)  # warm-up
@@ -58,15 +80,28 @@ def conversation_turns(rig_python: str, rig: Path, items: int, turns: int) -> tu
         for start in range(0, items, 20):
             batch = [{"role": "user", "content": f"message {i}"} for i in range(start, min(start + 20, items))]
             client.post(f"/v1/conversations/{full}/items", json={"items": batch}).raise_for_status()
-        short, long = [], []
-        for turn in range(turns):  # taking turns, so both see the same machine
-            for conversation, latencies in ((fresh, short), (full, long)):
+        latencies: dict[str, list[float]] = {"short": [], "long": [], "upstream_short": [], "upstream_long": []}
+        for turn in range(turns):  # taking turns, so all see the same machine
+            for conversation, kind in ((fresh, "short"), (full, "long")):
                 body = {"model": "mock-model", "input": f"Turn {turn}", "max_output_tokens": 64,
                         "conversation": conversation}  # fmt: skip
                 started = time.perf_counter()
                 client.post("/v1/responses", json=body).raise_for_status()
-                latencies.append((time.perf_counter() - started) * 1000)
-    return statistics.median(short), statistics.median(long)
+                latencies[kind].append((time.perf_counter() - started) * 1000)
+            for held, kind in ((0, "upstream_short"), (items, "upstream_long")):
+                latencies[kind].append(_upstream_turn(client, upstream, held + 2 * turn + 1))
+    return ConversationCost(**{kind: statistics.median(values) for kind, values in latencies.items()})
+
+
+def _upstream_turn(client: httpx.Client, upstream: str, messages: int) -> float:
+    """Milliseconds of one chat completion of ``messages`` short messages, straight from the mock (the
+    body encoded before the clock starts, as responsa's is not the client's work either)."""
+    history = [{"role": "user" if i % 2 else "assistant", "content": f"message {i}"} for i in range(messages)]
+    body = orjson.dumps({"model": "mock-model", "messages": history, "max_tokens": 64})
+    started = time.perf_counter()
+    reply = client.post(f"{upstream}/chat/completions", content=body, headers={"content-type": "application/json"})
+    reply.raise_for_status()
+    return (time.perf_counter() - started) * 1000
 
 
 def main() -> None:

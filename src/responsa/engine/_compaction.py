@@ -126,7 +126,7 @@ class Compactor:
 
     def expand(self, items: Sequence[Item]) -> list[Item]:
         """``items`` with each compaction item replaced by the summary it stands for."""
-        if not any(isinstance(item, Compaction) for item in items):
+        if Compaction not in map(type, items):  # a scan at C speed: it runs on every turn, over every item
             return list(items)
         expanded: list[Item] = []
         for index, item in enumerate(items):

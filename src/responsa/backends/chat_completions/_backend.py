@@ -99,7 +99,6 @@ class ChatCompletionsBackend(Backend):
         pool = self._pools[request.model]
         payload = chat_body(request, model.upstream_model or model.name)
         body = orjson.dumps(payload)
-        prompt_chars = sum(len(str(message.get("content") or "")) for message in payload["messages"])
         headers = {"content-type": "application/json"}
         if model.api_key:
             headers["authorization"] = f"Bearer {model.api_key}"
@@ -117,7 +116,7 @@ class ChatCompletionsBackend(Backend):
                 worker.in_flight -= 1
                 raise
             logger.info("upstream %s model=%s status=%d", worker.url, model.name, response.status)
-            decoder = ChunkDecoder(request.max_tool_calls, prompt_chars)
+            decoder = ChunkDecoder(request.max_tool_calls, payload["messages"])
             try:
                 yield _events(response, decoder) if request.streaming else _whole(response, decoder)
             finally:

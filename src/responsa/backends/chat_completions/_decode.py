@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -75,12 +76,13 @@ class ThinkSplitter:
 class ChunkDecoder:
     """Feeds on parsed ``chat.completion.chunk`` objects; :meth:`finish` gives the closing event."""
 
-    def __init__(self, max_tool_calls: int | None = None, prompt_chars: int = 0) -> None:
+    def __init__(self, max_tool_calls: int | None = None, prompt: Sequence[dict[str, Any]] = ()) -> None:
         self._think = ThinkSplitter()
         self._reason: FinishReason = "stop"
         self._usage: TokenUsage | None = None
         self._max_tool_calls = max_tool_calls
-        self._prompt_chars = prompt_chars
+        self._prompt = prompt
+        """The messages sent: counted only when the upstream reports no usage (a pass over every one)."""
         self._deltas = 0
 
     def feed(self, chunk: dict[str, Any]) -> list[ModelEvent]:
@@ -125,8 +127,10 @@ class ChunkDecoder:
         Servers that send no usage (llama.cpp's, when streaming) get an estimate: four characters
         of prompt per input token, one token per streamed delta.
         """
-        estimate = TokenUsage(input_tokens=-(-self._prompt_chars // 4), output_tokens=self._deltas)
-        usage = self._usage or estimate
+        usage = self._usage
+        if usage is None:
+            prompt_chars = sum(len(str(message.get("content") or "")) for message in self._prompt)
+            usage = TokenUsage(input_tokens=-(-prompt_chars // 4), output_tokens=self._deltas)
         return [*self._think.flush(), Finish(self._reason, usage)]
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from responsa.backends._base import ModelRequest
 from responsa.protocol import (
+    ContentPart,
     FunctionCall,
     FunctionCallOutput,
     InputFile,
@@ -108,9 +109,6 @@ def _extras(request: ModelRequest) -> dict[str, Any]:
     return extras
 
 
-_PLAIN_TEXT = (InputText, OutputText)
-
-
 def chat_messages(instructions: str | None, items: Sequence[Item]) -> list[dict[str, Any]]:
     """Items as chat messages: function calls join the assistant turn, outputs become ``tool`` messages."""
     messages: list[dict[str, Any]] = []
@@ -118,7 +116,8 @@ def chat_messages(instructions: str | None, items: Sequence[Item]) -> list[dict[
         messages.append({"role": "system", "content": instructions})
     for item in items:
         if isinstance(item, Message):
-            messages.append({"role": _ROLES[item.role], "content": _content(item)})
+            content = _one_text(item.content)
+            messages.append({"role": _ROLES[item.role], "content": _content(item) if content is None else content})
         elif isinstance(item, FunctionCall):
             call = {
                 "id": item.call_id,
@@ -138,12 +137,21 @@ def chat_messages(instructions: str | None, items: Sequence[Item]) -> list[dict[
     return messages
 
 
+def _one_text(content: str | Sequence[ContentPart]) -> str | None:
+    """The text of content that is just text (most messages: a string, or one text part), else None.
+    Exact type checks: this runs for every item of every turn, and ``isinstance`` on a pydantic
+    model costs several times more."""
+    if type(content) is str:
+        return content
+    if len(content) == 1 and (type(only := content[0]) is InputText or type(only) is OutputText):
+        return only.text
+    return None
+
+
 def _content(message: Message) -> str | list[dict[str, Any]]:
     parts = message.content
     if isinstance(parts, str):
         return parts
-    if len(parts) == 1 and isinstance(only := parts[0], _PLAIN_TEXT):  # most messages (each turn, every item)
-        return only.text
     if message.role != "user" or all(isinstance(p, InputText | OutputText | Refusal) for p in parts):
         return item_text(message)
     chat_parts: list[dict[str, Any]] = []

@@ -6,6 +6,7 @@ registered through the ``responsa.tool_kinds`` entry-point group (each entry poi
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from importlib.metadata import entry_points
 
 from ._kind import ServerToolKind, ToolKind
@@ -13,6 +14,7 @@ from ._kind import ServerToolKind, ToolKind
 __all__ = [
     "ENTRY_POINT_GROUP",
     "id_prefix",
+    "item_kinds",
     "kind_for_item",
     "kind_for_tool",
     "kind_named",
@@ -85,6 +87,13 @@ def kind_for_tool(tool_type: str) -> ToolKind | None:
 def kind_for_item(item_type: str) -> ToolKind | None:
     _ensure_loaded()
     return _by_item.get(item_type)
+
+
+def item_kinds() -> Mapping[str, ToolKind]:
+    """Every item type a kind handles, with its kind: for a pass over a whole context, which looks
+    each item up (``kind_for_item`` per item costs two calls more, on every item of every turn)."""
+    _ensure_loaded()
+    return _by_item
 
 
 def kind_named(name: str) -> ToolKind:
