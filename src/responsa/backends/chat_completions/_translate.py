@@ -22,18 +22,22 @@ from responsa.protocol import (
     item_text,
 )
 
-__all__ = ["chat_body", "chat_messages"]
+__all__ = ["Memo", "chat_body", "chat_messages"]
 
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
 
 
-def chat_body(request: ModelRequest, upstream_model: str) -> dict[str, Any]:
-    """The JSON body of ``POST /chat/completions`` for ``request``; unset options are left out.
+def chat_body(request: ModelRequest, upstream_model: str, memo: Memo | None = None) -> dict[str, Any]:
+    """The JSON body of ``POST /chat/completions`` for ``request``; unset options are left out
+    (``memo``: see ``chat_messages``).
 
     The upstream streams only when the client does: a whole answer at once is cheaper, and
     servers that omit usage from streams (llama.cpp's) do report it then.
     """
-    body: dict[str, Any] = {"model": upstream_model, "messages": chat_messages(request.instructions, request.items)}
+    body: dict[str, Any] = {
+        "model": upstream_model,
+        "messages": chat_messages(request.instructions, request.items, memo),
+    }
     if request.streaming:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
@@ -109,15 +113,31 @@ def _extras(request: ModelRequest) -> dict[str, Any]:
     return extras
 
 
-def chat_messages(instructions: str | None, items: Sequence[Item]) -> list[dict[str, Any]]:
-    """Items as chat messages: function calls join the assistant turn, outputs become ``tool`` messages."""
+Memo = dict[int, tuple[Item, dict[str, Any]]]
+"""Chat messages already made from message items, by the item's ``id()`` (the item is held beside
+it, so the id stays its own), for a caller that sends long contexts again: the next turn of a
+conversation or a chain holds the same item objects (the store's context caches), and looking one
+up costs a tenth of reading it again, which in a long history means a cache miss per field."""
+
+
+def chat_messages(instructions: str | None, items: Sequence[Item], memo: Memo | None = None) -> list[dict[str, Any]]:
+    """Items as chat messages: function calls join the assistant turn, outputs become ``tool`` messages.
+
+    With ``memo``, a finished message item's chat message is taken from it or kept in it; a message
+    in ``memo`` is never changed (a function call joining it makes a copy)."""
     messages: list[dict[str, Any]] = []
     if instructions:
         messages.append({"role": "system", "content": instructions})
     for item in items:
-        if isinstance(item, Message):
+        known = memo.get(id(item)) if memo is not None else None
+        if known is not None and known[0] is item:
+            messages.append(known[1])
+        elif isinstance(item, Message):
             content = _one_text(item.content)
-            messages.append({"role": _ROLES[item.role], "content": _content(item) if content is None else content})
+            message = {"role": _ROLES[item.role], "content": _content(item) if content is None else content}
+            if memo is not None and item.status != "in_progress":  # finished: it will not change
+                memo[id(item)] = (item, message)
+            messages.append(message)
         elif isinstance(item, FunctionCall):
             call = {
                 "id": item.call_id,
@@ -125,10 +145,12 @@ def chat_messages(instructions: str | None, items: Sequence[Item]) -> list[dict[
                 "function": {"name": item.name, "arguments": item.arguments},
             }
             last = messages[-1] if messages else None
-            if last is not None and last["role"] == "assistant" and "tool_calls" in last:
-                last["tool_calls"].append(call)
-            elif last is not None and last["role"] == "assistant" and isinstance(last["content"], str):
-                last["tool_calls"] = [call]
+            if (
+                last is not None
+                and last["role"] == "assistant"
+                and ("tool_calls" in last or isinstance(last["content"], str))
+            ):
+                messages[-1] = {**last, "tool_calls": [*last.get("tool_calls", ()), call]}  # a copy: see memo
             else:
                 messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
         elif isinstance(item, FunctionCallOutput):
