@@ -3,9 +3,12 @@
 responsa (SQLite store on, pinned to core 1) in front of the rig's mock upstream (64 tokens); each
 chain's turns run one after another over one connection, each continuing the previous one, so
 turn N replays N-1 earlier turns to the model. Prints the median latency per turn range over
---chains chains, and turn N's cost as a multiple of turn 1's.
+--chains chains, and turn N's cost as a multiple of turn 1's. With --conversation-items N, instead: a
+turn in a conversation holding N items against one in a new conversation, and the mock alone sent
+as many messages (the floor).
 
     python bench/chain_cost.py --rig-python /tmp/rig/bin/python [--turns 100] [--chains 5]
+    python bench/chain_cost.py --rig-python /tmp/rig/bin/python --conversation-items 1000 [--turns 60]
 """
 
 from __future__ import annotations
@@ -109,7 +112,14 @@ def main() -> None:
     rig_arguments(parser)
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--chains", type=int, default=5)
+    parser.add_argument("--conversation-items", type=int, default=0)
     args = parser.parse_args()
+    if args.conversation_items:
+        cost = conversation_turns(args.rig_python, args.rig, args.conversation_items, args.turns)
+        print(f"new conversation {cost.short:.2f} ms, {args.conversation_items:,} items {cost.long:.2f} ms: "
+              f"{cost.ratio:.2f}x; the mock alone {cost.upstream_short:.2f} -> {cost.upstream_long:.2f} ms: "
+              f"{cost.upstream_ratio:.2f}x (medians of {args.turns} turns each, taking turns)")  # fmt: skip
+        return
     per_turn = measure(args.rig_python, args.rig, args.turns, args.chains)
     print(f"{'turns':<12} | {'median ms':>9}")
     print("-" * 25)
