@@ -12,12 +12,17 @@ import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import Unsatisfiable
 
 from responsa.config import Settings
 from tests.conftest import LiveServer, serve
 
 EXAMPLES_PER_OPERATION = 40
 REQUEST_TIMEOUT_SECONDS = 15
+GENERATION_ATTEMPTS = 3
+"""Hypothesis sometimes generates no case at all for an operation with a deep body (the items of
+``POST /v1/conversations/{id}/items``: once 459 candidates in a row failed schemathesis's filters);
+that says nothing of the server, so the operation is fuzzed again, with fresh random cases."""
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +43,7 @@ def test_the_document_lists_every_v1_route(fuzzed_server: LiveServer) -> None:
     assert document["components"]["schemas"][body["$ref"].rsplit("/", 1)[1]]["properties"]["input"]
 
 
-@pytest.mark.timeout(480)
+@pytest.mark.timeout(900)
 def test_every_answer_is_a_success_or_an_openai_error(fuzzed_server: LiveServer) -> None:
     schema = schemathesis.openapi.from_url(f"{fuzzed_server.url}/openapi.json")
     failures: list[str] = []
@@ -58,8 +63,14 @@ def test_every_answer_is_a_success_or_an_openai_error(fuzzed_server: LiveServer)
                 error = response.json()["error"]
                 assert set(error) >= {"message", "type", "param", "code"} and error["message"], where
 
-        try:
-            one()
-        except Exception as failure:  # every operation is fuzzed; all failures are reported together
-            failures.append(f"{operation.method.upper()} {operation.path}: {failure}")
+        for attempt in range(GENERATION_ATTEMPTS):
+            try:
+                one()
+            except Unsatisfiable as failure:  # no case generated this time (not the server's doing): again
+                if attempt + 1 == GENERATION_ATTEMPTS:
+                    failures.append(f"{operation.method.upper()} {operation.path}: {failure}")
+                continue
+            except Exception as failure:  # every operation is fuzzed; all failures are reported together
+                failures.append(f"{operation.method.upper()} {operation.path}: {failure}")
+            break
     assert not failures, "\n".join(failures)
