@@ -86,6 +86,22 @@ def test_text_stream_has_the_exact_event_sequence(http: httpx.Client) -> None:
     assert final["usage"]["output_tokens"] == 3
 
 
+def test_every_event_of_an_item_names_where_the_item_ends_up(http: httpx.Client) -> None:
+    """The message the answer opens is built ahead, while the model thinks; a model that reasons first
+    puts it second, and its events must say so."""
+    body = {"model": "o4-mini", "input": "What is 15 * 37?", "reasoning": {"effort": "low", "summary": "auto"}}
+    events = parse_frames(stream_raw(http, body))
+    output = events[-1]["response"]["output"]
+    assert [item["type"] for item in output] == ["reasoning", "message"]
+    where = {item["id"]: index for index, item in enumerate(output)}
+    placed = [event for event in events if "output_index" in event]
+    assert {event["type"] for event in placed} >= {"response.output_item.added", "response.content_part.added",
+                                                   "response.output_text.delta"}  # fmt: skip
+    for event in placed:
+        item_id = event["item"]["id"] if "item" in event else event["item_id"]
+        assert event["output_index"] == where[item_id], event
+
+
 def test_stream_ends_incomplete_at_max_output_tokens(http: httpx.Client, client: openai.OpenAI) -> None:
     events = parse_frames(stream_raw(http, {"model": "sim", "input": "Explain volcanoes", "max_output_tokens": 5}))
     assert [e["type"] for e in events][-2:] == ["response.output_item.done", "response.incomplete"]

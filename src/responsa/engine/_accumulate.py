@@ -81,6 +81,16 @@ class _OpenItem:
     """For a message: each token's log probability, when the request asked for them."""
 
 
+@dataclass(frozen=True)
+class _ReadyMessage:
+    """A message not yet in the output, and its ``output_item.added`` and ``content_part.added`` (unnumbered)."""
+
+    message: Message
+    where: Where
+    added: StreamEvent
+    part_added: StreamEvent
+
+
 class OutputBuilder:
     """Builds ``response.output`` from model events and yields the matching stream events.
 
@@ -104,6 +114,8 @@ class OutputBuilder:
         """What the server's calls gave the answer to cite."""
         self.needs_client = False
         """A call for the client to run, or an approval to give: it ends the agentic loop."""
+        self._ready: _ReadyMessage | None = None
+        """A message and its opening events built ahead, while the model thinks (see :meth:`ready_for_text`)."""
 
     @property
     def timeline(self) -> Timeline:
@@ -164,14 +176,36 @@ class OutputBuilder:
         events.append(added)
         return events
 
+    def ready_for_text(self) -> None:
+        """Build the message the model's first text would open, and its two opening events, before that
+        text arrives: the loop calls this while the model thinks, so the first token reaches the client
+        sooner. Left unused (a message id spent) when the model calls a tool or reasons first."""
+        if self._open is None:
+            self._ready = self._message_ahead()
+
+    def _message_ahead(self) -> _ReadyMessage:
+        """A message for the next place in the output, with its opening events (not yet numbered)."""
+        message = Message(id=new_id("msg"), role="assistant", content=[], status="in_progress")
+        where: Where = {"item_id": message.id, "output_index": len(self.response.output)}
+        added = OutputItemEvent(type="response.output_item.added", output_index=where["output_index"],
+                                item=self.emitter.snapshot(message))  # fmt: skip
+        part = OutputText(text="", logprobs=[])
+        opened = ContentPartEvent(type="response.content_part.added", content_index=0, part=part, **where)
+        return _ReadyMessage(message, where, added, opened)
+
+    def _open_message(self) -> list[StreamEvent]:
+        events = self._close_open("completed")
+        ready, self._ready = self._ready, None
+        if ready is None or ready.where["output_index"] != len(self.response.output):  # something came first
+            ready = self._message_ahead()
+        self.emitter.place(ready.message)
+        self._open = _OpenItem(ready.where, ready.message)
+        return [*events, self.emitter.emit(ready.added), self.emitter.emit(ready.part_added)]
+
     def _text(self, text: str, logprobs: Sequence[dict[str, Any]] = ()) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         if self._open is None or not isinstance(self._open.item, Message):
-            events += self._switch_to(Message(id=new_id("msg"), role="assistant", content=[], status="in_progress"))
-            assert self._open is not None
-            part = OutputText(text="", logprobs=[])
-            added = ContentPartEvent(type="response.content_part.added", content_index=0, part=part, **self._open.where)
-            events.append(self.emitter.emit(added))
+            events = self._open_message()
         opened = self._open
         assert opened is not None
         opened.chunks.append(text)

@@ -132,6 +132,7 @@ class RunLoop:
         """One model turn and the server's calls it made: their events, then how the turn ended."""
         builder, signal, model_events = run.builder, run.cancel_requested, run.model_events
         first = True
+        builder.ready_for_text()
         signal.bind()
         while not signal.is_set():
             signal.waiting = True  # a cancel now breaks the wait at once (see CancelSignal)
