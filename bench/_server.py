@@ -88,6 +88,17 @@ def responsa_on_rig(
             yield url, upstream
 
 
+@contextmanager
+def bare_hop(python: str, upstream: str, pin: int = 1) -> Iterator[str]:
+    """bench/bare_hop.py (the least a Python gateway adds) in front of ``upstream``, pinned to core
+    ``pin`` as responsa is; yields its URL."""
+    port = free_port()
+    command = ["taskset", "-c", str(pin), python, str(Path(__file__).with_name("bare_hop.py")), str(port), upstream]
+    url = f"http://127.0.0.1:{port}"
+    with _running(command, f"{url}/health"):
+        yield url
+
+
 def rig_arguments(parser: argparse.ArgumentParser) -> None:
     """The options every script on the shared rig takes: where it is, and the Python that runs it."""
     parser.add_argument("--rig", type=Path, default=RIG)
