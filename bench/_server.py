@@ -35,14 +35,14 @@ def responsa_server(
     if pin is not None:
         command = ["taskset", "-c", str(pin), *command]
     url = f"http://127.0.0.1:{port}"
-    with _running(command, f"{url}/health", env={**os.environ, **(env or {})}) as process:
+    with running(command, f"{url}/health", env={**os.environ, **(env or {})}) as process:
         if pids is not None:
             pids.append(process.pid)
         yield url
 
 
 @contextmanager
-def _running(command: list[str], probe: str, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
+def running(command: list[str], probe: str, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
     """``command`` started, once ``probe`` answers 200 (30 s at most); terminated on exit."""
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
     try:
@@ -71,7 +71,7 @@ def rig_mock(python: str, *args: str, rig: Path = RIG, pin: int = 0) -> Iterator
     port = free_port()
     command = ["taskset", "-c", str(pin), python, str(rig / "mock_upstream.py"), "--port", str(port), *args]
     url = f"http://127.0.0.1:{port}/v1"
-    with _running(command, f"{url}/models"):
+    with running(command, f"{url}/models"):
         yield url
 
 
@@ -95,7 +95,7 @@ def bare_hop(python: str, upstream: str, pin: int = 1) -> Iterator[str]:
     port = free_port()
     command = ["taskset", "-c", str(pin), python, str(Path(__file__).with_name("bare_hop.py")), str(port), upstream]
     url = f"http://127.0.0.1:{port}"
-    with _running(command, f"{url}/health"):
+    with running(command, f"{url}/health"):
         yield url
 
 
