@@ -35,7 +35,7 @@ def main() -> None:
     request = CreateResponseRequest.model_validate({"model": "m", "input": "hi", "stream": True})
     builder = OutputBuilder(new_response(request, stored=True))
     builder.feed(TextDelta(" start"))
-    decoder = ChunkDecoder(prompt_chars=0)
+    decoder = ChunkDecoder()
     chunk = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": " word"}}]}
     event = builder.feed(TextDelta(" word"))[0]
     rows = {
