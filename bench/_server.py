@@ -89,14 +89,16 @@ def responsa_on_rig(
 
 
 @contextmanager
-def bare_hop(python: str, upstream: str, pin: int = 1) -> Iterator[str]:
-    """bench/bare_hop.py (the least a Python gateway adds) in front of ``upstream``, pinned to core
-    ``pin`` as responsa is; yields its URL."""
+def lean_gateway(upstream: str, pin: int = 1) -> Iterator[tuple[str, int]]:
+    """bench/lean_gateway.py (the least a Python gateway that stores its responses is) in front of
+    ``upstream``, on a fresh SQLite file, pinned to core ``pin`` as responsa is; yields its URL and pid."""
     port = free_port()
-    command = ["taskset", "-c", str(pin), python, str(Path(__file__).with_name("bare_hop.py")), str(port), upstream]
-    url = f"http://127.0.0.1:{port}"
-    with running(command, f"{url}/health"):
-        yield url
+    script = str(Path(__file__).with_name("lean_gateway.py"))
+    with tempfile.TemporaryDirectory() as tmp:
+        command = ["taskset", "-c", str(pin), sys.executable, script, "--serve", str(port), upstream, f"{tmp}/lean.db"]
+        url = f"http://127.0.0.1:{port}"
+        with running(command, f"{url}/health") as process:
+            yield url, process.pid
 
 
 def rig_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,5 +1,6 @@
 """The least a Python Responses gateway with a durable store can be: the floor against which
-responsa's share of the mock alone is read (issue 30 asks for 35%).
+responsa's share of the mock alone (issue 30 asks for 35%) and its added time to first token
+(bench/ttft_overhead.py) are read.
 
 Served by the stack responsa runs on (Starlette on uvicorn with uvloop and httptools, aiohttp to the
 upstream, orjson), it does only what a stored response must: checks the body against a small
@@ -20,7 +21,6 @@ import secrets
 import sqlite3
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from _server import free_port, rig_arguments, rig_load, rig_mock, running
+from _server import lean_gateway, rig_arguments, rig_load, rig_mock
 from pydantic import BaseModel
 
 MODES = ("json", "stream")
@@ -169,13 +169,10 @@ def measure(rig_python: str, rig: Path, seconds: float, repeat: int, concurrency
     """The lean gateway (pinned to core 1, as responsa is on the rig) at ``concurrency``, both modes,
     then the mock alone at the same concurrency."""
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, rig_mock(rig_python, "--tokens", "64", rig=rig) as upstream:
-        port = free_port()
-        command = ["taskset", "-c", "1", sys.executable, __file__, "--serve", str(port), upstream, f"{tmp}/lean.db"]
-        with running(command, f"http://127.0.0.1:{port}/health") as process:
-            url = f"http://127.0.0.1:{port}"
+    with rig_mock(rig_python, "--tokens", "64", rig=rig) as upstream:
+        with lean_gateway(upstream) as (url, pid):
             for mode in MODES:
-                flags = ["-c", str(concurrency), "-d", str(seconds), "--pid", str(process.pid), "--store", "true"]
+                flags = ["-c", str(concurrency), "-d", str(seconds), "--pid", str(pid), "--store", "true"]
                 flags += ["--stream"] if mode == "stream" else []
                 runs = [rig_load(rig_python, url, *flags, rig=rig) for _ in range(repeat)]
                 if any(run["errors"] for run in runs):

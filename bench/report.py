@@ -69,7 +69,7 @@ def figures(args: argparse.Namespace, rows: list[gateway_rig.RigRow]) -> Iterato
     yield Figure("RSS after the rig's runs", f"{peak:.0f} MB", "<= 100 MB", peak <= 100)
     ttft = ttft_overhead.measure(args.rig_python, args.rig, args.seconds, args.repeat)
     yield Figure("time to first token added (p50, c=1)", f"{ttft.added:+.2f} ms", "<= 1 ms", ttft.added <= 1.0)
-    yield Figure("  added by a bare Python hop (the floor)", f"{ttft.floor:+.2f} ms", "", None)
+    yield Figure("  added by a lean Python gateway (the floor)", f"{ttft.floor:+.2f} ms", "", None)
     per_turn = chain_cost.measure(args.rig_python, args.rig, args.chain_turns, args.chains)
     ratio = statistics.median(per_turn[-3:]) / statistics.median(per_turn[:3])
     yield Figure(f"{args.chain_turns}-turn chain: last turns / first turns", f"{ratio:.2f}x "
