@@ -115,6 +115,12 @@ def rig_load(python: str, url: str, *flags: str, rig: Path = RIG) -> dict[str, A
     return summary
 
 
+def mock_alone_rps(python: str, upstream: str, mode: str, concurrency: int, seconds: float, rig: Path = RIG) -> float:
+    """The rig's mock driven straight by load.py (``mode`` json or stream): the yardstick's req/s."""
+    flags = ["--api", "chat", "-c", str(concurrency), "-d", str(seconds), *(["--stream"] * (mode == "stream"))]
+    return float(rig_load(python, upstream.removesuffix("/v1"), *flags, rig=rig)["rps"])
+
+
 def time_wait_to(url: str) -> int:
     """Sockets in TIME_WAIT towards ``url``'s port: each is a connection opened and closed, not reused."""
     port = int(url.split(":")[2].split("/")[0])

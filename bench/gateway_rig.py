@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from _server import responsa_server, rig_arguments, rig_load, rig_mock, time_wait_to
+from _server import mock_alone_rps, responsa_server, rig_arguments, rig_load, rig_mock, time_wait_to
 
 MODES = ("json", "stream")
 
@@ -79,8 +79,7 @@ def measure(
         alone = {}
         for mode in MODES:
             for level in concurrency:
-                chat = ["--api", "chat", "-c", str(level), "-d", str(seconds), *(["--stream"] * (mode == "stream"))]
-                alone[mode, level] = rig_load(rig_python, upstream.removesuffix("/v1"), *chat, rig=rig)["rps"]
+                alone[mode, level] = mock_alone_rps(rig_python, upstream, mode, level, seconds, rig=rig)
     return [RigRow(**{**row.__dict__, "mock_rps": alone[row.mode, row.concurrency]}) for row in rows]
 
 

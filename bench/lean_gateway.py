@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from _server import lean_gateway, rig_arguments, rig_load, rig_mock
+from _server import lean_gateway, mock_alone_rps, rig_arguments, rig_load, rig_mock
 from pydantic import BaseModel
 
 MODES = ("json", "stream")
@@ -168,7 +168,7 @@ class LeanRow:
 def measure(rig_python: str, rig: Path, seconds: float, repeat: int, concurrency: int = 16) -> list[LeanRow]:
     """The lean gateway (pinned to core 1, as responsa is on the rig) at ``concurrency``, both modes,
     then the mock alone at the same concurrency."""
-    rows = []
+    own: dict[str, tuple[float, float]] = {}
     with rig_mock(rig_python, "--tokens", "64", rig=rig) as upstream:
         with lean_gateway(upstream) as (url, pid):
             for mode in MODES:
@@ -177,16 +177,11 @@ def measure(rig_python: str, rig: Path, seconds: float, repeat: int, concurrency
                 runs = [rig_load(rig_python, url, *flags, rig=rig) for _ in range(repeat)]
                 if any(run["errors"] for run in runs):
                     raise RuntimeError(f"the lean gateway failed requests: {runs}")
-                rps = statistics.median(run["rps"] for run in runs)
-                cpu = statistics.median(run.get("server_cpu_ms_per_req") or 0 for run in runs)
-                rows.append(LeanRow(mode, rps, cpu, 0.0))
-        base = upstream.removesuffix("/v1")
-        for index, row in enumerate(rows):
-            flags = ["--api", "chat", "-c", str(concurrency), "-d", str(seconds)]
-            flags += ["--stream"] if row.mode == "stream" else []
-            alone = statistics.median(rig_load(rig_python, base, *flags, rig=rig)["rps"] for _ in range(repeat))
-            rows[index] = LeanRow(row.mode, row.rps, row.cpu_ms, alone)
-    return rows
+                own[mode] = (statistics.median(run["rps"] for run in runs),
+                             statistics.median(run.get("server_cpu_ms_per_req") or 0 for run in runs))  # fmt: skip
+        alone = {mode: statistics.median(mock_alone_rps(rig_python, upstream, mode, concurrency, seconds, rig=rig)
+                                         for _ in range(repeat)) for mode in MODES}  # fmt: skip
+    return [LeanRow(mode, rps, cpu, alone[mode]) for mode, (rps, cpu) in own.items()]
 
 
 def main() -> None:

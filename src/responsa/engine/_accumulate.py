@@ -187,8 +187,7 @@ class OutputBuilder:
         """A message for the next place in the output, with its opening events (not yet numbered)."""
         message = Message(id=new_id("msg"), role="assistant", content=[], status="in_progress")
         where: Where = {"item_id": message.id, "output_index": len(self.response.output)}
-        added = OutputItemEvent(type="response.output_item.added", output_index=where["output_index"],
-                                item=self.emitter.snapshot(message))  # fmt: skip
+        added = self.emitter.item_added(message, where["output_index"])
         part = OutputText(text="", logprobs=[])
         opened = ContentPartEvent(type="response.content_part.added", content_index=0, part=part, **where)
         return _ReadyMessage(message, where, added, opened)

@@ -56,9 +56,12 @@ class Emitter:
     def added(self, item: Item) -> tuple[Where, StreamEvent]:
         """``item`` appended to the output: where it is, and its ``output_item.added``."""
         where = self.place(item)
-        event = OutputItemEvent(type="response.output_item.added", output_index=where["output_index"],
-                                item=self.snapshot(item))  # fmt: skip
-        return where, self.emit(event)
+        return where, self.emit(self.item_added(item, where["output_index"]))
+
+    def item_added(self, item: Item, output_index: int) -> OutputItemEvent:
+        """The ``output_item.added`` of ``item`` at ``output_index``, not yet numbered (an item built
+        ahead of its place is emitted later)."""
+        return OutputItemEvent(type="response.output_item.added", output_index=output_index, item=self.snapshot(item))
 
     def done(self, item: Item, where: Where) -> StreamEvent:
         index = where["output_index"]
