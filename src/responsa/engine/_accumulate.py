@@ -98,8 +98,10 @@ class OutputBuilder:
     arguments and, when the kind says the server runs the call, keeps the run until the loop asks
     (:meth:`run_server_calls`)."""
 
-    def __init__(self, response: ResponseObject, routes: Mapping[str, Route] | None = None) -> None:
-        self.emitter = Emitter(response)
+    def __init__(
+        self, response: ResponseObject, routes: Mapping[str, Route] | None = None, timeline: Timeline | None = None
+    ) -> None:
+        self.emitter = Emitter(response, timeline)
         self.response = response
         self._open: _OpenItem | None = None
         self.finished = False

@@ -30,12 +30,12 @@ ItemT = TypeVar("ItemT", bound=BaseModel)
 class Emitter:
     """Owns the response being built and numbers every event it emits from 0 without gaps."""
 
-    def __init__(self, response: ResponseObject) -> None:
+    def __init__(self, response: ResponseObject, timeline: Timeline | None = None) -> None:
         self.response = response
         self.snapshots = True
         """Whether lifecycle events carry copies of the response (False when no one reads the events)."""
         self._sequence = 0
-        self.timeline = Timeline()
+        self.timeline = timeline or Timeline()
         """When each output item started and ended (and what else the run marks)."""
 
     def emit(self, event: StreamEvent) -> StreamEvent:

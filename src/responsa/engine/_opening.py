@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from responsa import tracing
 from responsa.backends import Backend, BackendRegistry, ModelRequest
-from responsa.protocol import CreateResponseRequest, InvalidRequest, Item
+from responsa.protocol import CreateResponseRequest, InvalidRequest, Item, ResponseObject, StreamEvent
 from responsa.store import Store
 from responsa.tools import McpConnector, WebSearch
 
@@ -28,10 +28,11 @@ from ._images import check_images
 from ._model_request import build_model_request
 from ._new_response import new_response, unavailable_hosted
 from ._run import Run, RunContext, open_model_call
+from ._timeline import Timeline
 from ._tool_choice import HOSTED_TOOLS
 from ._truncation import token_counter, truncated
 from ._vector_stores import VectorStoreService
-from .tools import ToolServices, ToolSetup, kind_named, plan_client_tools, prepare_server_tools
+from .tools import Recorded, ToolPlan, ToolServices, ToolSetup, kind_named, plan_client_tools, prepare_server_tools
 
 __all__ = ["Opener"]
 
@@ -125,34 +126,38 @@ class Opener:
         # Hosted tools the server runs itself (file_search, web_search...): every type of the kinds offered.
         served = {kind_type for kind in tools.kinds() for kind_type in kind_named(kind).tool_types} & HOSTED_TOOLS
         ignored = unavailable_hosted(request, backend, self._hosted_tools, served=served)
-        response = new_response(request, stored=request.store and store.retention.responses_enabled)
-        if ignored:
-            response.ignored_tools = ignored  # type: ignore[attr-defined]  # an extension field (see docs/api.md)
-        builder = OutputBuilder(response, tools.routes)
-        builder.emitter.snapshots = request.stream or request.background
-        opening = builder.start()
-        for made in recorded:
-            opening += builder.record(made)
-        async for events in builder.run_server_calls():  # approved calls, made before the model reads them
-            opening += events
+        unavailable = frozenset(entry["type"] for entry in ignored) | served
+        ctx = RunContext(request, store, backend, tools, unavailable, fault, input_items)
+        timeline = Timeline()
+        begun: list[_Begun] = []
+
+        async def begin() -> _Begun:
+            if not begun:
+                begun.append(await _begin(request, store, tools, ignored, recorded, timeline))
+            return begun[0]
+
+        if recorded:  # the model reads what the tools recorded (and what approved calls returned)
+            await begin()
         context = [*history, *input_items]
         compactor = self._compactor.for_tenant(tenant) if self._compactor is not None else None
         if compactor is not None:
             context = compactor.expand(context)
-        unavailable = frozenset(entry["type"] for entry in ignored) | served
-        ctx = RunContext(request, store, backend, tools, unavailable, fault, input_items)
 
         def build(items: list[Item]) -> ModelRequest:
-            return build_model_request(ctx, [*items, *response.output])
+            return build_model_request(ctx, [*items, *(begun[0].response.output if begun else ())])
 
         count = token_counter(backend, build)
         if compactor is not None:
             compaction, context = await compactor.compact_within(request, backend, context, count)
             if compaction is not None:
-                opening += builder.record_compaction(compaction)
+                start = await begin()
+                start.opening += start.builder.record_compaction(compaction)
         context = await truncated(request, backend, context, count)
-        model_events = await open_model_call(stack, backend, build(context), builder.timeline)
-        return Run(replace(ctx, prior=context), response, builder, opening, model_events, stack)
+        model_events = await open_model_call(stack, backend, build(context), timeline)
+        # Where the model reads none of it, the response is begun only now: the request reaches the
+        # model without waiting for it, and it is built while the model thinks (time to first token).
+        start = await begin()
+        return Run(replace(ctx, prior=context), start.response, start.builder, start.opening, model_events, stack)
 
     def _images_model(self, model: str) -> Backend | None:
         """The backend that draws with ``model``, if one serves it as an images model."""
@@ -165,3 +170,35 @@ class Opener:
             limit, queue, wait = self._admission_limits
             admission = self._admissions[id(backend)] = Admission(backend.parallel() or limit, queue, wait)
         return admission
+
+
+@dataclass
+class _Begun:
+    """The response as it starts: its object, its builder, and the events of what happened before the model ran."""
+
+    response: ResponseObject
+    builder: OutputBuilder
+    opening: list[StreamEvent]
+
+
+async def _begin(
+    request: CreateResponseRequest,
+    store: Store,
+    tools: ToolPlan,
+    ignored: list[dict[str, str]],
+    recorded: Sequence[Recorded],
+    timeline: Timeline,
+) -> _Begun:
+    """The response object, its builder, and its opening events: lifecycle, what the tools recorded, the
+    calls the server runs before the model reads them (approved MCP calls)."""
+    response = new_response(request, stored=request.store and store.retention.responses_enabled)
+    if ignored:
+        response.ignored_tools = ignored  # type: ignore[attr-defined]  # an extension field (see docs/api.md)
+    builder = OutputBuilder(response, tools.routes, timeline)
+    builder.emitter.snapshots = request.stream or request.background
+    opening = builder.start()
+    for made in recorded:
+        opening += builder.record(made)
+    async for events in builder.run_server_calls():  # approved calls, made before the model reads them
+        opening += events
+    return _Begun(response, builder, opening)
