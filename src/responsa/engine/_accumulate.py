@@ -183,7 +183,9 @@ class OutputBuilder:
         text arrives: the loop calls this while the model thinks, so the first token reaches the client
         sooner. Left unused (a message id spent) when the model calls a tool or reasons first."""
         if self._open is None:
-            self._ready = self._message_ahead()
+            self._ready = ready = self._message_ahead()
+            if self.emitter.snapshots:  # the events are read: their JSON is written ahead too
+                self.emitter.encode_ahead([ready.added, ready.part_added])
 
     def _message_ahead(self) -> _ReadyMessage:
         """A message for the next place in the output, with its opening events (not yet numbered)."""

@@ -16,6 +16,7 @@ from responsa.protocol import (
     OutputItemEvent,
     ResponseObject,
     StreamEvent,
+    event_json,
 )
 
 from ._includes import create_view
@@ -35,6 +36,8 @@ class Emitter:
         self.snapshots = True
         """Whether lifecycle events carry copies of the response (False when no one reads the events)."""
         self._sequence = 0
+        self._ahead: dict[int, tuple[StreamEvent, int, bytes]] = {}
+        """Events encoded before they were emitted (see :meth:`encode_ahead`): by id, with their number and JSON."""
         self.timeline = timeline or Timeline()
         """When each output item started and ended (and what else the run marks)."""
 
@@ -44,6 +47,22 @@ class Emitter:
         if type(event) is OutputItemEvent:
             self.timeline.item(event)
         return event
+
+    def encode_ahead(self, events: list[StreamEvent]) -> None:
+        """Number ``events`` as the next ones and encode them now, while the model thinks, so that the
+        first token does not wait for it (see :meth:`event_json`). Should other events come first,
+        these are numbered and encoded again when emitted."""
+        self._ahead = {}
+        for offset, event in enumerate(events):
+            event.sequence_number = self._sequence + offset
+            self._ahead[id(event)] = (event, event.sequence_number, event_json(event))
+
+    def event_json(self, event: StreamEvent) -> bytes:
+        """``event`` as JSON: as encoded ahead, when it was and still has the number it was encoded with."""
+        ahead = self._ahead.pop(id(event), None) if self._ahead else None
+        if ahead is not None and ahead[0] is event and ahead[1] == event.sequence_number:
+            return ahead[2]
+        return event_json(event)
 
     def emit_all(self, events: Iterable[StreamEvent]) -> list[StreamEvent]:
         return [self.emit(event) for event in events]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -78,6 +78,11 @@ class Run:
     @property
     def tenant(self) -> str:
         return self.ctx.tenant
+
+    @property
+    def event_json(self) -> Callable[[StreamEvent], bytes]:
+        """How this run's events are encoded: some were encoded ahead, while the model thought."""
+        return self.builder.emitter.event_json
 
     def end_span(self) -> None:
         """End the response's span with its outcome and token counts."""

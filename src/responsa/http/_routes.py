@@ -45,7 +45,7 @@ async def create_response(request: Request) -> Response:
             return sse_response(request, sse_logged(await service.follow(queued.id, after=-1)))
         return json_response(queued.model_dump(mode="json"))
     if create.stream:
-        return sse_response(request, sse_stream(service.events(run)))
+        return sse_response(request, sse_stream(service.events(run), run.event_json))
     response = await service.create(run)
     return json_response(response.model_dump(mode="json"))
 

@@ -7,57 +7,36 @@ client to parse) per token was the largest single cost of a stream.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 
-import orjson
 from prometheus_client import Gauge
 from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.types import Send
 
-from responsa.protocol import (
-    FunctionCallArgumentsDelta,
-    McpCallArgumentsDelta,
-    OutputTextDelta,
-    ReasoningSummaryTextDelta,
-    ReasoningTextDelta,
-    StreamEvent,
-)
+from responsa.protocol import StreamEvent, event_json
 from responsa.store import LoggedEvent
 
 from ._services import services
 
-__all__ = ["DONE", "SseResponse", "encode_event", "encode_json", "sse_logged", "sse_response", "sse_stream"]
+__all__ = ["DONE", "SseResponse", "encode_event", "sse_logged", "sse_response", "sse_stream"]
 
 DONE = b"data: [DONE]\n\n"
 
-_FLAT_EVENTS = frozenset(
-    {OutputTextDelta, FunctionCallArgumentsDelta, McpCallArgumentsDelta, ReasoningTextDelta, ReasoningSummaryTextDelta}
-)
-"""Events of plain JSON fields only, sent once per token: encoded from their fields directly."""
+EventJson = Callable[[StreamEvent], bytes]
 
 
-def _json(event: StreamEvent) -> bytes:
-    if type(event) in _FLAT_EVENTS and not event.__pydantic_extra__:
-        return orjson.dumps(event.__dict__)  # the same JSON as pydantic's, in a third of the time
-    return event.model_dump_json().encode()
-
-
-def encode_json(event: StreamEvent) -> str:
-    """An event as one JSON text (a WebSocket message)."""
-    return _json(event).decode()
-
-
-def encode_event(event: StreamEvent) -> bytes:
+def encode_event(event: StreamEvent, json: EventJson = event_json) -> bytes:
     """One SSE frame (no ``id:`` line, as Open Responses asks)."""
-    return b"event: " + event.type.encode() + b"\ndata: " + _json(event) + b"\n\n"
+    return b"event: " + event.type.encode() + b"\ndata: " + json(event) + b"\n\n"
 
 
-async def sse_stream(batches: AsyncIterator[list[StreamEvent]]) -> AsyncIterator[bytes]:
-    """The frames of each batch of events as one chunk, then the ``[DONE]`` marker."""
+async def sse_stream(batches: AsyncIterator[list[StreamEvent]], json: EventJson = event_json) -> AsyncIterator[bytes]:
+    """The frames of each batch of events as one chunk, then the ``[DONE]`` marker; ``json`` encodes
+    an event (a run's own encoder knows the events it encoded ahead)."""
     async for events in batches:
         if events:
-            yield b"".join([encode_event(event) for event in events])
+            yield b"".join([encode_event(event, json) for event in events])
     yield DONE
 
 

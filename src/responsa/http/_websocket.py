@@ -28,7 +28,6 @@ from responsa.protocol import CreateResponseRequest, InvalidRequest, Item, Respo
 
 from ._errors import invalid_from_validation
 from ._services import services
-from ._sse import encode_json
 
 __all__ = ["responses_socket"]
 
@@ -107,7 +106,7 @@ async def _serve_one(socket: WebSocket, connection: _Connection, text: str) -> N
         async with aclosing(service.events(run)) as batches:  # a client gone mid-way ends the run now
             async for events in batches:
                 for event in events:
-                    await socket.send_text(encode_json(event))
+                    await socket.send_text(run.event_json(event).decode())
     except ResponsaError as error:
         connection.evict(previous)
         await socket.send_text(json.dumps(error_message(error)))

@@ -28,6 +28,7 @@ from ._errors import (
     ServiceUnavailable,
     StorageUnavailable,
 )
+from ._event_json import event_json
 from ._events import (
     CodeInterpreterCodeDelta,
     CodeInterpreterCodeDone,
@@ -331,6 +332,7 @@ __all__ = [
     "WebSearchSource",
     "WebSearchTool",
     "check_metadata",
+    "event_json",
     "item_text",
     "new_id",
 ]

@@ -1,0 +1,27 @@
+"""A stream event as JSON text, as SSE frames and WebSocket messages carry it."""
+
+from __future__ import annotations
+
+import orjson
+
+from ._events import (
+    FunctionCallArgumentsDelta,
+    McpCallArgumentsDelta,
+    OutputTextDelta,
+    ReasoningSummaryTextDelta,
+    ReasoningTextDelta,
+    StreamEvent,
+)
+
+__all__ = ["event_json"]
+
+_FLAT_EVENTS = frozenset(
+    {OutputTextDelta, FunctionCallArgumentsDelta, McpCallArgumentsDelta, ReasoningTextDelta, ReasoningSummaryTextDelta}
+)
+"""Events of plain JSON fields only, sent once per token: encoded from their fields directly."""
+
+
+def event_json(event: StreamEvent) -> bytes:
+    if type(event) in _FLAT_EVENTS and not event.__pydantic_extra__:
+        return orjson.dumps(event.__dict__)  # the same JSON as pydantic's, in a third of the time
+    return event.model_dump_json().encode()
