@@ -35,10 +35,25 @@ class Metrics:
             "responsa_backend_worker_up", "1 when an upstream worker takes requests", ["url"], registry=self.registry
         )
         self.workers = workers or list
+        self._input_tokens, self._output_tokens = self.tokens.labels("input"), self.tokens.labels("output")
+        self._served: dict[tuple[str, str, int], Counter] = {}
+        self._latencies: dict[str, Histogram] = {}
+        """Each label set's series, looked up once (``labels()`` costs more than counting)."""
+
+    def count_request(self, method: str, route: str, status: int, seconds: float) -> None:
+        """One HTTP request answered, with ``status``, in ``seconds``."""
+        served = self._served.get((method, route, status))
+        if served is None:
+            served = self._served[method, route, status] = self.requests.labels(method, route, str(status))
+        served.inc()
+        latency = self._latencies.get(route)
+        if latency is None:
+            latency = self._latencies[route] = self.latency.labels(route)
+        latency.observe(seconds)
 
     def count_usage(self, input_tokens: int, output_tokens: int) -> None:
-        self.tokens.labels("input").inc(input_tokens)
-        self.tokens.labels("output").inc(output_tokens)
+        self._input_tokens.inc(input_tokens)
+        self._output_tokens.inc(output_tokens)
 
     def render(self) -> bytes:
         for worker in self.workers():
