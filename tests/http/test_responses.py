@@ -170,6 +170,7 @@ def test_unknown_and_vendor_items_and_fields_round_trip(http: httpx.Client) -> N
         "role": "user",
         "content": [{"type": "input_text", "text": "Hello there", "acme:lang": "en"}],
         "acme:priority": "high",
+        "acme:note": None,
     }
     reply = http.post(
         "/v1/responses", json={"model": "sim", "input": [vendor_item, message], "acme:trace": True, "future_x": 1}
@@ -177,7 +178,8 @@ def test_unknown_and_vendor_items_and_fields_round_trip(http: httpx.Client) -> N
     assert reply.status_code == 200, reply.text
     listed = http.get(f"/v1/responses/{reply.json()['id']}/input_items", params={"order": "asc"}).json()["data"]
     assert listed[0] == vendor_item
-    assert listed[1]["acme:priority"] == "high"
+    assert listed[1]["acme:priority"] == "high" and listed[1]["acme:note"] is None  # kept as sent, null too
+    assert "phase" not in listed[1]  # a field of ours left unset is absent, not null
     assert listed[1]["content"][0] == {"type": "input_text", "text": "Hello there", "acme:lang": "en"}
 
 
