@@ -11,7 +11,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,28 @@ def responsa_on_rig(
         flags = ("--db", db, "--no-embedded", "--no-simulator", "--upstream", upstream)
         with responsa_server(*flags, pin=1, pids=pids) as url:
             yield url, upstream
+
+
+@contextmanager
+def responsa_trees(upstream: str, sources: dict[str, Path]) -> Iterator[dict[str, tuple[str, int]]]:
+    """One responsa per source tree (``src`` of a checkout, by name), each on its own fresh SQLite file,
+    all pinned to core 1 in front of ``upstream``, up at once; yields each one's URL and pid by name."""
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        servers: dict[str, tuple[str, int]] = {}
+        for name, source in sources.items():
+            pids: list[int] = []
+            env = {"PYTHONPATH": str(source.resolve())}
+            flags = (
+                "--db",
+                f"sqlite:///{Path(tmp) / name}.db",
+                "--no-embedded",
+                "--no-simulator",
+                "--upstream",
+                upstream,
+            )
+            url = stack.enter_context(responsa_server(*flags, env=env, pin=1, pids=pids))
+            servers[name] = (url, pids[0])
+        yield servers
 
 
 @contextmanager

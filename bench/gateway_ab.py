@@ -13,11 +13,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import tempfile
-from contextlib import ExitStack
 from pathlib import Path
 
-from _server import responsa_server, rig_arguments, rig_load, rig_mock
+from _server import responsa_trees, rig_arguments, rig_load, rig_mock
 
 
 def main() -> None:
@@ -30,22 +28,11 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=6000)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
-        upstream = stack.enter_context(rig_mock(args.rig_python, "--tokens", "64", rig=args.rig))
-        servers: dict[str, tuple[str, int]] = {}
-        for name, source in (("before", args.before), ("after", args.after)):
-            pids: list[int] = []
-            env = {"PYTHONPATH": str(source.resolve())}
-            flags = [
-                "--db",
-                f"sqlite:///{Path(tmp) / name}.db",
-                "--no-embedded",
-                "--no-simulator",
-                "--upstream",
-                upstream,
-            ]
-            url = stack.enter_context(responsa_server(*flags, env=env, pin=1, pids=pids))
-            servers[name] = (url, pids[0])
+    sources = {"before": args.before, "after": args.after}
+    with (
+        rig_mock(args.rig_python, "--tokens", "64", rig=args.rig) as upstream,
+        responsa_trees(upstream, sources) as servers,
+    ):
         rates: dict[str, list[float]] = {name: [] for name in servers}
         cpu: dict[str, list[float]] = {name: [] for name in servers}
         for _ in range(args.rounds):
