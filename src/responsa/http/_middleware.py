@@ -88,9 +88,6 @@ class Gate:
                 request_id, tenant, scope["method"], scope["path"], status["code"], elapsed * 1000,
             )  # fmt: skip
 
-    def _new_request_id(self) -> str:
-        return f"req_{self._id_prefix}{next(self._ids):016x}"
-
     async def _serve(self, scope: Scope, receive: Receive, send: Send, headers: dict[bytes, Any]) -> None:
         """Admit and answer the request, or refuse it."""
         try:
