@@ -14,6 +14,7 @@ TEXTS = [" hello", 'a "quote" and \\ backslash', "new\nline\ttab\x00\x1f", "Ã¼nÃ
 def test_fast_frames_equal_pydantic_frames(text: str) -> None:
     events: list[StreamEvent] = [
         OutputTextDelta(item_id="msg_1", output_index=2, content_index=0, delta=text, sequence_number=7),
+        OutputTextDelta.of_token("msg_1", 2, text),
         FunctionCallArgumentsDelta(item_id="fc_1", output_index=0, delta=text, sequence_number=8),
         ReasoningTextDelta(item_id="rs_1", output_index=1, content_index=0, delta=text, sequence_number=9),
         OutputTextDelta.model_validate(  # vendor extras take the general path and still round-trip
@@ -23,3 +24,14 @@ def test_fast_frames_equal_pydantic_frames(text: str) -> None:
     for event in events:
         expected = f"event: {event.type}\ndata: {event.model_dump_json()}\n\n".encode()
         assert encode_event(event) == expected
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_a_token_delta_made_without_validation_is_the_validated_one(text: str) -> None:
+    made = OutputTextDelta.of_token("msg_1", 2, text)
+    made.sequence_number = 7  # as the emitter numbers it
+    validated = OutputTextDelta(item_id="msg_1", output_index=2, content_index=0, delta=text, sequence_number=7)
+    assert made == validated and made.__dict__ == validated.__dict__
+    assert list(made.__dict__) == list(validated.__dict__)  # the order the fast encoding writes them in
+    assert made.model_dump() == validated.model_dump() and made.model_copy() == validated
+    assert made.logprobs is not OutputTextDelta.of_token("msg_1", 2, text).logprobs  # a list of its own

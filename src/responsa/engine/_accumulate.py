@@ -218,7 +218,7 @@ class OutputBuilder:
             delta = OutputTextDelta(item_id=item_id, output_index=index, content_index=0, delta=text,
                                     logprobs=list(logprobs))  # fmt: skip
         else:
-            delta = OutputTextDelta(item_id=item_id, output_index=index, content_index=0, delta=text)
+            delta = OutputTextDelta.of_token(item_id, index, text)
         events.append(self.emitter.emit(delta))
         return events
 

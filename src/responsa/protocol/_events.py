@@ -39,6 +39,10 @@ __all__ = [
 ]
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
 class _Event(WireModel):
     sequence_number: int = 0
     """Position in the stream, from 0 and contiguous; set when the event is emitted."""
@@ -86,6 +90,20 @@ class OutputTextDelta(_Event):
     content_index: int
     delta: str
     logprobs: list[dict[str, Any]] = Field(default_factory=list)
+
+    @classmethod
+    def of_token(cls, item_id: str, output_index: int, delta: str) -> OutputTextDelta:
+        """One token's delta in content part 0, made as ``model_construct`` makes a model (its fields are
+        of their types by construction: nothing to validate), in half the time a validated one takes:
+        a stream makes one a token. Fields in declaration order, as a validated one has them."""
+        event = _new(cls)
+        fields = {"sequence_number": 0, "type": "response.output_text.delta", "item_id": item_id,
+                  "output_index": output_index, "content_index": 0, "delta": delta, "logprobs": []}  # fmt: skip
+        _set(event, "__dict__", fields)
+        _set(event, "__pydantic_fields_set__", {"item_id", "output_index", "content_index", "delta"})
+        _set(event, "__pydantic_extra__", {})
+        _set(event, "__pydantic_private__", None)
+        return event
 
 
 class OutputTextDone(_Event):
