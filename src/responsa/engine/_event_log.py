@@ -8,11 +8,11 @@ end of the stream, only once that is committed (``settle``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 
 import anyio
 
-from responsa.protocol import TERMINAL_EVENT_TYPES, TERMINAL_STATUSES, StorageUnavailable, StreamEvent
+from responsa.protocol import TERMINAL_EVENT_TYPES, TERMINAL_STATUSES, StorageUnavailable, StreamEvent, event_json
 from responsa.store import LoggedEvent, Store
 
 __all__ = ["EventLog", "replay"]
@@ -28,8 +28,10 @@ class EventLog:
     in the store) → ``settle`` (the final state and the tail are committed) → ``end`` (followers stop).
     """
 
-    def __init__(self, store: Store, response_id: str) -> None:
+    def __init__(self, store: Store, response_id: str, encode: Callable[[StreamEvent], bytes] = event_json) -> None:
         self._store = store
+        self._encode = encode
+        """An event as JSON (the run's own encoder: it encoded some ahead)."""
         self._response_id = response_id
         self.events: list[LoggedEvent] = []
         self._written = 0
@@ -46,7 +48,7 @@ class EventLog:
         for event in events:
             if event.type in TERMINAL_EVENT_TYPES and self._terminal is None:
                 self._terminal = len(self.events)
-            self.events.append(LoggedEvent(event.sequence_number, event.type, event.model_dump_json()))
+            self.events.append(LoggedEvent(event.sequence_number, event.type, self._encode(event).decode()))
         self._wake()
 
     def close(self) -> None:

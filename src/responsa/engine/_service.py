@@ -139,7 +139,7 @@ class ResponseService:
             run.end_span()
             raise
         run.inputs_saved = True
-        run.log = EventLog(store, run.response.id)
+        run.log = EventLog(store, run.response.id, run.event_json)
         self._running[run.response.id] = run
         self._background.start_soon(run.log.write_behind)
         self._background.start_soon(self._drive, run)
