@@ -8,11 +8,18 @@ end of the stream, only once that is committed (``settle``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 
 import anyio
 
-from responsa.protocol import TERMINAL_EVENT_TYPES, TERMINAL_STATUSES, StorageUnavailable, StreamEvent, event_json
+from responsa.protocol import (
+    TERMINAL_EVENT_TYPES,
+    TERMINAL_STATUSES,
+    EventJson,
+    StorageUnavailable,
+    StreamEvent,
+    event_json,
+)
 from responsa.store import LoggedEvent, Store
 
 __all__ = ["EventLog", "replay"]
@@ -28,7 +35,7 @@ class EventLog:
     in the store) → ``settle`` (the final state and the tail are committed) → ``end`` (followers stop).
     """
 
-    def __init__(self, store: Store, response_id: str, encode: Callable[[StreamEvent], bytes] = event_json) -> None:
+    def __init__(self, store: Store, response_id: str, encode: EventJson = event_json) -> None:
         self._store = store
         self._encode = encode
         """An event as JSON (the run's own encoder: it encoded some ahead)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -11,7 +11,7 @@ import anyio
 
 from responsa import tracing
 from responsa.backends import Backend, ModelEvent, ModelRequest
-from responsa.protocol import CreateResponseRequest, Item, ResponsaError, ResponseObject, StreamEvent
+from responsa.protocol import CreateResponseRequest, EventJson, Item, ResponsaError, ResponseObject, StreamEvent
 from responsa.store import Store
 
 from ._accumulate import OutputBuilder
@@ -80,7 +80,7 @@ class Run:
         return self.ctx.tenant
 
     @property
-    def event_json(self) -> Callable[[StreamEvent], bytes]:
+    def event_json(self) -> EventJson:
         """How this run's events are encoded: some were encoded ahead, while the model thought."""
         return self.builder.emitter.event_json
 

@@ -8,7 +8,7 @@ client to parse) per token was the largest single cost of a stream.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 
 import anyio
 from prometheus_client import Gauge
@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from responsa.protocol import StreamEvent, event_json
+from responsa.protocol import EventJson, StreamEvent, event_json
 from responsa.store import LoggedEvent
 
 from ._services import services
@@ -24,8 +24,6 @@ from ._services import services
 __all__ = ["DONE", "SseResponse", "encode_event", "sse_logged", "sse_response", "sse_stream"]
 
 DONE = b"data: [DONE]\n\n"
-
-EventJson = Callable[[StreamEvent], bytes]
 
 
 def encode_event(event: StreamEvent, json: EventJson = event_json) -> bytes:

@@ -28,7 +28,7 @@ from ._errors import (
     ServiceUnavailable,
     StorageUnavailable,
 )
-from ._event_json import event_json
+from ._event_json import EventJson, event_json
 from ._events import (
     CodeInterpreterCodeDelta,
     CodeInterpreterCodeDone,
@@ -225,6 +225,7 @@ __all__ = [
     "DeletedObject",
     "ErrorEvent",
     "ErrorPayload",
+    "EventJson",
     "FileCounts",
     "FileObject",
     "FileSearchCall",

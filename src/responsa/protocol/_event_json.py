@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import orjson
 
 from ._events import (
@@ -13,7 +15,10 @@ from ._events import (
     StreamEvent,
 )
 
-__all__ = ["event_json"]
+__all__ = ["EventJson", "event_json"]
+
+EventJson = Callable[[StreamEvent], bytes]
+"""What encodes an event: :func:`event_json`, or a run's own (which encoded some ahead)."""
 
 _FLAT_EVENTS = frozenset(
     {OutputTextDelta, FunctionCallArgumentsDelta, McpCallArgumentsDelta, ReasoningTextDelta, ReasoningSummaryTextDelta}
@@ -22,6 +27,7 @@ _FLAT_EVENTS = frozenset(
 
 
 def event_json(event: StreamEvent) -> bytes:
+    """``event`` as the JSON text of its SSE ``data:`` line or WebSocket message."""
     if type(event) in _FLAT_EVENTS and not event.__pydantic_extra__:
         return orjson.dumps(event.__dict__)  # the same JSON as pydantic's, in a third of the time
     return event.model_dump_json().encode()
