@@ -37,7 +37,8 @@ class Emitter:
         """Whether lifecycle events carry copies of the response (False when no one reads the events)."""
         self._sequence = 0
         self._ahead: dict[int, tuple[StreamEvent, int, bytes]] = {}
-        """Events encoded before they were emitted (see :meth:`encode_ahead`): by id, with their number and JSON."""
+        """Events encoded before they were emitted (see :meth:`encode_ahead`): by id, with their number and
+        JSON; each is held here too, so that no other event can take its id meanwhile."""
         self.timeline = timeline or Timeline()
         """When each output item started and ended (and what else the run marks)."""
 
@@ -60,7 +61,7 @@ class Emitter:
     def event_json(self, event: StreamEvent) -> bytes:
         """``event`` as JSON: as encoded ahead, when it was and still has the number it was encoded with."""
         ahead = self._ahead.pop(id(event), None) if self._ahead else None
-        if ahead is not None and ahead[0] is event and ahead[1] == event.sequence_number:
+        if ahead is not None and ahead[1] == event.sequence_number:
             return ahead[2]
         return event_json(event)
 
