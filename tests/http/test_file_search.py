@@ -63,6 +63,11 @@ def test_the_model_searches_and_the_answer_cites_the_file(client: openai.OpenAI,
     assert plain.output[0].type == "file_search_call" and plain.output[0].results is None
     assert "gravity" in plain.output_text
     assert client.responses.retrieve(plain.id).output[0].results is None  # type: ignore[union-attr]
+    streamed = client.responses.create(model="gpt-4.1", input="Search my documents about the tides",
+                                       tools=[_tool(vector_store)], stream=True)  # type: ignore[list-item]  # fmt: skip
+    *_, completed = list(streamed)
+    assert completed.type == "response.completed" and completed.response.output[0].type == "file_search_call"
+    assert completed.response.output[0].results is None  # hidden in the last event too, though stored
 
 
 def test_a_retrieve_shows_the_results_its_include_asks_for(

@@ -61,6 +61,14 @@ def test_retrieve_returns_what_create_returned(client: openai.OpenAI) -> None:
     assert retrieved.model_dump() == created.model_dump()
 
 
+def test_the_reply_is_the_stored_response_json_for_json(http: httpx.Client) -> None:
+    """The reply is the JSON the store saved (dumped once for both): a retrieve gives the same JSON."""
+    body = {"model": "sim", "input": "Describe the Pacific ocean", "metadata": {"k": "v"}, "seed": 5, "x_vendor": 1}
+    created = http.post("/v1/responses", json=body).json()
+    assert created["status"] == "completed" and created["output_text"] and created["metadata"] == {"k": "v"}
+    assert http.get(f"/v1/responses/{created['id']}").json() == created
+
+
 def test_delete_removes_the_response(client: openai.OpenAI) -> None:
     created = client.responses.create(model="sim", input="hello")
     client.responses.delete(created.id)

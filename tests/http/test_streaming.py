@@ -143,6 +143,15 @@ def test_sdk_stream_helper_rebuilds_what_retrieve_returns(client: openai.OpenAI)
     assert client.responses.retrieve(final.id).model_dump() == without_parsed(final.model_dump())
 
 
+def test_the_completed_event_carries_what_a_retrieve_returns(http: httpx.Client) -> None:
+    """The terminal event's response is encoded from the JSON the store saved: a retrieve gives the same."""
+    events = parse_frames(stream_raw(http, {"model": "sim", "input": "Tell me about seals", "stream": True, "seed": 2}))
+    completed = events[-1]
+    assert completed["type"] == "response.completed" and completed["sequence_number"] == len(events) - 1
+    assert completed["response"]["output_text"] and completed["response"]["status"] == "completed"
+    assert http.get(f"/v1/responses/{completed['response']['id']}").json() == completed["response"]
+
+
 def test_sdk_stream_helper_with_tool_calls_matches_retrieve(client: openai.OpenAI) -> None:
     with client.responses.stream(
         model="sim", input="Weather in Oslo please", tools=[WEATHER_TOOL], tool_choice="required"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import orjson
 from pydantic import BaseModel
 
 from responsa.protocol import (
@@ -64,6 +65,15 @@ class Emitter:
         if ahead is not None and ahead[1] == event.sequence_number:
             return ahead[2]
         return event_json(event)
+
+    def encode_end(self, event: StreamEvent, saved: dict[str, Any]) -> None:
+        """Encode ``event``, the response's terminal event, with the response's JSON form as the store
+        saved it (the same state), so that the response is not dumped again for its last event; unless
+        its create hides some of that (optional data ``include`` did not ask for)."""
+        hidden = create_view(self.response) is not self.response
+        if type(event) is LifecycleEvent and not hidden and not event.__pydantic_extra__:
+            ended = {"sequence_number": event.sequence_number, "type": event.type, "response": saved}
+            self._ahead[id(event)] = (event, event.sequence_number, orjson.dumps(ended))
 
     def emit_all(self, events: Iterable[StreamEvent]) -> list[StreamEvent]:
         return [self.emit(event) for event in events]

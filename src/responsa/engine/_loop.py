@@ -198,6 +198,8 @@ class RunLoop:
                 failure.sequence_number = events[-1].sequence_number
                 return [*events[:-1], failure]
             return [*events, run.builder.emitter.emit(failure)]  # a cancel's end has no terminal event
+        if run.saved_json is not None and events and events[-1].type in TERMINAL_EVENT_TYPES:
+            run.builder.emitter.encode_end(events[-1], run.saved_json)
         return events
 
     async def _persist_once(self, run: Run) -> None:
@@ -225,6 +227,8 @@ class RunLoop:
             inputs = None if run.inputs_saved else run.ctx.input_items
             end = run.log.tail() if run.log is not None else []
             timing = run.builder.timeline.ended(response)
-            await store.save_response(response, inputs, append_to_conversation=turn, events=end, timing=timing)
+            run.saved_json = await store.save_response(
+                response, inputs, append_to_conversation=turn, events=end, timing=timing
+            )
         elif turn and response.conversation:
             await store.append_conversation_items(response.conversation["id"], turn)

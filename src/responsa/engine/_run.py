@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -68,6 +68,8 @@ class Run:
     inputs_saved: bool = False
     persisted: bool = False
     """The final state is saved (it is, before the terminal event is sent)."""
+    saved_json: dict[str, Any] | None = None
+    """The final state's JSON form, as the store saved it (see ``Store.save_response``)."""
     tool_calls_made: int = 0
     log: EventLog | None = None
     """Background runs only: every event, for followers here and (via the store) anywhere."""

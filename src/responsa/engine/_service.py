@@ -188,6 +188,14 @@ class ResponseService:
             raise run.error
         return create_view(run.response)
 
+    async def create_json(self, run: Run) -> dict[str, Any]:
+        """:meth:`create`, as the JSON the reply carries: the form the store saved, where that is what the
+        create shows (no optional data hidden), so a response is dumped once, not once more for its reply."""
+        response = await self.create(run)
+        if run.saved_json is not None and response is run.response:
+            return run.saved_json
+        return response.model_dump(mode="json")
+
     def _local(self, response_id: str) -> Run | None:
         """The run of this response in this process, if it is one of this tenant's."""
         run = self._running.get(response_id)

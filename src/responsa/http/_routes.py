@@ -46,8 +46,7 @@ async def create_response(request: Request) -> Response:
         return json_response(queued.model_dump(mode="json"))
     if create.stream:
         return sse_response(request, sse_stream(service.events(run), run.event_json))
-    response = await service.create(run)
-    return json_response(response.model_dump(mode="json"))
+    return json_response(await service.create_json(run))
 
 
 async def list_responses(request: Request) -> Response:

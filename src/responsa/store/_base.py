@@ -112,8 +112,10 @@ class ResponseRepository(Protocol):
         events: Sequence[LoggedEvent] = (),
         lease_until: float | None = None,
         timing: str | None = None,
-    ) -> None:
+    ) -> dict[str, Any]:
         """Insert a response (first save: ``input_items`` given, even empty) or update it; output replaced.
+        Returns the response's JSON form as saved (``model_dump(mode="json")``, optional data and all),
+        so that a caller sending it need not dump it again.
 
         In the same transaction: ``append_to_conversation`` items are appended to
         ``response.conversation``, contiguously, so two responses on one conversation never

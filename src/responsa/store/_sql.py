@@ -80,11 +80,15 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
         events: Sequence[LoggedEvent] = (),
         lease_until: float | None = None,
         timing: str | None = None,
-    ) -> None:
-        fields = response.model_dump(mode="json", exclude={"output", "output_text"})
+    ) -> dict[str, Any]:
+        saved = response.model_dump(mode="json")
+        fields = saved.copy()  # the row's body: the response without its output (in response_items)
+        del fields["output"], fields["output_text"]
         if response.shown_includes:
             fields[_SHOWN] = list(response.shown_includes)
         body = orjson.dumps(fields).decode()
+        outputs = list(response.output)  # as dumped: a run goes on while the write waits for its batch
+        output_bodies = [orjson.dumps(item).decode() for item in saved["output"]]
         conversation_id = response.conversation["id"] if response.conversation else None
 
         def work(conn: Sql) -> None:
@@ -104,13 +108,13 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
                 }
                 conn.execute(sql.INSERT_RESPONSE, [row])
                 self._evict_responses_over_cap(conn)
-                rows = _item_rows(response.id, "input", input_items)
+                rows = _item_rows(response.id, "input", input_items, [dump_item(item) for item in input_items])
             else:
                 update = {"response_id": response.id, "owner": self.tenant, "new_status": response.status}
                 conn.execute(sql.UPDATE_RESPONSE, {**update, "new_body": body, "new_timing": timing})
                 conn.execute(sql.DELETE_OUTPUTS, {"response_id": response.id})
                 rows = []
-            rows += _item_rows(response.id, "output", response.output)
+            rows += _item_rows(response.id, "output", outputs, output_bodies)
             if rows:
                 conn.execute(sql.INSERT_ITEMS, rows)
             if append_to_conversation and conversation_id is not None:
@@ -119,6 +123,7 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
                 conn.execute(sql.APPEND_EVENTS, _event_rows(response.id, events))
 
         await self._db.write(work)
+        return saved
 
     async def get_response(self, response_id: str) -> ResponseObject | None:
         def work(conn: Sql) -> tuple[str, list[str]] | None:
@@ -287,10 +292,10 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
         return int(deleted.rowcount)
 
 
-def _item_rows(response_id: str, role: str, items: Sequence[Item]) -> list[dict[str, Any]]:
+def _item_rows(response_id: str, role: str, items: Sequence[Item], bodies: Sequence[str]) -> list[dict[str, Any]]:
     return [
-        {"response_id": response_id, "role": role, "position": i, "item_id": item.id, "body": dump_item(item)}
-        for i, item in enumerate(items)
+        {"response_id": response_id, "role": role, "position": i, "item_id": item.id, "body": body}
+        for i, (item, body) in enumerate(zip(items, bodies, strict=True))
     ]
 
 
