@@ -42,11 +42,13 @@ def responsa_server(
 
 
 @contextmanager
-def running(command: list[str], probe: str, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
-    """``command`` started, once ``probe`` answers 200 (30 s at most); terminated on exit."""
+def running(
+    command: list[str], probe: str, env: dict[str, str] | None = None, wait: float = 30
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``command`` started, once ``probe`` answers 200 (``wait`` seconds at most); terminated on exit."""
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + wait
         while True:
             try:
                 httpx.get(probe).raise_for_status()

@@ -1,0 +1,65 @@
+"""Two versions of responsa compared by the instructions they execute per request, counted by
+valgrind (callgrind): on a machine whose speed drifts by 2x from hour to hour, and whose A/B rounds
+(bench/gateway_ab.py) swing by 10%, a count that does not depend on the neighbours. Each source tree
+is served in turn under callgrind in front of the rig's mock; after --warmup requests the counters
+are zeroed, --requests more are sent at c=16, and the count is read.
+
+It counts user-space instructions only: system calls, cache misses and waiting are not in it, so it
+measures the Python work a change adds or removes, not the time (gateway_ab.py measures that, with
+its noise). Needs valgrind (the Debian package); a server starts in about a minute under it.
+
+    python bench/instructions_ab.py --rig-python /tmp/rig/bin/python --before /tmp/before/src --after src [--stream]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from _server import free_port, rig_arguments, rig_load, rig_mock, running
+
+
+def instructions_per_request(source: Path, upstream: str, args: argparse.Namespace, scratch: Path) -> float:
+    """``source``'s responsa under callgrind: instructions per request of a run of ``args.requests``."""
+    port = free_port()
+    counts = scratch / f"callgrind-{port}.out"
+    valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={counts}", "--cache-sim=no",
+                f"--log-file={scratch / f'valgrind-{port}.log'}"]  # fmt: skip
+    database = f"sqlite:///{scratch / f'{port}.db'}"
+    serve = [sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), "--log-level", "warning",
+             "--db", database, "--no-embedded", "--no-simulator", "--upstream", upstream]  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    flags = ["-c", "16", "--store", "true", "--timeout", "300", *(["--stream"] if args.stream else [])]
+    with running([*valgrind, *serve], f"{url}/health", env={"PYTHONPATH": str(source.resolve())}, wait=600) as server:
+        rig_load(args.rig_python, url, *flags, "-n", str(args.warmup), rig=args.rig)
+        subprocess.run(["callgrind_control", "--zero", str(server.pid)], check=True, capture_output=True)
+        rig_load(args.rig_python, url, *flags, "-n", str(args.requests), rig=args.rig)
+        subprocess.run(["callgrind_control", "--dump", str(server.pid)], check=True, capture_output=True)
+    dumped = Path(f"{counts}.1").read_text().splitlines()
+    total = next(int(line.split()[1]) for line in dumped if line.startswith("summary:"))
+    return total / args.requests
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    rig_arguments(parser)
+    parser.add_argument("--before", type=Path, required=True, help="the source tree (src) of the first version")
+    parser.add_argument("--after", type=Path, required=True, help="the source tree (src) of the second version")
+    parser.add_argument("--stream", action="store_true")
+    parser.add_argument("--requests", type=int, default=500)
+    parser.add_argument("--warmup", type=int, default=300)
+    args = parser.parse_args()
+    counts: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp, rig_mock(args.rig_python, "--tokens", "64", rig=args.rig) as upstream:
+        for name, source in (("before", args.before), ("after", args.after)):
+            counts[name] = instructions_per_request(source, upstream, args, Path(tmp))
+            print(f"{name:<6} {'stream' if args.stream else 'json'}: {counts[name]:,.0f} instructions a request")
+    change = counts["after"] / counts["before"] - 1
+    print(f"after/before: {change:+.2%} instructions ({args.requests} requests each, c=16)")
+
+
+if __name__ == "__main__":
+    main()
