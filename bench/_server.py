@@ -131,6 +131,13 @@ def rig_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rig-python", default=sys.executable, help="a Python with aiohttp, uvloop, httptools, orjson")
 
 
+def ab_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a before/after on the rig: the rig's, and the two source trees compared."""
+    rig_arguments(parser)
+    parser.add_argument("--before", type=Path, required=True, help="the source tree (src) of the first version")
+    parser.add_argument("--after", type=Path, required=True, help="the source tree (src) of the second version")
+
+
 def rig_load(python: str, url: str, *flags: str, rig: Path = RIG) -> dict[str, Any]:
     """One run of the rig's load.py (pinned to core 0) against ``url``: its JSON summary."""
     command = ["taskset", "-c", "0", python, str(rig / "load.py"), "--url", url, *flags]

@@ -13,16 +13,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-from pathlib import Path
 
-from _server import responsa_trees, rig_arguments, rig_load, rig_mock
+from _server import ab_arguments, responsa_trees, rig_load, rig_mock
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    rig_arguments(parser)
-    parser.add_argument("--before", type=Path, required=True, help="the source tree (src) of the first version")
-    parser.add_argument("--after", type=Path, required=True, help="the source tree (src) of the second version")
+    ab_arguments(parser)
     parser.add_argument("--stream", action="store_true")
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--requests", type=int, default=6000)

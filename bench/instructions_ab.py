@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _server import free_port, rig_arguments, rig_load, rig_mock, running
+from _server import ab_arguments, free_port, rig_load, rig_mock, running
 
 
 def instructions_per_request(source: Path, upstream: str, args: argparse.Namespace, scratch: Path) -> float:
@@ -45,9 +45,7 @@ def instructions_per_request(source: Path, upstream: str, args: argparse.Namespa
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    rig_arguments(parser)
-    parser.add_argument("--before", type=Path, required=True, help="the source tree (src) of the first version")
-    parser.add_argument("--after", type=Path, required=True, help="the source tree (src) of the second version")
+    ab_arguments(parser)
     parser.add_argument("--stream", action="store_true")
     parser.add_argument("--requests", type=int, default=500)
     parser.add_argument("--warmup", type=int, default=300)

@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-from pathlib import Path
 
-from _server import responsa_trees, rig_arguments, rig_load, rig_mock
+from _server import ab_arguments, responsa_trees, rig_load, rig_mock
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    rig_arguments(parser)
-    parser.add_argument("--before", type=Path, required=True, help="the source tree (src) of the first version")
-    parser.add_argument("--after", type=Path, required=True, help="the source tree (src) of the second version")
+    ab_arguments(parser)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--seconds", type=float, default=6)
     args = parser.parse_args()
