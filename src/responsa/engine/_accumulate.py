@@ -155,6 +155,18 @@ class OutputBuilder:
                 yield self.emitter.emit_all(events)
             self._unfinished.remove(where)
 
+    def feed_all(self, batch: Sequence[ModelEvent]) -> list[StreamEvent]:
+        """The stream events of a batch of model events (those of one network read). Most are tokens
+        of the message being written: each adds its delta here, with no other step."""
+        events: list[StreamEvent] = []
+        for event in batch:
+            opened = self._open
+            if type(event) is TextDelta and not event.logprobs and opened is not None and type(opened.item) is Message:
+                events.append(self._delta(opened, event.text))
+            else:
+                events += self.feed(event)
+        return events
+
     def feed(self, event: ModelEvent) -> list[StreamEvent]:
         """The stream events one model event causes; a :class:`Finish` ends the response."""
         if isinstance(event, TextDelta):
@@ -211,16 +223,21 @@ class OutputBuilder:
             events = self._open_message()
         opened = self._open
         assert opened is not None
-        opened.chunks.append(text)
-        item_id, index = opened.where["item_id"], opened.where["output_index"]  # per token: no ** unpacking
         if logprobs:  # asked for: rare, so the common delta (one per token) is built without them
+            opened.chunks.append(text)
             opened.logprobs += logprobs
-            delta = OutputTextDelta(item_id=item_id, output_index=index, content_index=0, delta=text,
-                                    logprobs=list(logprobs))  # fmt: skip
+            delta = OutputTextDelta(item_id=opened.where["item_id"], output_index=opened.where["output_index"],
+                                    content_index=0, delta=text, logprobs=list(logprobs))  # fmt: skip
+            events.append(self.emitter.emit(delta))
         else:
-            delta = OutputTextDelta.of_token(item_id, index, text)
-        events.append(self.emitter.emit(delta))
+            events.append(self._delta(opened, text))
         return events
+
+    def _delta(self, opened: _OpenItem, text: str) -> StreamEvent:
+        """A token of the open message: its text kept, its delta emitted."""
+        opened.chunks.append(text)
+        where = opened.where
+        return self.emitter.emit(OutputTextDelta.of_token(where["item_id"], where["output_index"], text))
 
     def _tool_call(self, delta: ToolCallDelta) -> list[StreamEvent]:
         events: list[StreamEvent] = []

@@ -149,7 +149,7 @@ class RunLoop:
             if first:
                 builder.timeline.mark("model.first_output")
                 first = False
-            yield [event for model_event in batch for event in builder.feed(model_event)]
+            yield builder.feed_all(batch)
         if not run.cancel_requested.is_set():
             calls = builder.server_calls_waiting
             server_calls = builder.run_server_calls(run.span)  # a cancel stops a call at once too
