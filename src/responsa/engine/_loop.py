@@ -8,6 +8,7 @@ goes out: a client that saw a response end can always retrieve it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from asyncio import CancelledError
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
@@ -164,7 +165,7 @@ class RunLoop:
         yield "needs_client" if builder.needs_client else "again" if calls else "final"
 
     async def _record_start(self, run: Run) -> None:
-        """Write the in-progress response, off the stream's path when a background task group is given:
+        """Write the in-progress response, off the stream's path when the server runs background work:
         the first tokens need not wait for the disk (the final save waits for this one)."""
         run.recorded = anyio.Event()
 
@@ -176,13 +177,18 @@ class RunLoop:
                 run.inputs_saved = True
             except StorageUnavailable as error:  # the final save tries again, inputs and all
                 logger.warning("response %s could not be stored as started: %s", run.response.id, error.reason)
+            except Exception:  # a bug: the final save still tries, and the server goes on
+                logger.exception("response %s: storing it as started failed", run.response.id)
             finally:
                 recorded.set()
 
         if self._background is None:
             await record(run.recorded)
         else:
-            self._background.start_soon(record, run.recorded)
+            # A plain task, not one of the server's task group: starting one of those cost three times
+            # as much (~135,000 instructions against 44,000, with its event), and this one needs none of
+            # its keeping: it ends on its own and sets ``recorded`` however it ends.
+            run.recording = asyncio.get_running_loop().create_task(record(run.recorded))
 
     async def _stored_end(self, run: Run, events: list[StreamEvent]) -> list[StreamEvent]:
         """The batch that ends the response, once the response is stored. If the store cannot take it,

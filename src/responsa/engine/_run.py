@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -65,6 +66,8 @@ class Run:
     error: ResponsaError | None = None
     recorded: anyio.Event | None = None
     """Set once the attempt to write the in-progress row of a streamed response is over."""
+    recording: asyncio.Task[None] | None = None
+    """The task writing that row, held here (the event loop keeps only weak references to tasks)."""
     inputs_saved: bool = False
     persisted: bool = False
     """The final state is saved (it is, before the terminal event is sent)."""
