@@ -91,7 +91,7 @@ class ResponseService:
             web,
             containers,
         )
-        self._loop = RunLoop(self._running, self.leases, background, on_usage)
+        self._loop = RunLoop(self._running, self.leases, on_usage)
         self.tenant = store.tenant
         """Whose responses this service sees and creates (``for_tenant`` makes the view of another)."""
         self._views: dict[str, ResponseService] = {}

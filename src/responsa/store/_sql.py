@@ -89,6 +89,7 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
         body = orjson.dumps(fields).decode()
         outputs = list(response.output)  # as dumped: a run goes on while the write waits for its batch
         output_bodies = [orjson.dumps(item).decode() for item in saved["output"]]
+        input_bodies = [dump_item(item) for item in input_items or ()]  # dumped before the write, as the rest
         conversation_id = response.conversation["id"] if response.conversation else None
 
         def work(conn: Sql) -> None:
@@ -108,7 +109,7 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
                 }
                 conn.execute(sql.INSERT_RESPONSE, [row])
                 self._evict_responses_over_cap(conn)
-                rows = _item_rows(response.id, "input", input_items, [dump_item(item) for item in input_items])
+                rows = _item_rows(response.id, "input", input_items, input_bodies)
             else:
                 update = {"response_id": response.id, "owner": self.tenant, "new_status": response.status}
                 conn.execute(sql.UPDATE_RESPONSE, {**update, "new_body": body, "new_timing": timing})
