@@ -110,3 +110,34 @@ def test_the_wal_stays_bounded_under_steady_writes(db_path: Path, monkeypatch: p
         assert largest < 48 * 2**20, f"the WAL grew to {largest} bytes"  # unbounded: hundreds of MB in 3 s
 
     anyio.run(main)
+
+
+def test_a_cancelled_writer_still_writes_and_hears_of_it_after(db_path: Path) -> None:
+    """A writer cancelled while its batch gathers: its write and its batch-mate's are committed, and
+    the cancel reaches it only once its write is over (as a shielded write would)."""
+    seen: dict[str, list[str]] = {}
+
+    async def cancelled_writer(store: SqlStore) -> None:
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            try:
+                await store.append_conversation_items("conv_c", [_message("kept")])
+            finally:
+                with anyio.CancelScope(shield=True):
+                    items = await store.load_conversation("conv_c") or []
+                    seen["at the cancel"] = [item.content for item in items]  # type: ignore[union-attr]
+
+    async def main() -> None:
+        store = SqlStore(f"sqlite:///{db_path}")
+        await store.migrate()
+        await store.create_conversation(_conversation("conv_c"), [])
+        await store.create_conversation(_conversation("conv_d"), [])
+        async with anyio.create_task_group() as group:
+            group.start_soon(cancelled_writer, store)
+            group.start_soon(store.append_conversation_items, "conv_d", [_message("mate")])
+        mate = await store.load_conversation("conv_d") or []
+        assert [item.content for item in mate] == ["mate"]  # type: ignore[union-attr]
+        assert seen["at the cancel"] == ["kept"]
+        await store.aclose()
+
+    anyio.run(main)

@@ -164,9 +164,9 @@ class RunLoop:
     async def _record_start(self, run: Run) -> None:
         """Write the in-progress response off the stream's path, in a task of its own: the first tokens
         need not wait for the disk (the final save waits for this one)."""
-        run.recorded = anyio.Event()
+        run.recorded = asyncio.Event()
 
-        async def record(recorded: anyio.Event) -> None:
+        async def record(recorded: asyncio.Event) -> None:
             try:
                 with tracing.current(run.span):
                     lease = self._leases.take(run.response.id)

@@ -8,8 +8,6 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from responsa import tracing
 from responsa.backends import Backend, ModelEvent, ModelRequest
 from responsa.protocol import CreateResponseRequest, EventJson, Item, ResponsaError, ResponseObject, StreamEvent
@@ -62,9 +60,9 @@ class Run:
     model_events: AsyncIterator[list[ModelEvent]]
     exit_stack: AsyncExitStack
     cancel_requested: CancelSignal = field(default_factory=CancelSignal)
-    done: anyio.Event = field(default_factory=anyio.Event)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
     error: ResponsaError | None = None
-    recorded: anyio.Event | None = None
+    recorded: asyncio.Event | None = None
     """Set once the attempt to write the in-progress row of a streamed response is over."""
     recording: asyncio.Task[None] | None = None
     """The task writing that row, held here (the event loop keeps only weak references to tasks)."""

@@ -13,6 +13,7 @@ request waits for the disk's fsync.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sqlite3
@@ -21,8 +22,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
-import anyio
-import anyio.lowlevel
 from sqlalchemy import Connection, create_engine, event
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.sql import ClauseElement, Executable
@@ -76,23 +75,40 @@ class SqliteDatabase:
 
     async def write(self, work: Callable[[Sql], T]) -> T:
         """Group commit: writes asked for while a batch gathers share one transaction (each in its
-        own savepoint, so one failing leaves the others be). The first writer waits for others to
-        join (see ``_gather``), then runs them all; the write is never half done by a cancel."""
+        own savepoint, so one failing leaves the others be). The batch is gathered and run by
+        callbacks of the event loop (see ``_gather``), not by a writer: a writer's cancel cannot stop
+        it, so a write is never half done by a cancel, and a cancelled writer hears of the cancel once
+        its write is over, as if the write were shielded."""
         job = _Job(work)
         batch = self._batch
-        with anyio.CancelScope(shield=True):
-            if batch is None:
-                batch = self._batch = _Batch()
-                batch.jobs.append(job)
-                await _gather(batch)
-                self._batch = None
-                if self._truncate_due:
-                    self._truncate_wal()
-                batch.run(self._writing, self._file_fault())
-            else:
-                batch.jobs.append(job)
-                await batch.done.wait()
+        if batch is None:
+            batch = self._batch = _Batch()
+            asyncio.get_running_loop().call_soon(self._gather, batch, 1, 1)
+        batch.jobs.append(job)
+        try:
+            await job.done
+        except asyncio.CancelledError:
+            await _outlast(batch)
+            raise
         return cast(T, job.outcome())
+
+    def _gather(self, batch: _Batch, joined: int, turns: int) -> None:
+        """One turn of the event loop has gone by since ``joined`` writes were in ``batch``: wait one
+        more while each turn brings writers (up to ``GATHER_TURNS``), then commit them. A lone write
+        waits one turn; under load a commit, which writes the same index pages whether it holds one
+        response or ten, is shared by more of them."""
+        if len(batch.jobs) > joined and turns < GATHER_TURNS:
+            asyncio.get_running_loop().call_soon(self._gather, batch, len(batch.jobs), turns + 1)
+            return
+        self._batch = None
+        batch.run(self._writing, self._before_batch)
+
+    def _before_batch(self) -> Exception | None:
+        """What must happen before a batch, between two of them: the WAL emptied when it is due; and
+        the fault that fails the whole batch, if there is one (see ``_file_fault``)."""
+        if self._truncate_due:
+            self._truncate_wal()
+        return self._file_fault()
 
     def space_left(self) -> int | None:
         if self._file is None:
@@ -179,15 +195,13 @@ GATHER_TURNS = 4
 """Event-loop turns a batch of writes may wait for more writers, while each turn brings some."""
 
 
-async def _gather(batch: _Batch) -> None:
-    """Let other writers join ``batch``: one turn of the event loop, and more while each turn adds a
-    writer (up to ``GATHER_TURNS``). A lone write waits one turn; under load a commit, which writes
-    the same index pages whether it holds one response or ten, is shared by more of them."""
-    for _ in range(GATHER_TURNS):
-        joined = len(batch.jobs)
-        await anyio.lowlevel.checkpoint()
-        if len(batch.jobs) == joined:
-            return
+async def _outlast(batch: _Batch) -> None:
+    """Wait (a few turns of the event loop at most) until ``batch`` is over, whatever cancels come."""
+    while not batch.over:
+        try:
+            await asyncio.sleep(0)
+        except asyncio.CancelledError:  # delivered again each turn while its scope is cancelled
+            pass
 
 
 class _Job:
@@ -195,6 +209,7 @@ class _Job:
         self.work = work
         self.result: Any = None
         self.error: BaseException | None = None
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def outcome(self) -> Any:
         if self.error is not None:
@@ -207,11 +222,12 @@ class _Batch:
 
     def __init__(self) -> None:
         self.jobs: list[_Job] = []
-        self.done = anyio.Event()
+        self.over = False
 
-    def run(self, sql: _SqliteSql, fault: Exception | None = None) -> None:
-        """Run the jobs on ``sql``, or fail them all with ``fault``."""
+    def run(self, sql: _SqliteSql, before: Callable[[], Exception | None]) -> None:
+        """Run the jobs on ``sql`` after ``before``, or fail them all with the fault it returns (or raises)."""
         try:
+            fault = before()
             if fault is not None:
                 raise fault
             if len(self.jobs) == 1:
@@ -226,7 +242,10 @@ class _Batch:
             for job in self.jobs:
                 job.error = job.error or failure
         finally:
-            self.done.set()
+            self.over = True
+            for job in self.jobs:
+                if not job.done.done():  # a cancelled writer's is cancelled already
+                    job.done.set_result(None)
 
     def _each_in_a_savepoint(self, sql: Sql) -> None:
         connection = cast(_SqliteSql, sql).connection
