@@ -54,6 +54,18 @@ def test_a_streamed_turn_records_its_model_call_items_and_end(client: openai.Ope
     assert body["usage"]["total_tokens"] == response.usage.total_tokens
 
 
+def test_a_turn_answered_in_json_records_the_same_marks(client: openai.OpenAI, http: httpx.Client) -> None:
+    """A create answered in JSON makes none of the stream's events (no one reads them), yet its items'
+    starts and ends are marked as a stream's are."""
+    response = client.responses.create(model="sim", input="Tell me about rivers")
+    body = _timeline(http, response.id)
+    assert _events(body) == ["request.received", "model.called", "model.first_output",
+                             "output_item.added", "output_item.done", "response.ended"]  # fmt: skip
+    added, done = body["marks"][3], body["marks"][4]
+    assert added["item_id"] == done["item_id"] == response.output[0].id and added["item_type"] == "message"
+    assert added["output_index"] == done["output_index"] == 0
+
+
 def test_mcp_calls_are_marked_between_two_model_calls(client: openai.OpenAI, http: httpx.Client, mcp_url: str) -> None:
     tool = {"type": "mcp", "server_label": "calc", "server_url": mcp_url, "require_approval": "never"}
     response = client.responses.create(model="sim", input="Please add 2 and 3", tools=[tool])  # type: ignore[list-item]

@@ -83,12 +83,12 @@ class _OpenItem:
 
 @dataclass(frozen=True)
 class _ReadyMessage:
-    """A message not yet in the output, and its ``output_item.added`` and ``content_part.added`` (unnumbered)."""
+    """A message not yet in the output, and its ``output_item.added`` and ``content_part.added`` (unnumbered;
+    none where no one reads the events)."""
 
     message: Message
     where: Where
-    added: StreamEvent
-    part_added: StreamEvent
+    opening: list[StreamEvent]
 
 
 class OutputBuilder:
@@ -129,11 +129,11 @@ class OutputBuilder:
 
     def start(self) -> list[StreamEvent]:
         """``response.created``, ``response.queued`` for a queued (background) one, ``response.in_progress``."""
-        events = [self.emitter.lifecycle("response.created")]
+        events = self.emitter.lifecycle("response.created")
         if self.response.status == "queued":
-            events.append(self.emitter.lifecycle("response.queued"))
+            events += self.emitter.lifecycle("response.queued")
             self.response.status = "in_progress"
-        return [*events, self.emitter.lifecycle("response.in_progress")]
+        return events + self.emitter.lifecycle("response.in_progress")
 
     def record(self, recorded: Recorded) -> list[StreamEvent]:
         """An item a tool kind made before the model ran; a call it left for the server waits to run."""
@@ -196,17 +196,19 @@ class OutputBuilder:
         sooner. Left unused (a message id spent) when the model calls a tool or reasons first."""
         if self._open is None:
             self._ready = ready = self._message_ahead()
-            if self.emitter.snapshots:  # the events are read: their JSON is written ahead too
-                self.emitter.encode_ahead([ready.added, ready.part_added])
+            if ready.opening:  # the events are read: their JSON is written ahead too
+                self.emitter.encode_ahead(ready.opening)
 
     def _message_ahead(self) -> _ReadyMessage:
         """A message for the next place in the output, with its opening events (not yet numbered)."""
         message = Message(id=new_id("msg"), role="assistant", content=[], status="in_progress")
         where: Where = {"item_id": message.id, "output_index": len(self.response.output)}
+        if not self.emitter.read:
+            return _ReadyMessage(message, where, [])
         added = self.emitter.item_added(message, where["output_index"])
         part = OutputText(text="", logprobs=[])
         opened = ContentPartEvent(type="response.content_part.added", content_index=0, part=part, **where)
-        return _ReadyMessage(message, where, added, opened)
+        return _ReadyMessage(message, where, [added, opened])
 
     def _open_message(self) -> list[StreamEvent]:
         events = self._close_open("completed")
@@ -215,7 +217,9 @@ class OutputBuilder:
             ready = self._message_ahead()
         self.emitter.place(ready.message)
         self._open = _OpenItem(ready.where, ready.message)
-        return [*events, self.emitter.emit(ready.added), self.emitter.emit(ready.part_added)]
+        if not ready.opening:
+            self.timeline.item_at(True, ready.where["output_index"], ready.message)
+        return events + self.emitter.emit_all(ready.opening)
 
     def _text(self, text: str, logprobs: Sequence[dict[str, Any]] = ()) -> list[StreamEvent]:
         events: list[StreamEvent] = []
@@ -301,6 +305,9 @@ class OutputBuilder:
             annotations = self.annotations.for_text(text)
             part = OutputText.model_validate({"text": text, "logprobs": open_item.logprobs, "annotations": annotations})
             item.content, item.phase, item.status = [part], phase, status
+            if not self.emitter.read:
+                self.timeline.item_at(False, where["output_index"], item)
+                return events
             events += self.emitter.emit_all([
                 OutputTextDone(content_index=0, text=text, logprobs=open_item.logprobs, **where),
                 ContentPartEvent(type="response.content_part.done", content_index=0, part=part.model_copy(), **where),
@@ -337,7 +344,7 @@ class OutputBuilder:
             self.response.status = "completed"
         self.response.completed_at = int(time.time())
         self.finished = True
-        return [self.emitter.lifecycle("response.incomplete" if self._reason == "length" else "response.completed")]
+        return self.emitter.lifecycle("response.incomplete" if self._reason == "length" else "response.completed")
 
     def finish(self, finish: Finish) -> list[StreamEvent]:
         """End the only turn and the response."""
@@ -349,8 +356,7 @@ class OutputBuilder:
         self.response.status = "failed"
         self.response.error = ResponseError(code=error.code or "server_error", message=error.message)
         self.finished = True
-        events.append(self.emitter.lifecycle("response.failed"))
-        return events
+        return events + self.emitter.lifecycle("response.failed")
 
     def cancel(self) -> list[StreamEvent]:
         """Stop where we are: open items end ``incomplete`` and the response is ``cancelled``."""

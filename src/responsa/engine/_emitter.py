@@ -34,8 +34,10 @@ class Emitter:
 
     def __init__(self, response: ResponseObject, timeline: Timeline | None = None) -> None:
         self.response = response
-        self.snapshots = True
-        """Whether lifecycle events carry copies of the response (False when no one reads the events)."""
+        self.read = True
+        """Whether anyone reads the events: not so for a create answered in JSON, whose events are never
+        sent. Unread, the events that every response has (lifecycle, a message's) are not made at all
+        (a tenth of a JSON request's work), and items are not copied for the others."""
         self._sequence = 0
         self._ahead: dict[int, tuple[StreamEvent, int, bytes]] = {}
         """Events encoded before they were emitted (see :meth:`encode_ahead`): by id, with their number and
@@ -106,15 +108,16 @@ class Emitter:
 
         A shallow copy is enough: the builder only ever reassigns an item's fields (``status``,
         ``content``, ``arguments``...), never changes what they hold in place."""
-        return item.model_copy() if self.snapshots else item
+        return item.model_copy() if self.read else item
 
-    def lifecycle(self, kind: LifecycleType) -> StreamEvent:
-        if not self.snapshots:  # nobody will read it: skip copying the whole response
-            return self.emit(LifecycleEvent(type=kind, response=self.response))
+    def lifecycle(self, kind: LifecycleType) -> list[StreamEvent]:
+        """The response's ``kind`` event (none where no one reads the events)."""
+        if not self.read:
+            return []
         # Only the output list and its items change later: copy those, share the rest.
         output = [item.model_copy() for item in self.response.output]
         response = create_view(self.response.model_copy(update={"output": output}))
-        return self.emit(LifecycleEvent(type=kind, response=response))
+        return [self.emit(LifecycleEvent(type=kind, response=response))]
 
     def record_compaction(self, item: Compaction) -> list[StreamEvent]:
         """A compaction made before the model ran: added, compacting, done, at once."""

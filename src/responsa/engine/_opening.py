@@ -195,7 +195,7 @@ async def _begin(
     if ignored:
         response.ignored_tools = ignored  # type: ignore[attr-defined]  # an extension field (see docs/api.md)
     builder = OutputBuilder(response, tools.routes, timeline)
-    builder.emitter.snapshots = request.stream or request.background
+    builder.emitter.read = request.stream or request.background
     opening = builder.start()
     for made in recorded:
         opening += builder.record(made)

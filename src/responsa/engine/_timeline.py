@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from responsa.protocol import OutputItemEvent, ResponseObject
+from responsa.protocol import Item, OutputItemEvent, ResponseObject
 
 __all__ = ["Timeline"]
 
@@ -35,9 +35,12 @@ class Timeline:
 
     def item(self, event: OutputItemEvent) -> None:
         """An output item started (``output_item.added``) or ended (``output_item.done``)."""
-        item = event.item
-        what = "output_item.added" if event.type == "response.output_item.added" else "output_item.done"
-        self.mark(what, output_index=event.output_index, item_type=item.type, item_id=getattr(item, "id", None))
+        self.item_at(event.type == "response.output_item.added", event.output_index, event.item)
+
+    def item_at(self, added: bool, output_index: int, item: Item) -> None:
+        """``item``, at ``output_index``, started (``added``) or ended: where no event says so."""
+        what = "output_item.added" if added else "output_item.done"
+        self.mark(what, output_index=output_index, item_type=item.type, item_id=getattr(item, "id", None))
 
     def ended(self, response: ResponseObject) -> str:
         """Mark the end (status and token counts) and return the whole record as JSON, for the final save."""
