@@ -84,25 +84,37 @@ class RunLoop:
         finally:
             if not builder.finished:
                 builder.cancel()
-            with anyio.CancelScope(shield=True):
-                try:
-                    await run.exit_stack.aclose()
-                    if run.log is not None:
-                        # Every event is stored when the response is stored as ended (see replay).
-                        run.log.close()
-                        await run.log.drained.wait()
-                    await self._persist_once(run)
-                    if run.log is not None:
-                        run.log.settle()
-                except StorageUnavailable as error:  # it stays unfinished, leased to no one: see Leases.recover
-                    logger.warning("response %s could not be stored as ended: %s", run.response.id, error.reason)
-                finally:
-                    run.end_span()
-                    if run.log is not None:
-                        run.log.end()
-                    self._leases.release(run.response.id)
-                    self._running.pop(run.response.id, None)
-                    run.done.set()
+            try:
+                if not (run.released and run.persisted):  # else all was done as it ended (see _stored_end)
+                    with anyio.CancelScope(shield=True):
+                        await self._wind_up(run)
+            except StorageUnavailable as error:  # it stays unfinished, leased to no one: see Leases.recover
+                logger.warning("response %s could not be stored as ended: %s", run.response.id, error.reason)
+            finally:
+                run.end_span()
+                if run.log is not None:
+                    run.log.end()
+                self._leases.release(run.response.id)
+                self._running.pop(run.response.id, None)
+                run.done.set()
+
+    async def _wind_up(self, run: Run) -> None:
+        """What the run holds released, and its final state saved (if it was not as it ended)."""
+        await self._release(run)
+        if run.log is not None:
+            # Every event is stored when the response is stored as ended (see replay).
+            run.log.close()
+            await run.log.drained.wait()
+        await self._persist_once(run)
+        if run.log is not None:
+            run.log.settle()
+
+    @staticmethod
+    async def _release(run: Run) -> None:
+        """Close what the run holds: its model call, its backend slot, its tool sessions."""
+        if not run.released:
+            run.released = True
+            await run.exit_stack.aclose()
 
     async def _turns(self, run: Run) -> AsyncIterator[list[StreamEvent]]:
         turn = FIRST_TURN
@@ -187,30 +199,42 @@ class RunLoop:
     async def _stored_end(self, run: Run, events: list[StreamEvent]) -> list[StreamEvent]:
         """The batch that ends the response, once the response is stored. If the store cannot take it,
         the client must not see the response end: its terminal event becomes an ``error`` event (with
-        the same sequence number) saying why, and a retry may succeed."""
-        try:
-            await self._persist_once(run)
-        except StorageUnavailable as error:
-            run.error = error
-            payload = ErrorPayload(type=error.error_type, code=error.code, message=error.message)
-            failure = ErrorEvent(code=error.code, message=error.message, error=payload, sequence_number=0)
-            if events and events[-1].type in TERMINAL_EVENT_TYPES:
-                failure.sequence_number = events[-1].sequence_number
-                return [*events[:-1], failure]
-            return [*events, run.builder.emitter.emit(failure)]  # a cancel's end has no terminal event
-        if run.saved_json is not None and events and events[-1].type in TERMINAL_EVENT_TYPES:
-            run.builder.emitter.encode_end(events[-1], run.saved_json)
+        the same sequence number) saying why, and a retry may succeed.
+
+        Unless events follow the response's end (a background run's log), what the run holds is
+        released here too, in the same shield, rather than after its last event (one shield less)."""
+        with anyio.CancelScope(shield=True):
+            try:
+                await self._persist_once(run)
+            except StorageUnavailable as error:
+                run.error = error
+                events = self._failed_save(run, events, error)
+            else:
+                if run.saved_json is not None and events and events[-1].type in TERMINAL_EVENT_TYPES:
+                    run.builder.emitter.encode_end(events[-1], run.saved_json)
+            if run.log is None:
+                await self._release(run)
         return events
+
+    @staticmethod
+    def _failed_save(run: Run, events: list[StreamEvent], error: StorageUnavailable) -> list[StreamEvent]:
+        """``events`` with an ``error`` event in place of the terminal one (or after the last, for a cancel)."""
+        payload = ErrorPayload(type=error.error_type, code=error.code, message=error.message)
+        failure = ErrorEvent(code=error.code, message=error.message, error=payload, sequence_number=0)
+        if events and events[-1].type in TERMINAL_EVENT_TYPES:
+            failure.sequence_number = events[-1].sequence_number
+            return [*events[:-1], failure]
+        return [*events, run.builder.emitter.emit(failure)]  # a cancel's end has no terminal event
 
     async def _persist_once(self, run: Run) -> None:
         """The final save, before the terminal event goes out: a client that saw a response end can
         always retrieve it. Background runs save at the very end instead, with the end of their event
         log once the rest is stored (see replay); the save cannot be cut short, or a conversation
-        could get a turn twice."""
+        could get a turn twice (its callers shield it)."""
         if run.persisted or (run.log is not None and not run.log.closed):
             return
         run.persisted = True
-        with anyio.CancelScope(shield=True), tracing.current(run.span):
+        with tracing.current(run.span):
             await self._persist(run)
 
     async def _persist(self, run: Run) -> None:

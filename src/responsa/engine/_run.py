@@ -69,6 +69,8 @@ class Run:
     inputs_saved: bool = False
     persisted: bool = False
     """The final state is saved (it is, before the terminal event is sent)."""
+    released: bool = False
+    """What the run holds (``exit_stack``) is closed."""
     saved_json: dict[str, Any] | None = None
     """The final state's JSON form, as the store saved it (see ``Store.save_response``)."""
     tool_calls_made: int = 0
