@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from typing import Any
 
 import httpx
@@ -191,3 +192,36 @@ def test_a_failure_before_the_stream_starts_is_a_plain_http_error(http: httpx.Cl
     )
     assert reply.status_code == 503
     assert reply.json()["error"]["type"] == "service_unavailable"
+
+
+def _http_chunks(server_url: str, body: dict[str, Any]) -> list[bytes]:
+    """The chunks of a streamed reply's chunked body, as the server framed them (read off a raw socket)."""
+    host, port = server_url.removeprefix("http://").split(":")
+    payload = json.dumps(body).encode()
+    request = (f"POST /v1/responses HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
+               f"content-length: {len(payload)}\r\nconnection: close\r\n\r\n").encode() + payload  # fmt: skip
+    with socket.create_connection((host, int(port)), timeout=30) as conn:
+        conn.sendall(request)
+        raw = b""
+        while received := conn.recv(65536):
+            raw += received
+    head, _, rest = raw.partition(b"\r\n\r\n")
+    assert b"transfer-encoding: chunked" in head.lower()
+    chunks = []
+    while True:
+        size_line, _, rest = rest.partition(b"\r\n")
+        size = int(size_line, 16)
+        chunks.append(rest[:size])
+        assert rest[size : size + 2] == b"\r\n"
+        rest = rest[size + 2 :]
+        if size == 0:
+            assert rest == b""
+            return chunks
+
+
+def test_the_terminal_event_and_done_share_the_last_chunk(server: Any) -> None:
+    """The batch that ends a response carries ``[DONE]`` in its own chunk: one write, one segment, not two."""
+    chunks = _http_chunks(server.url, {"model": "sim", "input": "Tell me about rivers", "stream": True})
+    assert chunks[-1] == b"" and chunks[-2].endswith(b"data: [DONE]\n\n")
+    assert b"event: response.completed\n" in chunks[-2]
+    parse_frames(b"".join(chunks))
