@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
+from responsa.engine._emitter import Emitter
+from responsa.engine._new_response import new_response
 from responsa.http._sse import encode_event
-from responsa.protocol import FunctionCallArgumentsDelta, OutputTextDelta, ReasoningTextDelta, StreamEvent
+from responsa.protocol import (
+    CreateResponseRequest,
+    FunctionCallArgumentsDelta,
+    OutputTextDelta,
+    ReasoningTextDelta,
+    StreamEvent,
+)
 
 TEXTS = [" hello", 'a "quote" and \\ backslash', "new\nline\ttab\x00\x1f", "ünïcode € 𝄞 \u2028\u2029 <&>", ""]
 
@@ -35,3 +43,19 @@ def test_a_token_delta_made_without_validation_is_the_validated_one(text: str) -
     assert list(made.__dict__) == list(validated.__dict__)  # the order the fast encoding writes them in
     assert made.model_dump() == validated.model_dump() and made.model_copy() == validated
     assert made.logprobs is not OutputTextDelta.of_token("msg_1", 2, text).logprobs  # a list of its own
+
+
+def test_opening_events_sharing_one_dump_are_pydantic_frames() -> None:
+    """``response.created`` and ``response.in_progress`` of one response are encoded from one dump of it:
+    each must be the JSON pydantic writes for the event (unicode, extra fields and all)."""
+    request = CreateResponseRequest.model_validate(
+        {"model": "m", "input": "hi", "stream": True, "metadata": {"k": "ünï € 𝄞 \u2028"}, "instructions": 'a "q"'}
+    )
+    response = new_response(request, stored=True)
+    response.x_vendor = {"nested": [1, 2.5, None]}  # type: ignore[attr-defined]  # an unknown field kept
+    emitter = Emitter(response)
+    events = emitter.lifecycle("response.created", "response.in_progress")
+    assert [event.type for event in events] == ["response.created", "response.in_progress"]
+    assert [event.sequence_number for event in events] == [0, 1]
+    for event in events:
+        assert emitter.event_json(event) == event.model_dump_json().encode()

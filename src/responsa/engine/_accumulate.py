@@ -129,10 +129,10 @@ class OutputBuilder:
 
     def start(self) -> list[StreamEvent]:
         """``response.created``, ``response.queued`` for a queued (background) one, ``response.in_progress``."""
-        events = self.emitter.lifecycle("response.created")
-        if self.response.status == "queued":
-            events += self.emitter.lifecycle("response.queued")
-            self.response.status = "in_progress"
+        if self.response.status != "queued":
+            return self.emitter.lifecycle("response.created", "response.in_progress")
+        events = self.emitter.lifecycle("response.created", "response.queued")
+        self.response.status = "in_progress"
         return events + self.emitter.lifecycle("response.in_progress")
 
     def record(self, recorded: Recorded) -> list[StreamEvent]:

@@ -110,14 +110,22 @@ class Emitter:
         ``content``, ``arguments``...), never changes what they hold in place."""
         return item.model_copy() if self.read else item
 
-    def lifecycle(self, kind: LifecycleType) -> list[StreamEvent]:
-        """The response's ``kind`` event (none where no one reads the events)."""
+    def lifecycle(self, *kinds: LifecycleType) -> list[StreamEvent]:
+        """The response's ``kinds`` events, in a row, of the response as it is now (none where no one
+        reads the events). Several share one copy of the response, and its JSON: a stream opens with
+        ``response.created`` and ``response.in_progress`` of the same response."""
         if not self.read:
             return []
         # Only the output list and its items change later: copy those, share the rest.
         output = [item.model_copy() for item in self.response.output]
         response = create_view(self.response.model_copy(update={"output": output}))
-        return [self.emit(LifecycleEvent(type=kind, response=response))]
+        events = [self.emit(LifecycleEvent(type=kind, response=response)) for kind in kinds]
+        if len(events) > 1:
+            shared = response.model_dump_json().encode()
+            for event in events:  # the JSON pydantic would write for each (test_streaming checks the frames)
+                head = b'{"sequence_number":%d,"type":"%s","response":' % (event.sequence_number, event.type.encode())
+                self._ahead[id(event)] = (event, event.sequence_number, head + shared + b"}")
+        return events
 
     def record_compaction(self, item: Compaction) -> list[StreamEvent]:
         """A compaction made before the model ran: added, compacting, done, at once."""
