@@ -37,7 +37,7 @@ class Emitter:
         self.read = True
         """Whether anyone reads the events: not so for a create answered in JSON, whose events are never
         sent. Unread, the events that every response has (lifecycle, a message's) are not made at all
-        (a tenth of a JSON request's work), and items are not copied for the others."""
+        (8% of a JSON request's instructions), and items are not copied for the others."""
         self._sequence = 0
         self._ahead: dict[int, tuple[StreamEvent, int, bytes]] = {}
         """Events encoded before they were emitted (see :meth:`encode_ahead`): by id, with their number and
@@ -122,7 +122,7 @@ class Emitter:
         events = [self.emit(LifecycleEvent(type=kind, response=response)) for kind in kinds]
         if len(events) > 1:
             shared = response.model_dump_json().encode()
-            for event in events:  # the JSON pydantic would write for each (test_streaming checks the frames)
+            for event in events:  # the JSON pydantic would write for each (test_sse_encoding checks it)
                 head = b'{"sequence_number":%d,"type":"%s","response":' % (event.sequence_number, event.type.encode())
                 self._ahead[id(event)] = (event, event.sequence_number, head + shared + b"}")
         return events
