@@ -68,9 +68,13 @@ async def normalize_input(store: Store, request: CreateResponseRequest, history:
     raw = request.input
     if raw is None:
         return []
-    if isinstance(raw, str):
-        raw = [Message(role="user", content=[InputText(text=raw)])]
-    items = await resolve_items(store, raw, "input")
+    if isinstance(raw, str):  # a user message made here, as resolving one would leave it
+        message = Message(
+            id=new_id(_ID_PREFIX["message"]), role="user", content=[InputText(text=raw)], status="completed"
+        )
+        items: list[Item] = [message]
+    else:
+        items = await resolve_items(store, raw, "input")
     _check_call_outputs([*history, *items])
     return items
 
