@@ -69,9 +69,7 @@ async def normalize_input(store: Store, request: CreateResponseRequest, history:
     if raw is None:
         return []
     if isinstance(raw, str):  # a user message made here, as resolving one would leave it
-        message = Message(
-            id=new_id(_ID_PREFIX["message"]), role="user", content=[InputText(text=raw)], status="completed"
-        )
+        message = Message(id=_new_item_id("message"), role="user", content=[InputText(text=raw)], status="completed")
         items: list[Item] = [message]
     else:
         items = await resolve_items(store, raw, "input")

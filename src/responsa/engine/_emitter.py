@@ -76,8 +76,13 @@ class Emitter:
         its create hides some of that (optional data ``include`` did not ask for)."""
         hidden = create_view(self.response) is not self.response
         if type(event) is LifecycleEvent and not hidden and not event.__pydantic_extra__:
-            ended = {"sequence_number": event.sequence_number, "type": event.type, "response": saved}
-            self._ahead[id(event)] = (event, event.sequence_number, orjson.dumps(ended))
+            self._encode_around(event, orjson.dumps(saved))
+
+    def _encode_around(self, event: StreamEvent, response_json: bytes) -> None:
+        """Encode ``event``, a lifecycle event (no extra fields), around its response's JSON: the JSON
+        pydantic would write for it (test_sse_encoding checks it), without dumping the response again."""
+        head = b'{"sequence_number":%d,"type":"%s","response":' % (event.sequence_number, event.type.encode())
+        self._ahead[id(event)] = (event, event.sequence_number, head + response_json + b"}")
 
     def emit_all(self, events: Iterable[StreamEvent]) -> list[StreamEvent]:
         return [self.emit(event) for event in events]
@@ -122,9 +127,8 @@ class Emitter:
         events = [self.emit(LifecycleEvent(type=kind, response=response)) for kind in kinds]
         if len(events) > 1:
             shared = response.model_dump_json().encode()
-            for event in events:  # the JSON pydantic would write for each (test_sse_encoding checks it)
-                head = b'{"sequence_number":%d,"type":"%s","response":' % (event.sequence_number, event.type.encode())
-                self._ahead[id(event)] = (event, event.sequence_number, head + shared + b"}")
+            for event in events:
+                self._encode_around(event, shared)
         return events
 
     def record_compaction(self, item: Compaction) -> list[StreamEvent]:
