@@ -13,7 +13,6 @@ import logging
 from asyncio import CancelledError
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import replace
-from typing import Literal
 
 import anyio
 
@@ -36,14 +35,12 @@ from ._leases import Leases
 from ._model_request import FIRST_TURN, build_model_request
 from ._run import Run, open_model_call
 
-__all__ = ["MAX_ROUNDS", "RunLoop", "TurnOutcome"]
+__all__ = ["MAX_ROUNDS", "RunLoop"]
 
 logger = logging.getLogger(__name__)
 
 MAX_ROUNDS = 10
 """Model turns in one response at most; the last one may not call tools."""
-
-TurnOutcome = Literal["again", "final", "needs_client", "cancelled"]
 
 
 class RunLoop:
@@ -117,61 +114,53 @@ class RunLoop:
             await run.exit_stack.aclose()
 
     async def _turns(self, run: Run) -> AsyncIterator[list[StreamEvent]]:
+        """The model's turns and the calls the server runs for each, until one ends the response. Each
+        turn ends in one outcome (see the module's docstring). One generator for all of them: a
+        generator a turn put one more hop on every batch."""
+        builder, signal = run.builder, run.cancel_requested
         turn = FIRST_TURN
         for round_number in range(1, MAX_ROUNDS + 1):
-            outcome: TurnOutcome = "final"
-            async for step in self._turn(run):
-                if isinstance(step, str):
-                    outcome = step
-                else:
-                    yield step
-            if outcome == "cancelled":
-                yield run.builder.cancel()
+            first = True
+            builder.ready_for_text()
+            signal.bind()
+            model_events = run.model_events
+            while not signal.is_set():
+                signal.waiting = True  # a cancel now breaks the wait at once (see CancelSignal)
+                try:
+                    batch = await model_events.__anext__()
+                except StopAsyncIteration:
+                    break
+                except CancelledError:
+                    if signal.took_back():
+                        break
+                    raise
+                finally:
+                    signal.waiting = False
+                if first:
+                    builder.timeline.mark("model.first_output")
+                    first = False
+                yield builder.feed_all(batch)
+            calls = builder.server_calls_waiting
+            if calls and not signal.is_set():  # no generator to start where none wait (most turns)
+                server_calls = builder.run_server_calls(run.span)  # a cancel stops a call at once too
+                while (events := await signal.next(server_calls)) is not None:
+                    yield events
+                run.tool_calls_made += calls
+            if signal.is_set():  # cancelled
+                if run.shutting_down:
+                    shut = "The server shut down before this response finished."
+                    raise ServiceUnavailable(shut, code="server_shutdown")
+                yield builder.cancel()
                 return
-            if outcome != "again":
+            if builder.needs_client or not calls:  # needs_client, or final
                 break
-            # A forced choice is met once the server has run the call it forced (as OpenAI does).
+            # again: a forced choice is met once the server has run the call it forced (as OpenAI does).
             turn = replace(turn, calls_made=run.tool_calls_made, last=round_number + 1 >= MAX_ROUNDS,
                            choice_met=True)  # fmt: skip
             request = build_model_request(run.ctx, [*run.ctx.prior, *run.response.output], turn)
             with tracing.current(run.span):
-                run.model_events = await open_model_call(run.exit_stack, run.ctx.backend, request, run.builder.timeline)
-        yield run.builder.complete()
-
-    async def _turn(self, run: Run) -> AsyncIterator[list[StreamEvent] | TurnOutcome]:
-        """One model turn and the server's calls it made: their events, then how the turn ended."""
-        builder, signal, model_events = run.builder, run.cancel_requested, run.model_events
-        first = True
-        builder.ready_for_text()
-        signal.bind()
-        while not signal.is_set():
-            signal.waiting = True  # a cancel now breaks the wait at once (see CancelSignal)
-            try:
-                batch = await model_events.__anext__()
-            except StopAsyncIteration:
-                break
-            except CancelledError:
-                if signal.took_back():
-                    break
-                raise
-            finally:
-                signal.waiting = False
-            if first:
-                builder.timeline.mark("model.first_output")
-                first = False
-            yield builder.feed_all(batch)
-        if not run.cancel_requested.is_set():
-            calls = builder.server_calls_waiting
-            server_calls = builder.run_server_calls(run.span)  # a cancel stops a call at once too
-            while (events := await run.cancel_requested.next(server_calls)) is not None:
-                yield events
-            run.tool_calls_made += calls
-        if run.cancel_requested.is_set():
-            if run.shutting_down:
-                raise ServiceUnavailable("The server shut down before this response finished.", code="server_shutdown")
-            yield "cancelled"
-            return
-        yield "needs_client" if builder.needs_client else "again" if calls else "final"
+                run.model_events = await open_model_call(run.exit_stack, run.ctx.backend, request, builder.timeline)
+        yield builder.complete()
 
     async def _record_start(self, run: Run) -> None:
         """Write the in-progress response off the stream's path, in a task of its own: the first tokens

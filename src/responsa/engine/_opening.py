@@ -199,6 +199,7 @@ async def _begin(
     opening = builder.start()
     for made in recorded:
         opening += builder.record(made)
-    async for events in builder.run_server_calls():  # approved calls, made before the model reads them
-        opening += events
+    if builder.server_calls_waiting:  # approved calls, made before the model reads them
+        async for events in builder.run_server_calls():
+            opening += events
     return _Begun(response, builder, opening)
