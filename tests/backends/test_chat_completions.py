@@ -17,7 +17,7 @@ import pytest
 from responsa.config import Settings, UpstreamConfig
 from tests.backends.mock_upstream import Fail, Garbage, MockUpstream, Stall, Stream, text_chunks
 from tests.conftest import LiveServer, serve, serve_app
-from tests.http.test_streaming import WEATHER_TOOL, parse_frames
+from tests.http.test_streaming import WEATHER_TOOL, http_chunks, parse_frames
 
 
 class Rig:
@@ -267,6 +267,22 @@ def test_an_error_chunk_mid_stream_fails_the_response_and_keeps_the_text_before_
     stored = rig.sdk.responses.retrieve(failed["response"]["id"])
     assert stored.output[0].type == "message" and stored.output[0].status == "incomplete"
     assert stored.output[0].content[0].text == "Hello wor"  # type: ignore[union-attr]
+
+
+def test_the_read_that_ends_the_upstream_stream_closes_the_message_in_the_same_write(rig: Rig) -> None:
+    """An upstream whose whole stream comes in one read (a fast server, a batch): the message's closing
+    events go out in the chunk of its last tokens, not in one of their own; what follows [DONE] is
+    ignored."""
+    frames = b"".join(b"data: %s\n\n" % json.dumps(chunk).encode() for chunk in text_chunks("Hi", " there"))
+    rig.first.script.append(Garbage(frames + b"data: [DONE]\n\ndata: not json\n\n"))
+    chunks = http_chunks(rig.server.url, {"model": "up-model", "input": "x", "stream": True})
+    last_tokens = next(chunk for chunk in chunks if b"event: response.output_text.delta" in chunk)
+    assert b"event: response.output_text.done" in last_tokens
+    assert b"event: response.output_item.done" in last_tokens
+    events = parse_frames(b"".join(chunks))
+    assert events[-1]["type"] == "response.completed"
+    assert events[-1]["response"]["output_text"] == "Hi there"
+    assert rig.sdk.responses.retrieve(events[-1]["response"]["id"]).output_text == "Hi there"
 
 
 @pytest.mark.parametrize(

@@ -194,7 +194,7 @@ def test_a_failure_before_the_stream_starts_is_a_plain_http_error(http: httpx.Cl
     assert reply.json()["error"]["type"] == "service_unavailable"
 
 
-def _http_chunks(server_url: str, body: dict[str, Any]) -> list[bytes]:
+def http_chunks(server_url: str, body: dict[str, Any]) -> list[bytes]:
     """The chunks of a streamed reply's chunked body, as the server framed them (read off a raw socket)."""
     host, port = server_url.removeprefix("http://").split(":")
     payload = json.dumps(body).encode()
@@ -221,7 +221,7 @@ def _http_chunks(server_url: str, body: dict[str, Any]) -> list[bytes]:
 
 def test_the_terminal_event_and_done_share_the_last_chunk(server: Any) -> None:
     """The batch that ends a response carries ``[DONE]`` in its own chunk: one write, one segment, not two."""
-    chunks = _http_chunks(server.url, {"model": "sim", "input": "Tell me about rivers", "stream": True})
+    chunks = http_chunks(server.url, {"model": "sim", "input": "Tell me about rivers", "stream": True})
     assert chunks[-1] == b"" and chunks[-2].endswith(b"data: [DONE]\n\n")
     assert b"event: response.completed\n" in chunks[-2]
     parse_frames(b"".join(chunks))

@@ -256,22 +256,26 @@ def _ms(seconds: float | None) -> float | None:
 
 async def _events(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> AsyncIterator[list[ModelEvent]]:
     """The events of each network read as one batch: however many tokens a read holds, the rest of
-    the pipeline handles them in one go."""
+    the pipeline handles them in one go. The read that brings ``[DONE]`` also brings the end (usage,
+    finish reason): the turn's closing events go out with its last tokens, not in a write of their own."""
     done = False
     try:
         # Read to the end even after [DONE], so the connection goes back to the pool.
         rest = b""
         async for received in response.content.iter_any():
+            if done:
+                continue
             *lines, rest = (rest + received).split(b"\n")
             batch: list[ModelEvent] = []
             failure: ModelError | None = None
             for line in lines:
-                if done or not line.startswith(b"data:"):
+                if not line.startswith(b"data:"):
                     continue
                 data = line[5:].strip()
                 if data == b"[DONE]":
                     done = True
-                    continue
+                    batch += decoder.finish()
+                    break
                 chunk: dict[str, Any] = orjson.loads(data)
                 if "error" in chunk:
                     failure = ModelError(f"The upstream failed mid-stream: {_message(chunk)}")
@@ -282,12 +286,15 @@ async def _events(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> As
             if failure is not None:  # after what came before it in the same read
                 raise failure
     except TimeoutError as exc:
-        raise _silent() from exc
+        if not done:  # after [DONE] nothing is missing: the connection is closed, not reused
+            raise _silent() from exc
     except aiohttp.ClientError as exc:
-        raise ModelError(f"The upstream stream broke: {exc}") from exc
+        if not done:
+            raise ModelError(f"The upstream stream broke: {exc}") from exc
     except _MALFORMED as exc:
         raise ModelError(f"The upstream sent a malformed chunk: {exc!r}", code="upstream_malformed") from exc
-    yield decoder.finish()
+    if not done:  # an upstream that ends without [DONE]
+        yield decoder.finish()
 
 
 async def _whole(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> AsyncIterator[list[ModelEvent]]:
