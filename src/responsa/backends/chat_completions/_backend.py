@@ -115,7 +115,7 @@ class ChatCompletionsBackend(Backend):
         if model.api_key:
             headers["authorization"] = f"Bearer {model.api_key}"
         tracing.inject(headers)  # the upstream's spans join this model call's trace
-        last_error: ResponsaError = ServiceUnavailable(f"No healthy worker is available for model '{model.name}'.")
+        last_error: ResponsaError | None = None
         for worker in pool.candidates():
             worker.in_flight += 1
             try:
@@ -135,7 +135,7 @@ class ChatCompletionsBackend(Backend):
                 worker.in_flight -= 1
                 response.release()  # back to the pool if read to the end, else closed
             return
-        raise last_error
+        raise last_error or ServiceUnavailable(f"No healthy worker is available for model '{model.name}'.")
 
     async def count_tokens(self, request: ModelRequest) -> int:
         """By the upstream's own tokenizer where it has one (vLLM's and SGLang's ``POST /tokenize``, at
