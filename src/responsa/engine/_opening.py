@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from responsa import tracing
 from responsa.backends import Backend, BackendRegistry, ModelRequest
@@ -157,7 +157,8 @@ class Opener:
         # Where the model reads none of it, the response is begun only now: the request reaches the
         # model without waiting for it, and it is built while the model thinks (time to first token).
         start = await begin()
-        return Run(replace(ctx, prior=context), start.response, start.builder, start.opening, model_events, stack)
+        ctx.prior = context
+        return Run(ctx, start.response, start.builder, start.opening, model_events, stack)
 
     def _images_model(self, model: str) -> Backend | None:
         """The backend that draws with ``model``, if one serves it as an images model."""
