@@ -11,8 +11,6 @@ turns, one tenant's burst would fill the line and every other tenant would be re
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -44,16 +42,10 @@ class Admission:
         self._lines: dict[str, deque[_Waiter]] = {}
         """Each tenant's waiters, oldest first; the dict's order is the tenants' turn order."""
 
-    @asynccontextmanager
-    async def slot(self, tenant: str = "default") -> AsyncIterator[None]:
-        """Hold one of the ``limit`` slots for the block, waiting in line for it if need be."""
-        await self._enter(tenant)
-        try:
-            yield
-        finally:
-            self._leave()
-
-    async def _enter(self, tenant: str) -> None:
+    async def enter(self, tenant: str = "default") -> None:
+        """Take one of the ``limit`` slots, waiting in line for it if need be; :meth:`leave` gives it
+        back. A pair of calls, not a context manager: a run's exit stack holds the leave, and the
+        generator of an ``asynccontextmanager`` cost 2 us more a request."""
         if self.active < self.limit and not self.waiting:
             self.active += 1
             return
@@ -64,10 +56,10 @@ class Admission:
         self.waiting += 1
         try:
             with anyio.move_on_after(self.wait):
-                await waiter.turn.wait()  # the slot is handed over by whoever leaves it (see _leave)
+                await waiter.turn.wait()  # the slot is handed over by whoever leaves it (see leave)
         except BaseException:
             if waiter.outcome == "admitted":  # handed a slot while being cancelled: pass it on
-                self._leave()
+                self.leave()
             elif waiter.outcome == "waiting":
                 self._remove(waiter)
             raise
@@ -78,7 +70,7 @@ class Admission:
             raise self._refusal(f"none free within {self.wait:g}s")
         raise self._refusal("its place in line went to another tenant's request")
 
-    def _leave(self) -> None:
+    def leave(self) -> None:
         """Hand the slot to the oldest waiter of the next tenant in turn (who then goes to the back)."""
         for tenant, line in self._lines.items():
             waiter = line.popleft()

@@ -87,7 +87,9 @@ class Opener:
         if request.max_output_tokens is None and cap is not None:  # echoed, so the client sees the cap
             request = request.model_copy(update={"max_output_tokens": cap})
         stack = AsyncExitStack()
-        await stack.enter_async_context(self._admission(backend).slot(tenant))
+        admission = self._admission(backend)
+        await admission.enter(tenant)
+        stack.callback(admission.leave)
         attributes = {"gen_ai.request.model": request.model, "responsa.tenant": tenant,
                       "responsa.stream": request.stream, "responsa.background": request.background}  # fmt: skip
         span = tracing.start(f"response {request.model}", attributes)
