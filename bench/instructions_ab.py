@@ -10,9 +10,10 @@ its noise). Needs valgrind (the Debian package); a server starts in about a minu
 
     python bench/instructions_ab.py --rig-python /tmp/rig/bin/python --before /tmp/before/src --after src [--stream]
 
-A tree's count moves by under 1% from one invocation to the next (a few hundredths within one),
-so an effect larger than that reads across invocations too: ``--store false`` beside a default run
-gives what storing a response costs (16% of a JSON request's instructions on 2026-11-27).
+A tree's count moves by up to 1.5% from one invocation to the next (a few hundredths within one):
+compare the two trees of one invocation; only a larger effect reads across invocations, such as
+``--store false`` beside a default run: what storing a response costs (16% of a JSON request's
+instructions on 2026-11-27).
 """
 
 from __future__ import annotations
