@@ -22,6 +22,7 @@ from ._errors import error_response
 from ._file_routes import is_upload
 from ._limits import Limiter
 from ._metrics import Metrics, route_of
+from ._sse import BODY_SEND
 
 __all__ = ["DEFAULT_TENANT", "Gate"]
 
@@ -66,6 +67,7 @@ class Gate:
         )
         started = time.perf_counter()
         status = {"code": 500}
+        scope[BODY_SEND] = send
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":

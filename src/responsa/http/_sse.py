@@ -21,9 +21,15 @@ from responsa.store import LoggedEvent
 
 from ._services import services
 
-__all__ = ["DONE", "SseResponse", "encode_event", "sse_logged", "sse_response", "sse_stream"]
+__all__ = ["BODY_SEND", "DONE", "SseResponse", "encode_event", "sse_logged", "sse_response", "sse_stream"]
 
 DONE = b"data: [DONE]\n\n"
+
+BODY_SEND = "responsa.body_send"
+"""The scope key of the ``send`` the gate was given, which it puts there: a stream's body chunks go
+straight to it. The layers in between (the gate's own, Starlette's exception handler's and the
+route's) look only at ``http.response.start``, which still passes through them all. A middleware
+that changed bodies would have to go above the gate."""
 
 
 def encode_event(event: StreamEvent, json: EventJson = event_json) -> bytes:
@@ -70,7 +76,7 @@ class SseResponse(StreamingResponse):
         with anyio.CancelScope() as streaming:
             watcher = asyncio.get_running_loop().create_task(self._cancel_on_disconnect(receive, streaming))
             try:
-                await self.stream_response(send)
+                await self._stream(send, scope.get(BODY_SEND, send))
             finally:
                 watcher.cancel()
 
@@ -78,18 +84,19 @@ class SseResponse(StreamingResponse):
         await self.listen_for_disconnect(receive)
         streaming.cancel()
 
-    async def stream_response(self, send: Send) -> None:
-        """Starlette's, but the chunk that ends with ``[DONE]`` also ends the HTTP body: one write
-        (and one TCP segment for the client) fewer than an empty last chunk of its own."""
+    async def _stream(self, send: Send, send_body: Send) -> None:
+        """Starlette's ``stream_response``, but the body goes to ``send_body`` (see :data:`BODY_SEND`),
+        and the chunk that ends with ``[DONE]`` also ends the HTTP body: one write (and one TCP segment
+        for the client) fewer than an empty last chunk of its own."""
         self._active.inc()
         try:
             await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
             ended = False
             async for chunk in self._chunks:
                 ended = chunk.endswith(DONE)
-                await send({"type": "http.response.body", "body": chunk, "more_body": not ended})
+                await send_body({"type": "http.response.body", "body": chunk, "more_body": not ended})
             if not ended:
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                await send_body({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             self._active.dec()
 
