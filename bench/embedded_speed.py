@@ -2,7 +2,9 @@
 
 Same GGUF, same prompt (the chat template applied the same way), greedy decoding, the prompt
 evaluated afresh each run; the two paths take turns, so both see the same machine. Prints median decode speed
-(tokens/s, first token excluded) and time to first token, and their ratio / difference.
+(tokens/s, first token excluded) and time to first token, and their ratio / difference; and the CPU
+the server's event loop spends a token, which the decoding (on every core) loses: steadier than the
+ratio, which moves by a few points from run to run on a two-core machine.
 Targets (issue 4): responsa at >= 95% of direct tokens/s; <= 5 ms added time to first token.
 
     python bench/embedded_speed.py [--tokens 128] [--repeat 7]
@@ -80,19 +82,33 @@ def summarize(runs: list[tuple[float, float, int]]) -> tuple[float, float]:
     return speed, ttft
 
 
-def measure(tokens: int, repeat: int) -> tuple[tuple[float, float], tuple[float, float]]:
-    """(tokens/s, TTFT ms) of llama-cpp-python called directly and of responsa, runs interleaved."""
+def loop_cpu_seconds(pid: int) -> float:
+    """CPU time (user and system) of the server's main thread, which runs its event loop: what serving
+    a token costs besides decoding it, and takes from the decoding threads on a machine they fill."""
+    fields = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(tokens: int, repeat: int) -> tuple[tuple[float, float], tuple[float, float], float]:
+    """(tokens/s, TTFT ms) of llama-cpp-python called directly and of responsa, runs interleaved; and
+    the server's event loop CPU per token streamed, in µs."""
     plain_runs: list[Run] = []
     via_runs: list[Run] = []
     direct = Direct()
+    pids: list[int] = []
+    loop_cpu = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         db = f"sqlite:///{Path(tmp) / 'b.db'}"
-        with responsa_server("--db", db, "--no-simulator") as url, httpx.Client(base_url=url, timeout=300) as http:
+        server = responsa_server("--db", db, "--no-simulator", pids=pids)
+        with server as url, httpx.Client(base_url=url, timeout=300) as http:
             through_responsa(http, 2)  # load the model
             for _ in range(repeat):  # interleaved, so both see the same machine
                 plain_runs.append(direct.run(tokens))
+                started = loop_cpu_seconds(pids[0])
                 via_runs.append(through_responsa(http, tokens))
-    return summarize(plain_runs), summarize(via_runs)
+                loop_cpu += loop_cpu_seconds(pids[0]) - started
+    streamed = sum(run[2] for run in via_runs)
+    return summarize(plain_runs), summarize(via_runs), loop_cpu / streamed * 1e6
 
 
 def main() -> None:
@@ -100,13 +116,14 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
-    plain, via = measure(args.tokens, args.repeat)
+    plain, via, loop_us = measure(args.tokens, args.repeat)
     print(f"{'path':<22} | {'decode tokens/s':>15} | {'time to first token ms':>22}")
     print("-" * 66)
     print(f"{'llama-cpp-python':<22} | {plain[0]:>15.1f} | {plain[1]:>22.2f}")
     print(f"{'responsa (HTTP, SSE)':<22} | {via[0]:>15.1f} | {via[1]:>22.2f}")
     ratio, added = via[0] / plain[0], via[1] - plain[1]
     print(f"\nresponsa / direct tokens/s: {ratio:.1%}   added time to first token: {added:+.2f} ms")
+    print(f"the server's event loop: {loop_us:.0f} µs of CPU a token (Linux only; the decoding threads excluded)")
     print(f"(medians of {args.repeat} runs, {args.tokens} tokens, greedy, {os.cpu_count()} threads)")
 
 

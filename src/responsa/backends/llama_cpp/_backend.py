@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import math
 import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -13,11 +12,11 @@ from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from responsa.backends._base import Backend, Finish, ModelEvent, ModelRequest, Sampling
 from responsa.protocol import ModelError, ResponsaError
 
+from ._handoff import Handoff
 from ._inference import InferenceThread, Job, Started
 
 if TYPE_CHECKING:
@@ -107,55 +106,38 @@ class LlamaCppBackend(Backend):
 
     @asynccontextmanager
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[list[ModelEvent]]]:
-        job, send, receive = self._submit(request)
+        job, handoff = self._submit(request)
         try:
-            first = await receive.receive()
+            first = await handoff.get()
             if isinstance(first, BaseException):
                 raise _as_error(first)
-            yield _events(receive)
+            yield _events(handoff)
         finally:
             job.cancelled.set()
-            receive.close()
-            send.close()
+            handoff.close()
 
     async def count_tokens(self, request: ModelRequest) -> int:
         """By llama.cpp's tokenizer, on the prompt exactly as a generation would build it (the job
         waits its turn on the inference thread, which owns the model)."""
-        job, send, receive = self._submit(request, count_only=True)
+        job, handoff = self._submit(request, count_only=True)
         try:
-            first = await receive.receive()
+            first = await handoff.get()
         finally:
             job.cancelled.set()
-            receive.close()
-            send.close()
+            handoff.close()
         if isinstance(first, BaseException):
             raise _as_error(first)
         assert isinstance(first, Started)
         return first.prompt_tokens
 
-    def _submit(
-        self, request: ModelRequest, count_only: bool = False
-    ) -> tuple[Job, MemoryObjectSendStream[Message], MemoryObjectReceiveStream[Message]]:
-        """Queue a job on the inference thread; its messages arrive on the returned stream."""
-        send, receive = anyio.create_memory_object_stream[Message](math.inf)
-        loop = asyncio.get_running_loop()
-
-        def deliver(message: Message) -> None:
-            try:
-                send.send_nowait(message)
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                job.cancelled.set()  # nobody is listening any more
-
-        def emit(message: Message) -> None:
-            # Hand over without waiting for the loop (anyio.from_thread would block the sampler per token).
-            try:
-                loop.call_soon_threadsafe(deliver, message)
-            except RuntimeError:  # the loop is gone
-                job.cancelled.set()
-
-        job = Job(request, emit, count_only=count_only)
+    def _submit(self, request: ModelRequest, count_only: bool = False) -> tuple[Job, Handoff[Message]]:
+        """Queue a job on the inference thread; its messages arrive through the returned handoff (the
+        sampler never waits for the loop)."""
+        cancelled = threading.Event()
+        handoff: Handoff[Message] = Handoff(asyncio.get_running_loop(), abandoned=cancelled)
+        job = Job(request, handoff.put, cancelled=cancelled, count_only=count_only)
         self._thread.submit(job)
-        return job, send, receive
+        return job, handoff
 
     async def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
         """Mean-pooled embeddings from the same GGUF, loaded a second time in embedding mode on first use
@@ -178,11 +160,12 @@ class LlamaCppBackend(Backend):
         await anyio.to_thread.run_sync(self._thread.stop)
 
 
-async def _events(receive: MemoryObjectReceiveStream[Message]) -> AsyncIterator[list[ModelEvent]]:
+async def _events(handoff: Handoff[Message]) -> AsyncIterator[list[ModelEvent]]:
     """The tokens handed over so far, as one batch (several when the loop was busy)."""
-    async for message in receive:
+    while True:
+        message: Message | None = await handoff.get()
         batch: list[ModelEvent] = []
-        while True:
+        while message is not None:
             if isinstance(message, BaseException):
                 if batch:  # the tokens before the failure are part of the response
                     yield batch
@@ -192,10 +175,7 @@ async def _events(receive: MemoryObjectReceiveStream[Message]) -> AsyncIterator[
             if isinstance(message, Finish):
                 yield batch
                 return
-            try:
-                message = receive.receive_nowait()
-            except anyio.WouldBlock:
-                break
+            message = handoff.get_nowait()
         if batch:
             yield batch
 
