@@ -36,7 +36,9 @@ Run = tuple[float, float, int]  # time to first token, time for the rest, tokens
 
 
 class Direct:
-    """The model loaded in this process, called as llama-cpp-python users do, sampling as responsa does."""
+    """The model loaded in this process, called as llama-cpp-python users do, sampling as responsa does
+    (the packaged model with its repetition penalty; another file, ``path``, with none, as responsa
+    samples a model it is given)."""
 
     def __init__(self, path: Path | None = None) -> None:
         from llama_cpp import Llama
@@ -45,6 +47,7 @@ class Direct:
         from responsa.backends.llama_cpp import default_gguf
         from responsa.backends.llama_cpp._slots import PENALTY_WINDOW
 
+        self.repeat_penalty = (PACKAGED_SAMPLING.repetition_penalty or 1.0) if path is None else 1.0
         self.llm = Llama(
             model_path=str(path or default_gguf()), n_ctx=4096, n_threads=os.cpu_count() or 1, verbose=False,
             last_n_tokens_size=PENALTY_WINDOW,
@@ -61,7 +64,7 @@ class Direct:
         start = time.perf_counter()
         first, count = 0.0, 0
         chunks = self.llm.create_completion(self.prompt, max_tokens=tokens, temperature=0, stream=True,
-                                            repeat_penalty=PACKAGED_SAMPLING.repetition_penalty or 1.0)  # fmt: skip
+                                            repeat_penalty=self.repeat_penalty)  # fmt: skip
         for _chunk in chunks:
             count += 1
             if count == 1:
