@@ -81,6 +81,10 @@ class Gate:
             else:
                 await self._serve(scope, receive, send_with_id, headers)
         finally:
+            # The scope holds the send, which holds the server's request cycle, which holds the scope:
+            # a reference cycle only the garbage collector would free, rarely (see cli.py), holding
+            # each request's objects meanwhile (8 MB more memory on the rig).
+            del scope[BODY_SEND]
             tenant = _tenant_of(scope)
             elapsed = time.perf_counter() - started
             route = route_of(scope["path"])
