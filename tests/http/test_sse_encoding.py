@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from responsa.engine._emitter import Emitter
@@ -11,6 +13,7 @@ from responsa.protocol import (
     CreateResponseRequest,
     FunctionCallArgumentsDelta,
     OutputTextDelta,
+    ReasoningSummaryTextDelta,
     ReasoningTextDelta,
     StreamEvent,
 )
@@ -34,15 +37,26 @@ def test_fast_frames_equal_pydantic_frames(text: str) -> None:
         assert encode_event(event) == expected
 
 
+TOKEN_DELTAS = [
+    (OutputTextDelta, {"content_index": 0}),
+    (ReasoningTextDelta, {"content_index": 0}),
+    (ReasoningSummaryTextDelta, {"summary_index": 0}),
+]
+
+
 @pytest.mark.parametrize("text", TEXTS)
-def test_a_token_delta_made_without_validation_is_the_validated_one(text: str) -> None:
-    made = OutputTextDelta.of_token("msg_1", 2, text)
+@pytest.mark.parametrize(("kind", "part"), TOKEN_DELTAS)
+def test_a_token_delta_made_without_validation_is_the_validated_one(kind: Any, part: dict[str, int], text: str) -> None:
+    made = kind.of_token("msg_1", 2, text)
     made.sequence_number = 7  # as the emitter numbers it
-    validated = OutputTextDelta(item_id="msg_1", output_index=2, content_index=0, delta=text, sequence_number=7)
+    validated = kind(item_id="msg_1", output_index=2, delta=text, sequence_number=7, **part)
     assert made == validated and made.__dict__ == validated.__dict__
     assert list(made.__dict__) == list(validated.__dict__)  # the order the fast encoding writes them in
     assert made.model_dump() == validated.model_dump() and made.model_copy() == validated
-    assert made.logprobs is not OutputTextDelta.of_token("msg_1", 2, text).logprobs  # a list of its own
+    assert made.model_fields_set == validated.model_fields_set
+    assert encode_event(made) == f"event: {made.type}\ndata: {validated.model_dump_json()}\n\n".encode()
+    if kind is OutputTextDelta:
+        assert made.logprobs is not kind.of_token("msg_1", 2, text).logprobs  # a list of its own
 
 
 def test_opening_events_sharing_one_dump_are_pydantic_frames() -> None:

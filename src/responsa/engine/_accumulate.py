@@ -267,7 +267,8 @@ class OutputBuilder:
         opened = self._open
         assert opened is not None
         chunks = opened.summary_chunks if summary else opened.chunks
-        return events + self.emitter.emit_all(reasoning_delta(opened.where, chunks, text, summary))
+        events += self.emitter.emit_all(reasoning_delta(opened.where, chunks, text, summary))
+        return events
 
     def _hosted_call(self, call: HostedCall) -> list[StreamEvent]:
         """A built-in tool ran (inside the model's turn): the item with its progress events, at once."""

@@ -36,11 +36,8 @@ def reasoning_delta(where: Where, chunks: list[str], text: str, summary: bool) -
             )
         )
     chunks.append(text)
-    events.append(
-        ReasoningSummaryTextDelta(summary_index=0, delta=text, **where)
-        if summary
-        else ReasoningTextDelta(content_index=0, delta=text, **where)
-    )
+    made = ReasoningSummaryTextDelta.of_token if summary else ReasoningTextDelta.of_token
+    events.append(made(where["item_id"], where["output_index"], text))
     return events
 
 

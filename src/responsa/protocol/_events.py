@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import Field
 
@@ -46,6 +46,22 @@ _set = object.__setattr__
 class _Event(WireModel):
     sequence_number: int = 0
     """Position in the stream, from 0 and contiguous; set when the event is emitted."""
+
+
+_E = TypeVar("_E", bound=_Event)
+
+
+def _constructed(cls: type[_E], fields: dict[str, Any], given: set[str]) -> _E:
+    """A token's event made as ``model_construct`` makes a model (its fields are of their types by
+    construction: nothing to validate), in half the time a validated one takes: a stream makes one a
+    token. ``fields`` in declaration order, as a validated one has them (the fast encoding writes them
+    in that order); ``given``: the fields a validated one would count as set."""
+    event = _new(cls)
+    _set(event, "__dict__", fields)
+    _set(event, "__pydantic_fields_set__", given)
+    _set(event, "__pydantic_extra__", {})
+    _set(event, "__pydantic_private__", None)
+    return event
 
 
 LifecycleType = Literal[
@@ -93,17 +109,10 @@ class OutputTextDelta(_Event):
 
     @classmethod
     def of_token(cls, item_id: str, output_index: int, delta: str) -> OutputTextDelta:
-        """One token's delta in content part 0, made as ``model_construct`` makes a model (its fields are
-        of their types by construction: nothing to validate), in half the time a validated one takes:
-        a stream makes one a token. Fields in declaration order, as a validated one has them."""
-        event = _new(cls)
+        """One token's delta in content part 0, without validation (see :func:`_constructed`)."""
         fields = {"sequence_number": 0, "type": "response.output_text.delta", "item_id": item_id,
                   "output_index": output_index, "content_index": 0, "delta": delta, "logprobs": []}  # fmt: skip
-        _set(event, "__dict__", fields)
-        _set(event, "__pydantic_fields_set__", {"item_id", "output_index", "content_index", "delta"})
-        _set(event, "__pydantic_extra__", {})
-        _set(event, "__pydantic_private__", None)
-        return event
+        return _constructed(cls, fields, {"item_id", "output_index", "content_index", "delta"})
 
 
 class OutputTextDone(_Event):
@@ -167,6 +176,13 @@ class ReasoningSummaryTextDelta(_Event):
     summary_index: int
     delta: str
 
+    @classmethod
+    def of_token(cls, item_id: str, output_index: int, delta: str) -> ReasoningSummaryTextDelta:
+        """One token's delta in summary part 0, without validation (see :func:`_constructed`)."""
+        fields = {"sequence_number": 0, "type": "response.reasoning_summary_text.delta", "item_id": item_id,
+                  "output_index": output_index, "summary_index": 0, "delta": delta}  # fmt: skip
+        return _constructed(cls, fields, {"item_id", "output_index", "summary_index", "delta"})
+
 
 class ReasoningSummaryTextDone(_Event):
     type: Literal["response.reasoning_summary_text.done"] = "response.reasoning_summary_text.done"
@@ -184,6 +200,14 @@ class ReasoningTextDelta(_Event):
     output_index: int
     content_index: int
     delta: str
+
+    @classmethod
+    def of_token(cls, item_id: str, output_index: int, delta: str) -> ReasoningTextDelta:
+        """One token's delta in content part 0, without validation (see :func:`_constructed`): reasoning
+        models stream most of their tokens as these."""
+        fields = {"sequence_number": 0, "type": "response.reasoning_text.delta", "item_id": item_id,
+                  "output_index": output_index, "content_index": 0, "delta": delta}  # fmt: skip
+        return _constructed(cls, fields, {"item_id", "output_index", "content_index", "delta"})
 
 
 class ReasoningTextDone(_Event):
