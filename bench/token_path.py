@@ -1,6 +1,7 @@
 """The server's own cost per streamed token, in microseconds, without a network or a model: an upstream
 chunk decoded (ChunkDecoder.feed), the output builder's events for it (OutputBuilder.feed) and the SSE
-frame (encode_event). Medians of --repeat runs of --tokens tokens; compare commits with PYTHONPATH:
+frame (encode_event); for a text token and a reasoning token (``reasoning_content``). Medians of
+--repeat runs of --tokens tokens; compare commits with PYTHONPATH:
 
     PYTHONPATH=src python bench/token_path.py
     PYTHONPATH=/tmp/before/src python bench/token_path.py
@@ -12,7 +13,7 @@ import argparse
 import statistics
 import time
 
-from responsa.backends import TextDelta
+from responsa.backends import ReasoningDelta, TextDelta
 from responsa.backends.chat_completions._decode import ChunkDecoder
 from responsa.engine._accumulate import OutputBuilder
 from responsa.engine._new_response import new_response
@@ -33,21 +34,23 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     request = CreateResponseRequest.model_validate({"model": "m", "input": "hi", "stream": True})
-    builder = OutputBuilder(new_response(request, stored=True))
-    builder.feed(TextDelta(" start"))
-    decoder = ChunkDecoder()
-    chunk = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": " word"}}]}
-    event = builder.feed(TextDelta(" word"))[0]
-    rows = {
-        "decode": lambda: decoder.feed(chunk),
-        "build": lambda: builder.feed(TextDelta(" word")),
-        "encode": lambda: encode_event(event),
-    }
-    results = {name: statistics.median(_per_token(work, args.tokens) for _ in range(args.repeat))
-               for name, work in rows.items()}  # fmt: skip
-    print(
-        "  ".join(f"{name} {value:.2f} us" for name, value in results.items()), f" total {sum(results.values()):.2f} us"
-    )
+    kinds = (("text", "content", TextDelta), ("reasoning", "reasoning_content", ReasoningDelta))
+    for label, field, delta in kinds:
+        builder = OutputBuilder(new_response(request, stored=True))
+        builder.emitter.read = True  # a stream: its events are read
+        builder.feed(delta(" start"))
+        decoder = ChunkDecoder()
+        chunk = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {field: " word"}}]}
+        event = builder.feed(delta(" word"))[0]
+        rows = {
+            "decode": lambda decoder=decoder, chunk=chunk: decoder.feed(chunk),
+            "build": lambda builder=builder, delta=delta: builder.feed(delta(" word")),
+            "encode": lambda event=event: encode_event(event),
+        }
+        results = {name: statistics.median(_per_token(work, args.tokens) for _ in range(args.repeat))
+                   for name, work in rows.items()}  # fmt: skip
+        timings = "  ".join(f"{name} {value:.2f} us" for name, value in results.items())
+        print(f"{label:<10} {timings}  total {sum(results.values()):.2f} us")
 
 
 if __name__ == "__main__":
