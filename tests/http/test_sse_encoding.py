@@ -12,6 +12,7 @@ from responsa.http._sse import encode_event
 from responsa.protocol import (
     CreateResponseRequest,
     FunctionCallArgumentsDelta,
+    McpCallArgumentsDelta,
     OutputTextDelta,
     ReasoningSummaryTextDelta,
     ReasoningTextDelta,
@@ -41,6 +42,8 @@ TOKEN_DELTAS = [
     (OutputTextDelta, {"content_index": 0}),
     (ReasoningTextDelta, {"content_index": 0}),
     (ReasoningSummaryTextDelta, {"summary_index": 0}),
+    (FunctionCallArgumentsDelta, {}),
+    (McpCallArgumentsDelta, {}),
 ]
 
 

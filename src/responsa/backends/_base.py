@@ -138,9 +138,10 @@ class TextDelta:
     request asked for them (``ModelRequest.logprobs``)."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ReasoningDelta:
-    """More raw reasoning text (what open models put in ``reasoning_content`` or ``<think>``)."""
+    """More raw reasoning text (what open models put in ``reasoning_content`` or ``<think>``). Not
+    frozen, though never changed: one is made per token (see :class:`TextDelta`)."""
 
     text: str
 
@@ -168,9 +169,10 @@ class ReasoningSummaryDelta:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ToolCallDelta:
-    """A piece of tool call ``index``; ``name`` and ``call_id`` come with its first piece."""
+    """A piece of tool call ``index``; ``name`` and ``call_id`` come with its first piece. Not frozen,
+    though never changed: one is made per token of the arguments (see :class:`TextDelta`)."""
 
     index: int
     arguments: str

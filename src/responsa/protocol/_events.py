@@ -130,6 +130,13 @@ class FunctionCallArgumentsDelta(_Event):
     output_index: int
     delta: str
 
+    @classmethod
+    def of_token(cls, item_id: str, output_index: int, delta: str) -> FunctionCallArgumentsDelta:
+        """One token's piece of the arguments, without validation (see :func:`_constructed`)."""
+        fields = {"sequence_number": 0, "type": "response.function_call_arguments.delta", "item_id": item_id,
+                  "output_index": output_index, "delta": delta}  # fmt: skip
+        return _constructed(cls, fields, {"item_id", "output_index", "delta"})
+
 
 class FunctionCallArgumentsDone(_Event):
     type: Literal["response.function_call_arguments.done"] = "response.function_call_arguments.done"
@@ -238,6 +245,13 @@ class McpCallArgumentsDelta(_Event):
     item_id: str
     output_index: int
     delta: str
+
+    @classmethod
+    def of_token(cls, item_id: str, output_index: int, delta: str) -> McpCallArgumentsDelta:
+        """One token's piece of the arguments, without validation (see :func:`_constructed`)."""
+        fields = {"sequence_number": 0, "type": "response.mcp_call_arguments.delta", "item_id": item_id,
+                  "output_index": output_index, "delta": delta}  # fmt: skip
+        return _constructed(cls, fields, {"item_id", "output_index", "delta"})
 
 
 class McpCallArgumentsDone(_Event):

@@ -35,7 +35,7 @@ class _Call:
         return ()
 
     def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
-        return [FunctionCallArgumentsDelta(delta=chunk, **where)]
+        return [FunctionCallArgumentsDelta.of_token(where["item_id"], where["output_index"], chunk)]
 
     def close(self, arguments: str, status: ItemEnd, where: Where) -> Closed:
         self.item.arguments, self.item.status = arguments, status

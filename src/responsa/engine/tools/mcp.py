@@ -178,7 +178,7 @@ class _Call:
         return [_item_event("response.mcp_call.in_progress", where)]
 
     def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
-        return [McpCallArgumentsDelta(delta=chunk, **where)]
+        return [McpCallArgumentsDelta.of_token(where["item_id"], where["output_index"], chunk)]
 
     def close(self, arguments: str, status: ItemEnd, where: Where) -> Closed:
         self.item.arguments = arguments
