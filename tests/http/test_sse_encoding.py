@@ -10,7 +10,9 @@ from responsa.engine._emitter import Emitter
 from responsa.engine._new_response import new_response
 from responsa.http._sse import encode_event
 from responsa.protocol import (
+    CodeInterpreterCodeDelta,
     CreateResponseRequest,
+    CustomToolCallInputDelta,
     FunctionCallArgumentsDelta,
     McpCallArgumentsDelta,
     OutputTextDelta,
@@ -44,6 +46,8 @@ TOKEN_DELTAS = [
     (ReasoningSummaryTextDelta, {"summary_index": 0}),
     (FunctionCallArgumentsDelta, {}),
     (McpCallArgumentsDelta, {}),
+    (CustomToolCallInputDelta, {}),
+    (CodeInterpreterCodeDelta, {}),
 ]
 
 

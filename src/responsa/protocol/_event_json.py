@@ -7,6 +7,8 @@ from collections.abc import Callable
 import orjson
 
 from ._events import (
+    CodeInterpreterCodeDelta,
+    CustomToolCallInputDelta,
     FunctionCallArgumentsDelta,
     McpCallArgumentsDelta,
     OutputTextDelta,
@@ -21,7 +23,15 @@ EventJson = Callable[[StreamEvent], bytes]
 """What encodes an event: :func:`event_json`, or a run's own (which encoded some ahead)."""
 
 _FLAT_EVENTS = frozenset(
-    {OutputTextDelta, FunctionCallArgumentsDelta, McpCallArgumentsDelta, ReasoningTextDelta, ReasoningSummaryTextDelta}
+    {
+        OutputTextDelta,
+        FunctionCallArgumentsDelta,
+        McpCallArgumentsDelta,
+        CustomToolCallInputDelta,
+        CodeInterpreterCodeDelta,
+        ReasoningTextDelta,
+        ReasoningSummaryTextDelta,
+    }
 )
 """Events of plain JSON fields only, sent once per token: encoded from their fields directly."""
 

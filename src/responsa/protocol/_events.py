@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 from pydantic import Field
 
@@ -62,6 +62,23 @@ def _constructed(cls: type[_E], fields: dict[str, Any], given: set[str]) -> _E:
     _set(event, "__pydantic_extra__", {})
     _set(event, "__pydantic_private__", None)
     return event
+
+
+class _PieceDelta(_Event):
+    """A piece of a call's input as the model writes it (arguments, a custom tool's input, code): one
+    a token. Each kind names its own ``type``."""
+
+    type: str
+    item_id: str
+    output_index: int
+    delta: str
+
+    @classmethod
+    def of_token(cls, item_id: str, output_index: int, delta: str) -> Self:
+        """One token's piece, without validation (see :func:`_constructed`)."""
+        fields = {"sequence_number": 0, "type": cls.__pydantic_fields__["type"].default, "item_id": item_id,
+                  "output_index": output_index, "delta": delta}  # fmt: skip
+        return _constructed(cls, fields, {"item_id", "output_index", "delta"})
 
 
 LifecycleType = Literal[
@@ -124,18 +141,8 @@ class OutputTextDone(_Event):
     logprobs: list[dict[str, Any]] = Field(default_factory=list)
 
 
-class FunctionCallArgumentsDelta(_Event):
+class FunctionCallArgumentsDelta(_PieceDelta):
     type: Literal["response.function_call_arguments.delta"] = "response.function_call_arguments.delta"
-    item_id: str
-    output_index: int
-    delta: str
-
-    @classmethod
-    def of_token(cls, item_id: str, output_index: int, delta: str) -> FunctionCallArgumentsDelta:
-        """One token's piece of the arguments, without validation (see :func:`_constructed`)."""
-        fields = {"sequence_number": 0, "type": "response.function_call_arguments.delta", "item_id": item_id,
-                  "output_index": output_index, "delta": delta}  # fmt: skip
-        return _constructed(cls, fields, {"item_id", "output_index", "delta"})
 
 
 class FunctionCallArgumentsDone(_Event):
@@ -154,11 +161,8 @@ class CompactionEvent(_Event):
     output_index: int
 
 
-class CustomToolCallInputDelta(_Event):
+class CustomToolCallInputDelta(_PieceDelta):
     type: Literal["response.custom_tool_call_input.delta"] = "response.custom_tool_call_input.delta"
-    item_id: str
-    output_index: int
-    delta: str
 
 
 class CustomToolCallInputDone(_Event):
@@ -240,18 +244,8 @@ class McpItemEvent(_Event):
     output_index: int
 
 
-class McpCallArgumentsDelta(_Event):
+class McpCallArgumentsDelta(_PieceDelta):
     type: Literal["response.mcp_call_arguments.delta"] = "response.mcp_call_arguments.delta"
-    item_id: str
-    output_index: int
-    delta: str
-
-    @classmethod
-    def of_token(cls, item_id: str, output_index: int, delta: str) -> McpCallArgumentsDelta:
-        """One token's piece of the arguments, without validation (see :func:`_constructed`)."""
-        fields = {"sequence_number": 0, "type": "response.mcp_call_arguments.delta", "item_id": item_id,
-                  "output_index": output_index, "delta": delta}  # fmt: skip
-        return _constructed(cls, fields, {"item_id", "output_index", "delta"})
 
 
 class McpCallArgumentsDone(_Event):
@@ -282,11 +276,8 @@ class HostedToolEvent(_Event):
     output_index: int
 
 
-class CodeInterpreterCodeDelta(_Event):
+class CodeInterpreterCodeDelta(_PieceDelta):
     type: Literal["response.code_interpreter_call_code.delta"] = "response.code_interpreter_call_code.delta"
-    item_id: str
-    output_index: int
-    delta: str
 
 
 class CodeInterpreterCodeDone(_Event):

@@ -106,7 +106,7 @@ class _Call:
 
     def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
         code = self.decoder.feed(chunk)
-        return [CodeInterpreterCodeDelta(delta=code, **where)] if code else []
+        return [CodeInterpreterCodeDelta.of_token(where["item_id"], where["output_index"], code)] if code else []
 
     def close(self, arguments: str, status: ItemEnd, where: Where) -> Closed:
         self.item.code = InputDecoder.final(arguments, "code")

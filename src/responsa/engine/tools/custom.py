@@ -49,7 +49,7 @@ class _Call:
 
     def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
         text = self.decoder.feed(chunk)
-        return [CustomToolCallInputDelta(delta=text, **where)] if text else []
+        return [CustomToolCallInputDelta.of_token(where["item_id"], where["output_index"], text)] if text else []
 
     def close(self, arguments: str, status: ItemEnd, where: Where) -> Closed:
         self.item.input, self.item.status = InputDecoder.final(arguments), status
