@@ -32,6 +32,7 @@ from responsa.store import PART_BYTES, Retention, SqlStore
 from responsa.tools import McpConnector, UrlPolicy
 
 from ._errors import EXCEPTION_HANDLERS
+from ._exact_routes import ExactRoutes
 from ._file_routes import FORM_SLACK
 from ._hosted_setup import containers_service, images_status, web_search
 from ._limits import Limiter, RateLimiter
@@ -205,7 +206,9 @@ def create_app(settings: Settings) -> Starlette:
         {"truncation": "auto"} if settings.default_truncation == "auto" else None,
     )
     limiter, metrics = _limiter(settings), Metrics()
-    app = Starlette(routes=routes(), exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
+    table = routes()
+    app = Starlette(routes=table, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
+    app.add_middleware(ExactRoutes, routes=table, handlers=EXCEPTION_HANDLERS)  # below the gate: added first
     app.add_middleware(
         Gate,
         keys=settings.api_keys,

@@ -99,7 +99,7 @@ async def _http_error(_request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code)
     body = {"error": {"message": str(exc.detail), "type": "invalid_request_error", "param": None, "code": kind}}
-    return json_response(body, status_code=exc.status_code)
+    return json_response(body, status_code=exc.status_code, headers=dict(exc.headers or {}))  # a 405's Allow
 
 
 async def _unexpected(_request: Request, exc: Exception) -> Response:
