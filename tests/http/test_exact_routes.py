@@ -25,8 +25,9 @@ async def _by_name(request: Request) -> Response:
 
 
 async def _fixed(request: Request) -> Response:
-    """Which way the request came: Starlette's router marks the scope it routes."""
-    return json_response({"endpoint": "fixed", "through_router": "router" in request.scope})
+    """Which way the request came (Starlette's router marks the scope it routes), and the route the scope names."""
+    route = request.scope["route"].path
+    return json_response({"endpoint": "fixed", "through_router": "router" in request.scope, "route": route})
 
 
 async def _invalid(request: Request) -> Response:
@@ -64,8 +65,8 @@ def client(request: pytest.FixtureRequest) -> Iterator[TestClient]:
 
 def test_a_fixed_path_skips_the_router() -> None:
     with TestClient(_app(exact=True)) as fast, TestClient(_app(exact=False)) as routed:
-        assert fast.get("/fixed").json() == {"endpoint": "fixed", "through_router": False}
-        assert routed.get("/fixed").json() == {"endpoint": "fixed", "through_router": True}
+        assert fast.get("/fixed").json() == {"endpoint": "fixed", "through_router": False, "route": "/fixed"}
+        assert routed.get("/fixed").json() == {"endpoint": "fixed", "through_router": True, "route": "/fixed"}
 
 
 def test_an_earlier_pattern_keeps_the_paths_it_takes(client: TestClient) -> None:

@@ -39,12 +39,12 @@ class ExactRoutes:
         self._handlers = {kind: handler for kind, handler in handlers.items() if kind not in (500, Exception)}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        endpoint = self._table.get((scope["method"], scope["path"])) if scope["type"] == "http" else None
-        if endpoint is None:
+        route = self._table.get((scope["method"], scope["path"])) if scope["type"] == "http" else None
+        if route is None:
             await self.app(scope, receive, send)
             return
-        scope["endpoint"] = endpoint  # as Starlette's route sets them
-        scope["path_params"] = {}
+        endpoint: Endpoint = route.endpoint
+        scope.update(route=route, endpoint=endpoint, path_params={})  # as Starlette's router sets them
         request = Request(scope, receive, send)
         try:
             response = await endpoint(request)
@@ -57,11 +57,11 @@ class ExactRoutes:
         await response(scope, receive, send)
 
 
-def _fixed_paths(routes: Sequence[BaseRoute]) -> dict[tuple[str, str], Endpoint]:
-    """(method, path) -> endpoint, for each route whose path has no parameters and whose endpoint is a
+def _fixed_paths(routes: Sequence[BaseRoute]) -> dict[tuple[str, str], Route]:
+    """(method, path) -> route, for each route whose path has no parameters and whose endpoint is a
     coroutine function; a pair that an earlier route already takes (a pattern that matches the same
     path) is left to Starlette, so the first route that takes a request is the one that serves it."""
-    table: dict[tuple[str, str], Endpoint] = {}
+    table: dict[tuple[str, str], Route] = {}
     for at, route in enumerate(routes):
         if not isinstance(route, Route) or route.param_convertors or not inspect.iscoroutinefunction(route.endpoint):
             continue
@@ -70,5 +70,5 @@ def _fixed_paths(routes: Sequence[BaseRoute]) -> dict[tuple[str, str], Endpoint]
             if (method, route.path) not in table and not any(
                 earlier.matches(probe)[0] is Match.FULL for earlier in routes[:at]
             ):
-                table[(method, route.path)] = route.endpoint
+                table[(method, route.path)] = route
     return table
