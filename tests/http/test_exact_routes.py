@@ -14,8 +14,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from responsa.http import create_app
 from responsa.http._errors import EXCEPTION_HANDLERS, json_response
 from responsa.http._exact_routes import ExactRoutes
+from responsa.http._middleware import Gate
 from responsa.protocol import InvalidRequest
 from tests.conftest import LiveServer, sqlite_server
 
@@ -109,3 +111,10 @@ def test_the_server_answers_fixed_paths_as_before(live: LiveServer) -> None:
         assert http.head("/health").status_code == 200
         put = http.put("/v1/responses", json={})
         assert put.status_code == 405 and put.json()["error"]["code"] == "method_not_allowed"
+        assert "POST" in put.headers["allow"]  # the first route of the path that Starlette finds
+
+
+def test_the_gate_sees_every_request_first(live: LiveServer) -> None:
+    """The table sits below the gate (keys, limits, request ids and metrics apply to what it serves)."""
+    app = create_app(live.settings)
+    assert [layer.cls for layer in app.user_middleware] == [Gate, ExactRoutes]
