@@ -34,18 +34,34 @@ that changed bodies would have to go above the gate."""
 
 def encode_event(event: StreamEvent, json: EventJson = event_json) -> bytes:
     """One SSE frame (no ``id:`` line, as Open Responses asks)."""
-    return b"event: " + event.type.encode() + b"\ndata: " + json(event) + b"\n\n"
+    return (_HEADS.get(event.type) or _new_head(event.type)) + json(event) + _END
+
+
+_HEADS: dict[str, bytes] = {}
+"""Each event type's frame head (``event: <type>``, ``data: ``), made once: a stream frames one a token."""
+_END = b"\n\n"
+
+
+def _new_head(kind: str) -> bytes:
+    head = b"event: " + kind.encode() + b"\ndata: "
+    if len(_HEADS) < 512:  # the event types are a few dozen; the bound is a guard, not a policy
+        _HEADS[kind] = head
+    return head
 
 
 async def sse_stream(batches: AsyncIterator[list[StreamEvent]], json: EventJson = event_json) -> AsyncIterator[bytes]:
     """The frames of each batch of events as one chunk, then the ``[DONE]`` marker: in the chunk of the
     batch that ends the response, which is then the last (see :meth:`SseResponse.stream_response`), or
     after the last batch (a cancelled response has no terminal event). ``json`` encodes an event (a
-    run's own encoder knows the events it encoded ahead)."""
+    run's own encoder knows the events it encoded ahead). A batch's frames are joined from their
+    parts at once (as :func:`encode_event` frames one), not framed one by one: one a token."""
     ended = False
     async for events in batches:
         if events:
-            frames = b"".join([encode_event(event, json) for event in events])
+            parts: list[bytes] = []
+            for event in events:
+                parts += (_HEADS.get(event.type) or _new_head(event.type), json(event), _END)
+            frames = b"".join(parts)
             ended = events[-1].type in TERMINAL_EVENT_TYPES
             yield frames + DONE if ended else frames
     if not ended:
