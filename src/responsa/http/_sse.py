@@ -34,19 +34,22 @@ that changed bodies would have to go above the gate."""
 
 def encode_event(event: StreamEvent, json: EventJson = event_json) -> bytes:
     """One SSE frame (no ``id:`` line, as Open Responses asks)."""
-    return (_HEADS.get(event.type) or _new_head(event.type)) + json(event) + _END
+    return _HEADS[event.type] + json(event) + _END
 
 
-_HEADS: dict[str, bytes] = {}
-"""Each event type's frame head (``event: <type>``, ``data: ``), made once: a stream frames one a token."""
+class _FrameHeads(dict[str, bytes]):
+    """Each event type's frame head (``event: <type>``, ``data: ``), made on first use: a stream frames
+    one a token."""
+
+    def __missing__(self, kind: str) -> bytes:
+        head = b"event: " + kind.encode() + b"\ndata: "
+        if len(self) < 512:  # the event types are a few dozen; the bound is a guard, not a policy
+            self[kind] = head
+        return head
+
+
+_HEADS = _FrameHeads()
 _END = b"\n\n"
-
-
-def _new_head(kind: str) -> bytes:
-    head = b"event: " + kind.encode() + b"\ndata: "
-    if len(_HEADS) < 512:  # the event types are a few dozen; the bound is a guard, not a policy
-        _HEADS[kind] = head
-    return head
 
 
 async def sse_stream(batches: AsyncIterator[list[StreamEvent]], json: EventJson = event_json) -> AsyncIterator[bytes]:
@@ -60,7 +63,7 @@ async def sse_stream(batches: AsyncIterator[list[StreamEvent]], json: EventJson 
         if events:
             parts: list[bytes] = []
             for event in events:
-                parts += (_HEADS.get(event.type) or _new_head(event.type), json(event), _END)
+                parts += (_HEADS[event.type], json(event), _END)
             frames = b"".join(parts)
             ended = events[-1].type in TERMINAL_EVENT_TYPES
             yield frames + DONE if ended else frames
@@ -71,7 +74,7 @@ async def sse_stream(batches: AsyncIterator[list[StreamEvent]], json: EventJson 
 async def sse_logged(batches: AsyncIterator[list[LoggedEvent]]) -> AsyncIterator[bytes]:
     """The frames of each batch of events replayed from a log (already JSON) as one chunk, then ``[DONE]``."""
     async for events in batches:
-        yield b"".join([b"event: %s\ndata: %s\n\n" % (event.type.encode(), event.data.encode()) for event in events])
+        yield b"".join([_HEADS[event.type] + event.data.encode() + _END for event in events])
     yield DONE
 
 
