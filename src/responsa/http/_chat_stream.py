@@ -98,9 +98,14 @@ async def chat_sse(batches: AsyncIterator[list[StreamEvent]], chunker: ChatChunk
     """``data:`` frames of chunks (no ``event:`` lines, as OpenAI streams chat), an ``error`` frame if
     the response failed after the stream began, then ``[DONE]``."""
     async for events in batches:
-        frames = [b"data: " + orjson.dumps(chunk) + b"\n\n" for event in events for chunk in chunker.feed(event)]
+        frames = _frames(events, chunker)
+        del events  # a waiting stream holds nothing of the batch it sent (see sse_stream)
         if frames:
-            yield b"".join(frames)
+            yield frames
     if chunker.error is not None:
         yield b"data: " + orjson.dumps({"error": chunker.error}) + b"\n\n"
     yield b"data: [DONE]\n\n"
+
+
+def _frames(events: list[StreamEvent], chunker: ChatChunker) -> bytes:
+    return b"".join([b"data: " + orjson.dumps(chunk) + b"\n\n" for event in events for chunk in chunker.feed(event)])

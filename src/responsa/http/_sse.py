@@ -56,19 +56,30 @@ async def sse_stream(batches: AsyncIterator[list[StreamEvent]], json: EventJson 
     """The frames of each batch of events as one chunk, then the ``[DONE]`` marker: in the chunk of the
     batch that ends the response, which is then the last (see :meth:`SseResponse.stream_response`), or
     after the last batch (a cancelled response has no terminal event). ``json`` encodes an event (a
-    run's own encoder knows the events it encoded ahead). A batch's frames are joined from their
-    parts at once (as :func:`encode_event` frames one), not framed one by one: one a token."""
+    run's own encoder knows the events it encoded ahead).
+
+    While it waits for the next batch, a stream holds nothing of the one it sent. Kept in this frame
+    across the ``yield``, a batch's parts and events raised the server's RSS at 64 streams at once on
+    the rig by 16 MB and 3 MB (114 against 95 MB): far more than they weigh, as what the allocator
+    keeps around objects that outlive their neighbours counts too."""
     ended = False
     async for events in batches:
         if events:
-            parts: list[bytes] = []
-            for event in events:
-                parts += (_HEADS[event.type], json(event), _END)
-            frames = b"".join(parts)
             ended = events[-1].type in TERMINAL_EVENT_TYPES
+            frames = _frames(events, json)
+            del events  # see above
             yield frames + DONE if ended else frames
     if not ended:
         yield DONE
+
+
+def _frames(events: list[StreamEvent], json: EventJson) -> bytes:
+    """A batch's frames, joined from their parts at once (as :func:`encode_event` frames one), not
+    framed one by one: one a token."""
+    parts: list[bytes] = []
+    for event in events:
+        parts += (_HEADS[event.type], json(event), _END)
+    return b"".join(parts)
 
 
 async def sse_logged(batches: AsyncIterator[list[LoggedEvent]]) -> AsyncIterator[bytes]:
