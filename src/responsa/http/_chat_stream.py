@@ -108,4 +108,5 @@ async def chat_sse(batches: AsyncIterator[list[StreamEvent]], chunker: ChatChunk
 
 
 def _frames(events: list[StreamEvent], chunker: ChatChunker) -> bytes:
+    """A batch's chunks as ``data:`` frames, joined."""
     return b"".join([b"data: " + orjson.dumps(chunk) + b"\n\n" for event in events for chunk in chunker.feed(event)])
