@@ -60,8 +60,8 @@ async def sse_stream(batches: AsyncIterator[list[StreamEvent]], json: EventJson 
 
     While it waits for the next batch, a stream holds nothing of the one it sent. Kept in this frame
     across the ``yield``, a batch's parts and events raised the server's RSS at 64 streams at once on
-    the rig by 16 MB and 3 MB (114 against 95 MB): far more than they weigh, as what the allocator
-    keeps around objects that outlive their neighbours counts too."""
+    the rig by 16 MB and 3 MB (114 against 95 MB): far more than they weigh (most likely the allocator's
+    pools and arenas that such stragglers keep from being given back or reused; see docs/performance.md)."""
     ended = False
     async for events in batches:
         if events:
