@@ -368,40 +368,6 @@ def test_a_chain_replays_every_turn_and_forgets_a_deleted_one(rig: Rig) -> None:
     assert [text for text in sent_texts() if text.startswith(("turn", "after"))] == ["turn 3", "turn 4", "after"]
 
 
-def test_long_contexts_sent_again_are_the_same_messages_and_a_joining_call_changes_only_its_turn(rig: Rig) -> None:
-    """Two branches of one long chain (their earlier items the same objects, from the store's cache,
-    and their chat messages memoised): in one, a function call joins the answer before it; the
-    other, sent after, still gets that answer as it was, and both get every message in order."""
-    history = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"line {i}"} for i in range(70)]
-    root = rig.sdk.responses.create(model="up-model", input=history, instructions="Be brief.")
-    expected = [{"role": "system", "content": "Be brief."}, *history]
-    answer = {"role": "assistant", "content": "hello from upstream"}
-    assert rig.first.requests[-1]["messages"] == expected
-    first = rig.sdk.responses.create(model="up-model", input="plain", previous_response_id=root.id)
-    assert rig.first.requests[-1]["messages"] == [*expected[1:], answer, {"role": "user", "content": "plain"}]
-    call = {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}"}
-    output = {"type": "function_call_output", "call_id": "call_1", "output": "sunny"}
-    rig.sdk.responses.create(model="up-model", input=[call, output], previous_response_id=root.id)  # type: ignore[list-item]
-    tool_call = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
-    joined = {**answer, "tool_calls": [tool_call]}
-    assert rig.first.requests[-1]["messages"] == [
-        *expected[1:],
-        joined,
-        {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
-    ]
-    again = rig.sdk.responses.create(model="up-model", input="plain again", previous_response_id=root.id)
-    assert rig.first.requests[-1]["messages"] == [*expected[1:], answer, {"role": "user", "content": "plain again"}]
-    rig.sdk.responses.create(model="up-model", input="and on", previous_response_id=first.id)
-    assert rig.first.requests[-1]["messages"] == [
-        *expected[1:],
-        answer,
-        {"role": "user", "content": "plain"},
-        answer,
-        {"role": "user", "content": "and on"},
-    ]
-    assert again.status == "completed"
-
-
 def test_models_are_listed(rig: Rig) -> None:
     assert "up-model" in [model.id for model in rig.sdk.models.list()]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from itertools import compress, repeat
+from operator import attrgetter, is_
 from typing import Any
 
 from responsa.protocol import (
@@ -147,17 +149,18 @@ def _with_defaults(item: Item) -> Item:
 
 
 def _check_call_outputs(items: Sequence[Item]) -> None:
-    """Every function call output answers a call of the context. One pass by exact type: it runs
-    over a whole conversation every turn, and an isinstance check on a pydantic class is an ABC's."""
-    calls: set[str] = set()
-    outputs: list[FunctionCallOutput] = []
-    for item in items:
-        if type(item) is FunctionCall:
-            calls.add(item.call_id)
-        elif type(item) is FunctionCallOutput:
-            outputs.append(item)
-    for item in outputs:
-        if item.call_id not in calls:
-            raise InvalidRequest(
-                f"No tool call found for function call output with call_id {item.call_id}.", param="input"
-            )
+    """Every function call output answers a call of the context. It runs over a whole conversation
+    every turn, so the items are sorted by exact type at C speed, with no Python step per item (see
+    docs/performance.md, "Chains and conversations")."""
+    types = list(map(type, items))
+    if FunctionCallOutput not in types:  # most contexts
+        return
+    calls = set(map(_call_id, compress(items, map(is_, types, repeat(FunctionCall)))))
+    answers = list(map(_call_id, compress(items, map(is_, types, repeat(FunctionCallOutput)))))
+    if calls.issuperset(answers):
+        return
+    unanswered = next(call_id for call_id in answers if call_id not in calls)
+    raise InvalidRequest(f"No tool call found for function call output with call_id {unanswered}.", param="input")
+
+
+_call_id = attrgetter("call_id")

@@ -25,7 +25,8 @@ from responsa.protocol import InvalidRequest, ModelError, RateLimited, ResponsaE
 
 from ._decode import ChunkDecoder, completion_as_chunk
 from ._images import draw
-from ._translate import Memo, chat_body
+from ._memo import TranslationMemo
+from ._translate import chat_body
 from ._workers import Strategy, Worker, WorkerPool
 
 __all__ = ["ChatCompletionsBackend", "UpstreamModel"]
@@ -51,8 +52,6 @@ class UpstreamModel:
 LONG_CONTEXT = 64
 """Items from which a context's messages are memoised: a short one is translated in microseconds, and
 most requests (one turn, a few items) would only fill the memo."""
-MEMO_SIZE = 8_192
-"""Memoised messages at most (a few MB, with the items they hold); past it the memo starts over."""
 
 
 class _Retry(Exception):
@@ -78,8 +77,8 @@ class ChatCompletionsBackend(Backend):
         self._client: aiohttp.ClientSession | None = None
         self._health_interval = health_interval
         self._read_timeout = read_timeout
-        self._translated: Memo = {}
-        """Chat messages of long contexts' message items, for their next turn (see ``chat_messages``)."""
+        self._translated = TranslationMemo()
+        """Chat messages of long contexts, for their next turn."""
 
     def _session(self) -> aiohttp.ClientSession:
         """The pooled client, made on first use (it belongs to the running event loop)."""
@@ -108,8 +107,6 @@ class ChatCompletionsBackend(Backend):
         pool = self._pools[request.model]
         memo = self._translated if len(request.items) >= LONG_CONTEXT else None
         payload = chat_body(request, model.upstream_model or model.name, memo)
-        if len(self._translated) > MEMO_SIZE:
-            self._translated.clear()
         body = orjson.dumps(payload)
         headers = {"content-type": "application/json"}
         if model.api_key:

@@ -22,12 +22,14 @@ from responsa.protocol import (
     item_text,
 )
 
-__all__ = ["Memo", "chat_body", "chat_messages"]
+from ._memo import ChatMessage, TranslationMemo
+
+__all__ = ["chat_body", "chat_messages"]
 
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
 
 
-def chat_body(request: ModelRequest, upstream_model: str, memo: Memo | None = None) -> dict[str, Any]:
+def chat_body(request: ModelRequest, upstream_model: str, memo: TranslationMemo | None = None) -> dict[str, Any]:
     """The JSON body of ``POST /chat/completions`` for ``request``; unset options are left out
     (``memo``: see ``chat_messages``).
 
@@ -113,50 +115,35 @@ def _extras(request: ModelRequest) -> dict[str, Any]:
     return extras
 
 
-Memo = dict[int, tuple[Item, dict[str, Any]]]
-"""Chat messages already made from message items, by the item's ``id()`` (the item is held beside
-it, so the id stays its own), for a caller that sends long contexts again: the next turn of a
-conversation or a chain holds the same item objects (the store's context caches), and looking one
-up costs a tenth of reading it again, which in a long history means a cache miss per field."""
-
-
-def chat_messages(instructions: str | None, items: Sequence[Item], memo: Memo | None = None) -> list[dict[str, Any]]:
+def chat_messages(
+    instructions: str | None, items: Sequence[Item], memo: TranslationMemo | None = None
+) -> list[ChatMessage]:
     """Items as chat messages: function calls join the assistant turn, outputs become ``tool`` messages.
-
-    With ``memo``, a finished message item's chat message is taken from it or kept in it; a message
-    in ``memo`` is never changed (a function call joining it makes a copy)."""
-    messages: list[dict[str, Any]] = []
-    if instructions:
-        messages.append({"role": "system", "content": instructions})
+    With ``memo``, what it kept of the items is taken from it, and what is new kept in it."""
+    messages: list[ChatMessage] = [{"role": "system", "content": instructions}] if instructions else []
+    if memo is not None:
+        return messages + memo.messages(items, _translate_item)
     for item in items:
-        known = memo.get(id(item)) if memo is not None else None
-        if known is not None and known[0] is item:
-            messages.append(known[1])
-        elif isinstance(item, Message):
-            content = _one_text(item.content)
-            message = {"role": _ROLES[item.role], "content": _content(item) if content is None else content}
-            if memo is not None and item.status != "in_progress":  # finished: it will not change
-                memo[id(item)] = (item, message)
-            messages.append(message)
-        elif isinstance(item, FunctionCall):
-            call = {
-                "id": item.call_id,
-                "type": "function",
-                "function": {"name": item.name, "arguments": item.arguments},
-            }
-            last = messages[-1] if messages else None
-            if (
-                last is not None
-                and last["role"] == "assistant"
-                and ("tool_calls" in last or isinstance(last["content"], str))
-            ):
-                messages[-1] = {**last, "tool_calls": [*last.get("tool_calls", ()), call]}  # a copy: see memo
-            else:
-                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        elif isinstance(item, FunctionCallOutput):
-            messages.append({"role": "tool", "tool_call_id": item.call_id, "content": item_text(item)})
-        # Reasoning and unknown items carry nothing a chat model can take back in.
+        _translate_item(item, messages)
     return messages
+
+
+def _translate_item(item: Item, messages: list[ChatMessage]) -> None:
+    """What a chat model reads of ``item``, added to ``messages`` (a function call joins the assistant
+    message before it: a copy of it, since ``messages`` may hold a memo's)."""
+    if isinstance(item, Message):
+        content = _one_text(item.content)
+        messages.append({"role": _ROLES[item.role], "content": _content(item) if content is None else content})
+    elif isinstance(item, FunctionCall):
+        call = {"id": item.call_id, "type": "function", "function": {"name": item.name, "arguments": item.arguments}}
+        last = messages[-1] if messages else None
+        if last is not None and last["role"] == "assistant" and ("tool_calls" in last or type(last["content"]) is str):
+            messages[-1] = {**last, "tool_calls": [*last.get("tool_calls", ()), call]}
+        else:
+            messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+    elif isinstance(item, FunctionCallOutput):
+        messages.append({"role": "tool", "tool_call_id": item.call_id, "content": item_text(item)})
+    # Reasoning and unknown items carry nothing a chat model can take back in.
 
 
 def _one_text(content: str | Sequence[ContentPart]) -> str | None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from pydantic import TypeAdapter, ValidationError
 
-from responsa.protocol import Item, Tool, ToolSearchOutput
+from responsa.protocol import Item, Message, Reasoning, Tool, ToolSearchOutput
 
 from ._kind import OpenCall, Recorded, Replay, Route, ToolPlan, ToolSetup
 from ._registry import item_kinds, kind_for_tool, kind_named, server_kinds
@@ -50,10 +50,16 @@ def open_call(route: Route, call_id: str) -> OpenCall:
 
 
 def replayed(items: Sequence[Item], plan: ToolPlan) -> list[Item]:
-    """The context as the model reads it: every tool's call and output as a function call and its result."""
+    """The context as the model reads it: every tool's call and output as a function call and its result.
+
+    A context of messages and reasoning only (no tool kind's items) is read as it is, found by a scan
+    of the items' classes at C speed: this runs over a whole history every turn, and a Python step per
+    item was a large part of a turn in a 1,000-item conversation (see docs/performance.md)."""
+    kinds = item_kinds()
+    if _UNTOOLED.issuperset(map(type, items)) and kinds.keys().isdisjoint(_UNTOOLED_TYPES):
+        return list(items)
     context = Replay(plan, items)
     seen: list[Item] = []
-    kinds = item_kinds()
     for item in items:
         kind = kinds.get(item.type)
         replay = kind.replay(item, context) if kind is not None else None
@@ -62,3 +68,8 @@ def replayed(items: Sequence[Item], plan: ToolPlan) -> list[Item]:
         else:
             seen += replay
     return seen
+
+
+_UNTOOLED: frozenset[type] = frozenset((Message, Reasoning))
+_UNTOOLED_TYPES = ("message", "reasoning")
+"""Items no built-in tool kind reads back (one a plugin registers could claim their types)."""

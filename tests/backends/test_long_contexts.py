@@ -1,0 +1,93 @@
+"""Long contexts reach the model whole, turn after turn: their earlier items are the same objects each
+turn (the store's caches), and the Chat Completions backend keeps what it translated them into, by
+context and by message item (``backends/chat_completions/_memo.py``); what it sends must be exactly
+what translating every item again would give."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.backends.test_chat_completions import Rig, start_rig
+
+ANSWER = {"role": "assistant", "content": "hello from upstream"}
+CALL = {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}"}
+OUTPUT = {"type": "function_call_output", "call_id": "call_1", "output": "sunny"}
+TOOL_CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+TOOL_MESSAGE = {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}
+
+
+@pytest.fixture
+def rig(tmp_path: Path) -> Iterator[Rig]:
+    yield from start_rig(tmp_path)
+
+
+def _lines(count: int) -> list[dict[str, Any]]:
+    return [{"role": "user" if i % 2 == 0 else "assistant", "content": f"line {i}"} for i in range(count)]
+
+
+def test_long_contexts_sent_again_are_the_same_messages_and_a_joining_call_changes_only_its_turn(rig: Rig) -> None:
+    """Two branches of one long chain (their earlier items the same objects, from the store's cache,
+    and their chat messages memoised): in one, a function call joins the answer before it; the
+    other, sent after, still gets that answer as it was, and both get every message in order."""
+    history = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"line {i}"} for i in range(70)]
+    root = rig.sdk.responses.create(model="up-model", input=history, instructions="Be brief.")
+    expected = [{"role": "system", "content": "Be brief."}, *history]
+    answer = {"role": "assistant", "content": "hello from upstream"}
+    assert rig.first.requests[-1]["messages"] == expected
+    first = rig.sdk.responses.create(model="up-model", input="plain", previous_response_id=root.id)
+    assert rig.first.requests[-1]["messages"] == [*expected[1:], answer, {"role": "user", "content": "plain"}]
+    call = {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "call_1", "output": "sunny"}
+    rig.sdk.responses.create(model="up-model", input=[call, output], previous_response_id=root.id)  # type: ignore[list-item]
+    tool_call = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+    joined = {**answer, "tool_calls": [tool_call]}
+    assert rig.first.requests[-1]["messages"] == [
+        *expected[1:],
+        joined,
+        {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+    ]
+    again = rig.sdk.responses.create(model="up-model", input="plain again", previous_response_id=root.id)
+    assert rig.first.requests[-1]["messages"] == [*expected[1:], answer, {"role": "user", "content": "plain again"}]
+    rig.sdk.responses.create(model="up-model", input="and on", previous_response_id=first.id)
+    assert rig.first.requests[-1]["messages"] == [
+        *expected[1:],
+        answer,
+        {"role": "user", "content": "plain"},
+        answer,
+        {"role": "user", "content": "and on"},
+    ]
+    assert again.status == "completed"
+
+
+def test_a_long_conversation_reaches_the_model_whole_each_turn(rig: Rig) -> None:
+    """A conversation's history: what the last turn sent, then that turn's input and answer (read back
+    from the database, new objects). A function call joins the answer before it, in its own turn and
+    every later one; a second conversation in between changes nothing of the first's."""
+    history = _lines(70)
+    conversation = rig.sdk.conversations.create()
+    other = rig.sdk.conversations.create()
+    for start in range(0, len(history), 20):
+        rig.sdk.conversations.items.create(conversation.id, items=history[start : start + 20])  # type: ignore[arg-type]
+        rig.sdk.conversations.items.create(other.id, items=_lines(80)[start : start + 20])  # type: ignore[arg-type]
+    expected = list(history)
+
+    def turn(input: Any, sent: list[dict[str, Any]]) -> None:
+        rig.sdk.responses.create(model="up-model", input=input, conversation=conversation.id)
+        assert rig.first.requests[-1]["messages"] == sent
+        rig.sdk.responses.create(model="up-model", input="elsewhere", conversation=other.id)
+
+    for number in range(3):
+        asked = {"role": "user", "content": f"turn {number}"}
+        turn(f"turn {number}", [*expected, asked])
+        expected += [asked, ANSWER]
+    joined = [*expected[:-1], {**ANSWER, "tool_calls": [TOOL_CALL]}, TOOL_MESSAGE]
+    turn([CALL, OUTPUT], joined)
+    expected = [*joined, ANSWER]
+    for number in range(2):
+        asked = {"role": "user", "content": f"after {number}"}
+        turn(f"after {number}", [*expected, asked])
+        expected += [asked, ANSWER]
