@@ -9,8 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
+from responsa.backends import ModelRequest
+from responsa.backends.chat_completions._memo import TranslationMemo
+from responsa.backends.chat_completions._translate import chat_body, chat_request
+from responsa.protocol import FunctionCall, Item, Message
 from tests.backends.test_chat_completions import Rig, start_rig
 
 ANSWER = {"role": "assistant", "content": "hello from upstream"}
@@ -91,3 +96,49 @@ def test_a_long_conversation_reaches_the_model_whole_each_turn(rig: Rig) -> None
         asked = {"role": "user", "content": f"after {number}"}
         turn(f"after {number}", [*expected, asked])
         expected += [asked, ANSWER]
+
+
+def test_a_chain_with_an_open_item_and_joining_calls_reaches_the_model_whole(rig: Rig) -> None:
+    """What is kept of a context stops before an item still open (``in_progress``): the turns after it
+    still send it, the function call joining it and the answers after, exactly."""
+    history: list[dict[str, Any]] = _lines(70)
+    open_answer = {"type": "message", "role": "assistant", "content": "partial", "status": "in_progress"}
+    second = {**CALL, "call_id": "call_2"}
+    sent = [*history, {"role": "assistant", "content": "partial", "tool_calls": [TOOL_CALL, {**TOOL_CALL, "id": "call_2"}]},
+            TOOL_MESSAGE, {**TOOL_MESSAGE, "tool_call_id": "call_2"}]  # fmt: skip
+    inputs = [*history, open_answer, CALL, second, OUTPUT, {**OUTPUT, "call_id": "call_2"}]
+    reply = rig.sdk.responses.create(model="up-model", input=inputs)  # type: ignore[arg-type]
+    assert rig.first.requests[-1]["messages"] == sent
+    for number in range(3):
+        asked = {"role": "user", "content": f"turn {number}"}
+        reply = rig.sdk.responses.create(model="up-model", input=f"turn {number}", previous_response_id=reply.id)
+        sent += [ANSWER, asked]
+        assert rig.first.requests[-1]["messages"] == sent
+
+
+def test_an_item_still_being_built_is_translated_again_when_it_changes() -> None:
+    """The server's own output items change while they are open (``in_progress``): a context holding
+    one, sent again after it changed, gets its new form, messages and JSON alike (the memo is the
+    Chat Completions backend's, driven as it drives it; no HTTP request can change an item it sent)."""
+    items: list[Item] = [
+        Message(id=f"msg_{i}", role="user" if i % 2 == 0 else "assistant", content=f"line {i}", status="completed")
+        for i in range(70)
+    ]
+    building = Message(id="msg_open", role="assistant", content="par", status="in_progress")
+    call = FunctionCall(id="fc_1", call_id="call_1", name="get_weather", arguments="{}", status="completed")
+    memo = TranslationMemo()
+    joined = {"role": "assistant", "content": "par", "tool_calls": [TOOL_CALL]}
+    for context, last in (
+        ([*items, building, call], joined),
+        ([*items, building], {"role": "assistant", "content": "partial"}),
+    ):
+        request = ModelRequest(model="m", instructions="Be brief.", items=context)
+        payload, body = chat_request(request, "served", memo)
+        assert payload == chat_body(request, "served") and orjson.loads(body) == payload
+        assert payload["messages"][-1] == last
+        building.content, building.status = "partial", "completed"  # as the output builder ends it
+    open_call = FunctionCall(id="fc_2", call_id="call_2", name="get_weather", arguments="{", status="in_progress")
+    for context in ([*items, open_call], items):  # the open call joins the last message, then is gone
+        request = ModelRequest(model="m", instructions=None, items=context)
+        payload, body = chat_request(request, "served", memo)
+        assert orjson.loads(body) == payload == chat_body(request, "served")

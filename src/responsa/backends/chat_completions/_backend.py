@@ -26,7 +26,7 @@ from responsa.protocol import InvalidRequest, ModelError, RateLimited, ResponsaE
 from ._decode import ChunkDecoder, completion_as_chunk
 from ._images import draw
 from ._memo import TranslationMemo
-from ._translate import chat_body
+from ._translate import chat_body, chat_request
 from ._workers import Strategy, Worker, WorkerPool
 
 __all__ = ["ChatCompletionsBackend", "UpstreamModel"]
@@ -106,8 +106,7 @@ class ChatCompletionsBackend(Backend):
         model = self._models[request.model]
         pool = self._pools[request.model]
         memo = self._translated if len(request.items) >= LONG_CONTEXT else None
-        payload = chat_body(request, model.upstream_model or model.name, memo)
-        body = orjson.dumps(payload)
+        payload, body = chat_request(request, model.upstream_model or model.name, memo)
         headers = {"content-type": "application/json"}
         if model.api_key:
             headers["authorization"] = f"Bearer {model.api_key}"

@@ -2,10 +2,13 @@
 
 The next turn of a conversation or a ``previous_response_id`` chain begins with the same item objects
 as the last (the store's context caches hand them out again), and in a long history reading an item
-again costs a cache miss per field. So a context's chat messages are kept by its first item, and a
-context that begins with all the items of one kept is translated only past them: the check is one
-identity comparison per item, at C speed. Past that, the chat message of each finished message item
-is kept by the item (a context whose start changed, by truncation or compaction, still finds them).
+again costs a cache miss per field. So a context's chat messages, and their JSON, are kept by its
+first item, and a context that begins with the items of one kept is translated and encoded only past
+them: the check is one identity comparison per item, at C speed. Where the two part (a conversation's
+last input comes back from the database as new objects), what is kept is cut at the last message item
+before that: nothing after a message item changes the messages before its own. Past that, the chat
+message of each finished message item is kept by the item (a context whose start changed, by
+truncation or compaction, still finds them).
 
 Items are held beside what was made of them, so that no other object can take their ``id()`` while
 they are here. What is kept is never changed: a function call that joins a kept message copies it.
@@ -17,18 +20,28 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import compress, count
+from itertools import accumulate, compress, count
 from operator import is_not
 from typing import Any
 
+import orjson
+
 from responsa.protocol import Item, Message
 
-__all__ = ["ChatMessage", "Translate", "TranslationMemo"]
+__all__ = ["ChatMessage", "Translate", "Translation", "TranslationMemo"]
 
 ChatMessage = dict[str, Any]
 
 Translate = Callable[[Item, list[ChatMessage]], None]
 """Adds what a chat model reads of an item to the messages so far (or joins it to the last)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Translation:
+    """A context's chat messages, and their JSON: the array's elements, comma-separated, no brackets."""
+
+    messages: list[ChatMessage]
+    elements: bytes
 
 
 class TranslationMemo:
@@ -43,17 +56,18 @@ class TranslationMemo:
         self._held = 0
         """Items held by ``_contexts``."""
 
-    def messages(self, items: Sequence[Item], translate: Translate) -> list[ChatMessage]:
-        """``items`` as chat messages, translating with ``translate`` only what is not kept."""
+    def translate(self, items: Sequence[Item], translate: Translate) -> Translation:
+        """``items`` as chat messages, translating with ``translate`` and encoding only what is not kept."""
         if not items:
-            return []
+            return Translation([], b"")
         kept = self._known_start(items)
         messages, starts, counts = kept.messages, kept.starts, kept.counts
         settled: _Kept | None = None
+        joined_at = len(items) + len(messages)  # the first message a function call joined (and so replaced)
         for index in range(len(kept.items), len(items)):
             item = items[index]
             if settled is None and getattr(item, "status", None) == "in_progress":
-                settled = _Kept(list(items[:index]), messages[:], starts[:], counts[:])  # kept: what came before
+                settled = _Kept(list(items[:index]), messages[:], starts[:], counts[:], _NOTHING)
             if type(item) is Message:  # it starts a message of its own, which nothing before it changes
                 starts.append(index)
                 counts.append(len(messages))
@@ -61,11 +75,18 @@ class TranslationMemo:
             if known is not None:
                 messages.append(known[1])
                 continue
+            last = len(messages) - 1
+            before = messages[last] if messages else None
             translate(item, messages)
-            if type(item) is Message and item.status != "in_progress":
+            if before is not None and messages[last] is not before:
+                joined_at = min(joined_at, last)
+            elif type(item) is Message and item.status != "in_progress":
                 self._keep_message(item, messages[-1])
-        self._keep_context(settled or _Kept(list(items), messages[:], starts, counts))
-        return messages
+        encoded = kept.encoded.cut(joined_at).extended(messages)
+        if settled is not None:
+            settled.encoded = encoded.cut(min(len(settled.messages), joined_at))
+        self._keep_context(settled or _Kept(list(items), messages[:], starts, counts, encoded))
+        return Translation(messages, encoded.json)
 
     def _known_start(self, items: Sequence[Item]) -> _Kept:
         """The longest start of ``items`` that a kept context's messages cover: all of that context when
@@ -73,16 +94,17 @@ class TranslationMemo:
         after it may have joined its message). A copy, to be extended."""
         kept = self._contexts.get(id(items[0]))
         if kept is None:
-            return _Kept([], [], [], [])
+            return _Kept([], [], [], [], _NOTHING)
         shorter = min(len(kept.items), len(items))
         same = next(compress(count(), map(is_not, kept.items, items)), shorter)
         if same == len(kept.items):
-            return _Kept(kept.items, list(kept.messages), list(kept.starts), list(kept.counts))
+            return _Kept(kept.items, list(kept.messages), list(kept.starts), list(kept.counts), kept.encoded)
         last = bisect_right(kept.starts, same) - 1  # the last message item at or before the first that differs
         if last < 0:
-            return _Kept([], [], [], [])
-        start = kept.starts[last]
-        return _Kept(kept.items[:start], kept.messages[: kept.counts[last]], kept.starts[:last], kept.counts[:last])
+            return _Kept([], [], [], [], _NOTHING)
+        start, before = kept.starts[last], kept.counts[last]
+        cut = kept.encoded.cut(before)
+        return _Kept(kept.items[:start], kept.messages[:before], kept.starts[:last], kept.counts[:last], cut)
 
     def _keep_message(self, item: Message, message: ChatMessage) -> None:
         if len(self._messages) >= self._size:
@@ -105,10 +127,53 @@ class TranslationMemo:
 
 @dataclass(slots=True)
 class _Kept:
-    """A context's start and its chat messages; ``starts``: where each message item is in ``items``,
-    and ``counts``: how many messages come before its own (a place to cut both at)."""
+    """A context's start, its chat messages and their JSON; ``starts``: where each message item is in
+    ``items``, and ``counts``: how many messages come before its own (a place to cut them at)."""
 
     items: list[Item]
     messages: list[ChatMessage]
     starts: list[int]
     counts: list[int]
+    encoded: _Encoded
+
+
+@dataclass(frozen=True, slots=True)
+class _Encoded:
+    """The JSON of a context's first ``count`` messages (the array's elements, comma-separated), and the
+    places it can be cut at: ``marks`` (message counts, ascending) and ``offsets`` (their ends in ``json``)."""
+
+    count: int
+    json: bytes
+    marks: tuple[int, ...]
+    offsets: tuple[int, ...]
+
+    def cut(self, count: int) -> _Encoded:
+        """The JSON of the messages before the last mark at or before ``count``."""
+        if count >= self.count:
+            return self
+        last = bisect_right(self.marks, count) - 1
+        if last < 0:
+            return _NOTHING
+        end = self.offsets[last]
+        return _Encoded(self.marks[last], self.json[:end], self.marks[: last + 1], self.offsets[: last + 1])
+
+    def extended(self, messages: list[ChatMessage]) -> _Encoded:
+        """The JSON of ``messages``, which begin with those encoded here. The new ones are encoded in
+        one piece (a cut in it is encoded again), but for the last few one by one: the next turn most
+        often cuts among them (where its last input comes back as new objects, or a call joins)."""
+        if self.count == len(messages):
+            return self
+        bulk = max(len(messages) - _ONE_BY_ONE, self.count)
+        pieces = [orjson.dumps(messages[self.count : bulk])[1:-1]] if bulk > self.count else []
+        pieces += [orjson.dumps(message) for message in messages[bulk:]]
+        marks = (bulk,) * (bulk > self.count) + tuple(range(bulk + 1, len(messages) + 1))
+        json = b",".join([self.json, *pieces] if self.json else pieces)
+        sizes = [len(piece) + 1 for piece in pieces]  # each after a comma (the first's, if any, at the start)
+        ends = tuple(accumulate(sizes, initial=len(self.json) - (0 if self.json else 1)))[1:]
+        return _Encoded(len(messages), json, self.marks + marks, self.offsets + ends)
+
+
+_ONE_BY_ONE = 8
+"""The last new messages encoded one by one (see :meth:`_Encoded.extended`)."""
+
+_NOTHING = _Encoded(0, b"", (0,), (0,))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
+
 from responsa.backends._base import ModelRequest
 from responsa.protocol import (
     ContentPart,
@@ -24,22 +26,38 @@ from responsa.protocol import (
 
 from ._memo import ChatMessage, TranslationMemo
 
-__all__ = ["chat_body", "chat_messages"]
+__all__ = ["chat_body", "chat_messages", "chat_request"]
 
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
 
 
-def chat_body(request: ModelRequest, upstream_model: str, memo: TranslationMemo | None = None) -> dict[str, Any]:
-    """The JSON body of ``POST /chat/completions`` for ``request``; unset options are left out
-    (``memo``: see ``chat_messages``).
+def chat_request(
+    request: ModelRequest, upstream_model: str, memo: TranslationMemo | None
+) -> tuple[dict[str, Any], bytes]:
+    """The body of ``POST /chat/completions`` for ``request`` (see :func:`chat_body`), and its JSON;
+    with ``memo``, the JSON of the messages it kept is not made again."""
+    if memo is None:
+        payload = chat_body(request, upstream_model)
+        return payload, orjson.dumps(payload)
+    system = _system(request.instructions)
+    translation = memo.translate(request.items, _translate_item)
+    payload = _body(request, upstream_model, system + translation.messages)
+    rest = orjson.dumps({key: value for key, value in payload.items() if key != "messages"})
+    elements = [piece for piece in (orjson.dumps(system)[1:-1], translation.elements) if piece]
+    return payload, b'{"messages":[' + b",".join(elements) + b"]," + rest[1:]
+
+
+def chat_body(request: ModelRequest, upstream_model: str) -> dict[str, Any]:
+    """The JSON body of ``POST /chat/completions`` for ``request``; unset options are left out.
 
     The upstream streams only when the client does: a whole answer at once is cheaper, and
     servers that omit usage from streams (llama.cpp's) do report it then.
     """
-    body: dict[str, Any] = {
-        "model": upstream_model,
-        "messages": chat_messages(request.instructions, request.items, memo),
-    }
+    return _body(request, upstream_model, chat_messages(request.instructions, request.items))
+
+
+def _body(request: ModelRequest, upstream_model: str, messages: list[ChatMessage]) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": upstream_model, "messages": messages}
     if request.streaming:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
@@ -115,17 +133,16 @@ def _extras(request: ModelRequest) -> dict[str, Any]:
     return extras
 
 
-def chat_messages(
-    instructions: str | None, items: Sequence[Item], memo: TranslationMemo | None = None
-) -> list[ChatMessage]:
-    """Items as chat messages: function calls join the assistant turn, outputs become ``tool`` messages.
-    With ``memo``, what it kept of the items is taken from it, and what is new kept in it."""
-    messages: list[ChatMessage] = [{"role": "system", "content": instructions}] if instructions else []
-    if memo is not None:
-        return messages + memo.messages(items, _translate_item)
+def chat_messages(instructions: str | None, items: Sequence[Item]) -> list[ChatMessage]:
+    """Items as chat messages: function calls join the assistant turn, outputs become ``tool`` messages."""
+    messages = _system(instructions)
     for item in items:
         _translate_item(item, messages)
     return messages
+
+
+def _system(instructions: str | None) -> list[ChatMessage]:
+    return [{"role": "system", "content": instructions}] if instructions else []
 
 
 def _translate_item(item: Item, messages: list[ChatMessage]) -> None:
