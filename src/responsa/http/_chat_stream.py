@@ -21,6 +21,7 @@ from responsa.protocol import (
 )
 
 from ._chat_translate import completion_id, completion_usage, finish_reason
+from ._sse import DONE
 
 __all__ = ["ChatChunker", "chat_sse"]
 
@@ -104,7 +105,7 @@ async def chat_sse(batches: AsyncIterator[list[StreamEvent]], chunker: ChatChunk
             yield frames
     if chunker.error is not None:
         yield b"data: " + orjson.dumps({"error": chunker.error}) + b"\n\n"
-    yield b"data: [DONE]\n\n"
+    yield DONE
 
 
 def _frames(events: list[StreamEvent], chunker: ChatChunker) -> bytes:
