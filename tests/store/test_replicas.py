@@ -57,6 +57,24 @@ def test_create_here_retrieve_chain_and_list_there(replicas: tuple[str, str]) ->
             a.responses.retrieve(first.id)
 
 
+def test_an_item_removed_there_leaves_the_next_turn_here(replicas: tuple[str, str]) -> None:
+    """A process keeps a parsed snapshot of a conversation between its turns: an item another process
+    removed in the meantime must be gone from this one's next turn (the same input tokens as the same
+    turn in a new conversation holding the items that remain)."""
+    one, two = replicas
+    with openai.OpenAI(base_url=one, api_key="x") as a, openai.OpenAI(base_url=two, api_key="x") as b:
+        words = ["alpha", "beta gamma", "delta epsilon zeta", "eta theta iota kappa"]
+        conversation = a.conversations.create(items=[{"role": "user", "content": text} for text in words])
+        a.responses.create(model="sim", input="a first turn", conversation=conversation.id, max_output_tokens=8)
+        items = list(b.conversations.items.list(conversation.id, order="asc", limit=100).data)
+        b.conversations.items.delete(items[2].id, conversation_id=conversation.id)  # type: ignore[arg-type]
+        left = [{"role": i.role, "content": i.content[0].text} for i in items[:2] + items[3:]]  # type: ignore[union-attr]
+        fresh = b.responses.create(model="sim", input="next", conversation=b.conversations.create(items=left).id)  # type: ignore[arg-type]
+        kept = a.responses.create(model="sim", input="next", conversation=conversation.id)
+        assert kept.usage is not None and fresh.usage is not None
+        assert kept.usage.input_tokens == fresh.usage.input_tokens
+
+
 def test_background_on_one_resumed_and_cancelled_on_the_other(replicas: tuple[str, str]) -> None:
     one, two = replicas
     started = httpx.post(f"{one}/responses", json={"model": "sim", "input": LONG, "background": True,

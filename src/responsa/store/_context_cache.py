@@ -23,11 +23,11 @@ V = TypeVar("V")
 
 @dataclass(frozen=True)
 class ConversationSnapshot:
-    """A conversation's items as read up to ``last_position`` (the last one's stored body
-    ``last_body``): if the database still holds as many up to there, and that one, they are the same."""
+    """A conversation's items as read up to ``last_position``, when the database had counted
+    ``items_removed`` removals from it: while that count stands, they are still its first items."""
 
     last_position: int
-    last_body: str
+    items_removed: int
     items: tuple[Item, ...]
 
 

@@ -118,8 +118,9 @@ class ConversationQueries:
     def _delete_conversations(self, conn: Sql, ids: list[str]) -> int:
         if not ids:
             return 0
-        conn.execute(delete(conversation_items).where(conversation_items.c.conversation_id.in_(ids)))
+        # The conversations first: the trigger counting their items' removal then has no row to update.
         deleted = conn.execute(delete(conversations).where(conversations.c.id.in_(ids)))
+        conn.execute(delete(conversation_items).where(conversation_items.c.conversation_id.in_(ids)))
         return int(deleted.rowcount)
 
     async def append_conversation_items(self, conversation_id: str, items: Sequence[Item]) -> bool:
@@ -166,33 +167,28 @@ class ConversationQueries:
 
     async def load_conversation(self, conversation_id: str) -> list[Item] | None:
         """Every item; those read before (the snapshot of the last read in this process) are not
-        parsed again when the database shows them unchanged: as many items up to the snapshot's last
-        position, and the same item there. Items are appended after the last position and never
-        changed, so the only edits that could hide behind that are a deletion of the last item and
-        an append of one with the same stored body: the same items again."""
+        parsed again while no item has left the conversation since: items are appended after the last
+        position and never changed, and the database counts every removal (migration 0011), so the
+        check is one column of the conversation's row whatever its length. The count is read before
+        the items: a removal between the two reads leaves a snapshot that the next read discards."""
         snapshot = self._conversation_contexts.get(self.tenant, conversation_id)
-        where = {"conversation_id": conversation_id}
 
-        def work(conn: Sql) -> tuple[tuple[Item, ...], list[Any]] | None:
-            if self._fetch_conversation(conn, conversation_id) is None:
+        def work(conn: Sql) -> tuple[int, ConversationSnapshot | None, list[Any]] | None:
+            row = conn.execute(sql.CONVERSATION_ITEMS_REMOVED, self._live_conversation(conversation_id)).first()
+            if row is None:
                 return None
-            if snapshot is not None:
-                at = {**where, "position": snapshot.last_position}
-                if (
-                    conn.execute(sql.CONVERSATION_PREFIX, at).scalar() == len(snapshot.items)
-                    and conn.execute(sql.CONVERSATION_ITEM_AT, at).scalar() == snapshot.last_body
-                ):
-                    return snapshot.items, list(conn.execute(sql.CONVERSATION_ITEMS_AFTER, at).all())
-            return (), list(conn.execute(sql.CONVERSATION_ITEMS_AFTER, {**where, "position": -1}).all())
+            removed = row[0]
+            kept = snapshot if snapshot is not None and snapshot.items_removed == removed else None
+            after = {"conversation_id": conversation_id, "position": -1 if kept is None else kept.last_position}
+            return removed, kept, list(conn.execute(sql.CONVERSATION_ITEMS_AFTER, after).all())
 
         found = await self._db.read(work)
         if found is None:
             return None
-        before, rows = found
-        items = (*before, *(load_item(body) for _position, body in rows))
-        if rows:
-            position, body = rows[-1]
-            snapshot = ConversationSnapshot(position, body, items)
+        removed, kept, rows = found
+        items = (*(() if kept is None else kept.items), *(load_item(body) for _position, body in rows))
+        if rows or kept is None:
+            snapshot = ConversationSnapshot(rows[-1][0] if rows else -1, removed, items)
             self._conversation_contexts.put(self.tenant, conversation_id, snapshot)
         return list(items)
 

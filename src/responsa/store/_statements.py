@@ -21,8 +21,7 @@ __all__ = [
     "CONVERSATION_FOR_UPDATE",
     "CONVERSATION_ITEM",
     "CONVERSATION_ITEMS_AFTER",
-    "CONVERSATION_ITEM_AT",
-    "CONVERSATION_PREFIX",
+    "CONVERSATION_ITEMS_REMOVED",
     "DELETE_CONVERSATION_ITEM",
     "DELETE_OUTPUTS",
     "EVENTS_AFTER",
@@ -121,12 +120,7 @@ CONVERSATION_ITEMS_AFTER = (
     .where(_ci.conversation_id == bindparam("conversation_id"), _ci.position > bindparam("position"))
     .order_by(_ci.position)
 )
-CONVERSATION_PREFIX = select(func.count()).where(
-    _ci.conversation_id == bindparam("conversation_id"), _ci.position <= bindparam("position")
-)
-CONVERSATION_ITEM_AT = select(_ci.body).where(
-    _ci.conversation_id == bindparam("conversation_id"), _ci.position == bindparam("position")
-)
+CONVERSATION_ITEMS_REMOVED = select(_c.items_removed).where(_c.id == bindparam("conversation_id"), *_live_conversation)
 CONVERSATION_ITEM = (
     select(_ci.body).where(_ci.conversation_id == bindparam("conversation_id"), _ci.item_id == bindparam("item_id"))
 ).limit(1)

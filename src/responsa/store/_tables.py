@@ -37,7 +37,7 @@ __all__ = [
     "vector_stores",
 ]
 
-SCHEMA_VERSION = "0010"
+SCHEMA_VERSION = "0011"
 """The newest migration's revision (a test keeps the two equal): a store already there skips Alembic."""
 
 metadata = MetaData()
@@ -97,6 +97,8 @@ conversations = Table(
     Column("stored_at", Float, nullable=False),
     Column("metadata", Text, nullable=False),
     Column("tenant", String(80), nullable=False, server_default="default"),
+    # Kept by the database (a trigger on conversation_items, migration 0011): see load_conversation.
+    Column("items_removed", BigInteger, nullable=False, server_default="0"),
 )
 Index("ix_conversations_stored_at", conversations.c.stored_at)
 
