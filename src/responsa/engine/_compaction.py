@@ -28,7 +28,7 @@ from responsa.protocol import (
 from responsa.store import Store
 
 from ._checks import check_request
-from ._context import load_history, normalize_input
+from ._context import checked_context, load_history, normalize_input
 from ._model_request import build_model_request
 from ._run import RunContext
 from ._sealing import Sealer
@@ -88,7 +88,8 @@ class Compactor:
 
     async def _context(self, request: CreateResponseRequest) -> list[Item]:
         history = await load_history(self._store, request)
-        return self.expand([*history, *await normalize_input(self._store, request, history)])
+        context, _classes = checked_context(history, await normalize_input(self._store, request))
+        return self.expand(context)
 
     async def compact(self, request: CreateResponseRequest) -> CompactionObject:
         """The user's messages verbatim, then one ``compaction`` item standing for the whole context."""

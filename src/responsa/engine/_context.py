@@ -30,7 +30,7 @@ from responsa.store import Store
 
 from .tools import id_prefix
 
-__all__ = ["conversation_items", "load_history", "normalize_input", "resolve_items"]
+__all__ = ["checked_context", "conversation_items", "load_history", "normalize_input", "resolve_items"]
 
 _ID_PREFIX = {"message": "msg", "reasoning": "rs", "compaction": "cmp"}
 """Of the ids of items that are no tool kind's (those say theirs)."""
@@ -65,18 +65,26 @@ async def load_history(store: Store, request: CreateResponseRequest) -> list[Ite
     return await store.load_context(previous_id) or []
 
 
-async def normalize_input(store: Store, request: CreateResponseRequest, history: Sequence[Item]) -> list[Item]:
-    """The request's input as typed items with ids, content parts and resolved ``item_reference``s."""
+async def normalize_input(store: Store, request: CreateResponseRequest) -> list[Item]:
+    """The request's input as typed items with ids, content parts and resolved ``item_reference``s
+    (see :func:`checked_context` for what is checked against the history)."""
     raw = request.input
     if raw is None:
         return []
     if isinstance(raw, str):  # a user message made here, as resolving one would leave it
         message = Message(id=_new_item_id("message"), role="user", content=[InputText(text=raw)], status="completed")
-        items: list[Item] = [message]
-    else:
-        items = await resolve_items(store, raw, "input")
-    _check_call_outputs([*history, *items])
-    return items
+        return [message]
+    return await resolve_items(store, raw, "input")
+
+
+def checked_context(history: Sequence[Item], items: Sequence[Item]) -> tuple[list[Item], frozenset[type]]:
+    """The context (the history, then the input) and the classes of its items, 400 when a function
+    call output in it answers no call. The classes are taken once, here, for every check of the turn
+    that looks for a kind of item: each such scan of a 1,000-item conversation costs 10-15 µs."""
+    context = [*history, *items]
+    classes = frozenset(map(type, context))
+    _check_call_outputs(context, classes)
+    return context, classes
 
 
 async def resolve_items(store: Store, raw: Sequence[Item], param: str, copies: bool = False) -> list[Item]:
@@ -148,13 +156,13 @@ def _with_defaults(item: Item) -> Item:
     return item
 
 
-def _check_call_outputs(items: Sequence[Item]) -> None:
+def _check_call_outputs(items: Sequence[Item], classes: frozenset[type]) -> None:
     """Every function call output answers a call of the context. It runs over a whole conversation
     every turn, so the items are sorted by exact type at C speed, with no Python step per item (see
     docs/performance.md, "Chains and conversations")."""
-    types = list(map(type, items))
-    if FunctionCallOutput not in types:  # most contexts
+    if FunctionCallOutput not in classes:  # most contexts
         return
+    types = list(map(type, items))
     calls = set(map(_call_id, compress(items, map(is_, types, repeat(FunctionCall)))))
     answers = list(map(_call_id, compress(items, map(is_, types, repeat(FunctionCallOutput)))))
     if calls.issuperset(answers):

@@ -41,6 +41,9 @@ def build_model_request(ctx: RunContext, items: Sequence[Item], turn: Turn = FIR
     tools of the plan) are left out.
     """
     request, tools = ctx.request, ctx.tools
+    classes = frozenset(map(type, items))  # one scan of a long context, for what looks for a kind of item
+    if Compaction in classes:  # the model reads their expansion instead (most contexts have none)
+        items, classes = [item for item in items if not isinstance(item, Compaction)], classes - {Compaction}
     policy = resolve_tool_choice(after_forced_round(request) if turn.choice_met else request, tools, ctx.unavailable)
     mode, forced = policy.mode, policy.forced
     reasoning = request.reasoning
@@ -50,7 +53,7 @@ def build_model_request(ctx: RunContext, items: Sequence[Item], turn: Turn = FIR
     return ModelRequest(
         model=request.model,
         instructions=request.instructions,
-        items=replayed(_without_compactions(items), tools),
+        items=replayed(items, tools, classes),
         tools=policy.tools,
         hosted_tools=policy.hosted if mode != "none" else [],
         tool_mode=mode,
@@ -92,11 +95,3 @@ def template_kwargs(request: CreateResponseRequest) -> dict[str, Any]:
     if effort is not None and "enable_thinking" not in kwargs:
         kwargs["enable_thinking"] = effort != "none"
     return kwargs
-
-
-def _without_compactions(items: Sequence[Item]) -> Sequence[Item]:
-    """``items`` less compaction items (the model reads their expansion instead); most contexts have
-    none, which a scan at C speed tells without a Python step per item."""
-    if Compaction not in map(type, items):
-        return items
-    return [item for item in items if not isinstance(item, Compaction)]

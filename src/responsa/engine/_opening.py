@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from responsa import tracing
 from responsa.backends import Backend, BackendRegistry, ModelRequest
-from responsa.protocol import CreateResponseRequest, InvalidRequest, Item, ResponseObject, StreamEvent
+from responsa.protocol import Compaction, CreateResponseRequest, InvalidRequest, Item, ResponseObject, StreamEvent
 from responsa.store import Store
 from responsa.tools import McpConnector, WebSearch
 
@@ -23,7 +23,7 @@ from ._admission import Admission
 from ._checks import check_request
 from ._compaction import Compactor
 from ._containers import ContainerService
-from ._context import load_history, normalize_input
+from ._context import checked_context, load_history, normalize_input
 from ._images import check_images
 from ._model_request import build_model_request
 from ._new_response import new_response, unavailable_hosted
@@ -117,9 +117,10 @@ class Opener:
     ) -> Run:
         store = self._store.scoped(tenant)
         history = list(history) if history is not None else await load_history(store, request)
-        input_items = await normalize_input(store, request, history)
+        input_items = await normalize_input(store, request)
+        context, classes = checked_context(history, input_items)
         check_images(input_items, backend.reads_images(request.model), request.model)
-        tools = plan_client_tools(request.tools, [*history, *input_items])
+        tools = plan_client_tools(request.tools, context, classes)
         vector_stores = self._vector_stores.for_tenant(tenant) if self._vector_stores else None
         containers = self._containers.for_tenant(tenant) if self._containers else None
         services = ToolServices(self._mcp, vector_stores, self._web, self._images_model, containers)
@@ -140,9 +141,8 @@ class Opener:
 
         if recorded:  # the model reads what the tools recorded (and what approved calls returned)
             await begin()
-        context = [*history, *input_items]
         compactor = self._compactor.for_tenant(tenant) if self._compactor is not None else None
-        if compactor is not None:
+        if compactor is not None and Compaction in classes:  # the summaries in place of compaction items
             context = compactor.expand(context)
 
         def build(items: list[Item]) -> ModelRequest:

@@ -17,11 +17,14 @@ __all__ = ["open_call", "plan_client_tools", "prepare_server_tools", "replayed"]
 _tools_adapter: TypeAdapter[list[Tool]] = TypeAdapter(list[Tool])
 
 
-def plan_client_tools(tools: Sequence[Tool], context: Sequence[Item] = ()) -> ToolPlan:
+def plan_client_tools(
+    tools: Sequence[Tool], context: Sequence[Item] = (), classes: frozenset[type] | None = None
+) -> ToolPlan:
     """The tools of a request that need no server service to offer (the client-run ones), plus those a
-    ``tool_search_output`` in the context made available; 400 for duplicate names."""
+    ``tool_search_output`` in the context made available; 400 for duplicate names. ``classes``: those
+    of the context's items, where the caller has them (a scan of the whole context saved)."""
     found: list[Tool] = []
-    searches = context if ToolSearchOutput in map(type, context) else ()  # most contexts: a scan at C speed
+    searches = context if ToolSearchOutput in (map(type, context) if classes is None else classes) else ()
     for item in searches:
         if isinstance(item, ToolSearchOutput):
             try:
@@ -49,14 +52,14 @@ def open_call(route: Route, call_id: str) -> OpenCall:
     return kind_named(route.kind).open_call(route, call_id)
 
 
-def replayed(items: Sequence[Item], plan: ToolPlan) -> list[Item]:
+def replayed(items: Sequence[Item], plan: ToolPlan, classes: frozenset[type]) -> list[Item]:
     """The context as the model reads it: every tool's call and output as a function call and its result.
 
-    A context of messages and reasoning only (no tool kind's items) is read as it is, found by a scan
-    of the items' classes at C speed: this runs over a whole history every turn, and a Python step per
-    item was a large part of a turn in a 1,000-item conversation (see docs/performance.md)."""
+    A context of messages and reasoning only (no tool kind's items) is read as it is, found from
+    ``classes``, those of its items (or more): this runs over a whole history every turn, and a Python
+    step per item was a large part of a turn in a 1,000-item conversation (see docs/performance.md)."""
     kinds = item_kinds()
-    if _UNTOOLED.issuperset(map(type, items)) and kinds.keys().isdisjoint(_UNTOOLED_TYPES):
+    if _UNTOOLED.issuperset(classes) and kinds.keys().isdisjoint(_UNTOOLED_TYPES):
         return list(items)
     context = Replay(plan, items)
     seen: list[Item] = []
