@@ -20,8 +20,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, compress, count
-from operator import is_not
+from itertools import accumulate
+from operator import indexOf, is_not
 from typing import Any
 
 import orjson
@@ -96,7 +96,10 @@ class TranslationMemo:
         if kept is None:
             return _Kept([], [], [], [], _NOTHING)
         shorter = min(len(kept.items), len(items))
-        same = next(compress(count(), map(is_not, kept.items, items)), shorter)
+        try:  # the first item that is not the kept one (operator.indexOf: a C loop, ~14 ns an item)
+            same = indexOf(map(is_not, kept.items, items), True)
+        except ValueError:
+            same = shorter
         if same == len(kept.items):
             return _Kept(kept.items, list(kept.messages), list(kept.starts), list(kept.counts), kept.encoded)
         last = bisect_right(kept.starts, same) - 1  # the last message item at or before the first that differs

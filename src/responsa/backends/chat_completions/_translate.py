@@ -44,7 +44,10 @@ def chat_request(
     payload = _body(request, upstream_model, system + translation.messages)
     rest = orjson.dumps({key: value for key, value in payload.items() if key != "messages"})
     elements = [piece for piece in (orjson.dumps(system)[1:-1], translation.elements) if piece]
-    return payload, b'{"messages":[' + b",".join(elements) + b"]," + rest[1:]
+    if len(elements) == 2:
+        elements.insert(1, b",")
+    # One join: each ``+`` of a long context's JSON would copy it again (some 100 kB a turn).
+    return payload, b"".join([b'{"messages":[', *elements, b"],", memoryview(rest)[1:]])
 
 
 def chat_body(request: ModelRequest, upstream_model: str) -> dict[str, Any]:
