@@ -159,7 +159,9 @@ class ConversationQueries:
         where = {"conversation_id": conversation_id, "item_id": item_id}
 
         def work(conn: Sql) -> bool:
-            if self._fetch_conversation(conn, conversation_id) is None:
+            # The conversation's row is locked first, as an append and a deletion of the conversation
+            # lock it: the trigger counting the removal updates that row (no lock taken in two orders).
+            if conn.execute(sql.CONVERSATION_FOR_UPDATE, self._live_conversation(conversation_id)).first() is None:
                 return False
             return bool(conn.execute(sql.DELETE_CONVERSATION_ITEM, where).rowcount)
 
