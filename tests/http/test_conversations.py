@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import httpx
 import openai
 import pytest
 
-from tests.conftest import LiveServer
 from tests.http.test_streaming import WEATHER_TOOL
 
 
@@ -245,32 +246,38 @@ def test_a_turn_sees_the_conversation_as_it_is_after_edits(client: openai.OpenAI
     turn_matches_a_fresh_copy("after an append")
 
 
-def test_items_and_their_conversation_deleted_at_once(server: LiveServer) -> None:
+def test_items_and_their_conversation_deleted_at_once(client: openai.OpenAI) -> None:
     """Deleting an item counts the removal in its conversation's row (a trigger): with items and the
     conversation itself deleted at the same moment, every call answers 200 or 404 (PostgreSQL would
     abort one of two transactions that lock the row and an item in opposite orders: a 500)."""
 
-    def delete_at_once(http: httpx.Client, paths: list[str]) -> list[int]:
-        barrier, statuses = threading.Barrier(len(paths)), []
+    def at_once(calls: list[Callable[[], object]]) -> list[int]:
+        barrier, statuses = threading.Barrier(len(calls)), []
 
-        def delete(path: str) -> None:
+        def call(each: Callable[[], object]) -> None:
             barrier.wait()
-            statuses.append(http.delete(path).status_code)
+            try:
+                each()
+                statuses.append(200)
+            except openai.APIStatusError as error:
+                statuses.append(error.status_code)
 
-        threads = [threading.Thread(target=delete, args=(path,)) for path in paths]
+        threads = [threading.Thread(target=call, args=(each,)) for each in calls]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(30)
         return statuses
 
-    with httpx.Client(base_url=server.v1, timeout=30) as http:
-        for _ in range(6):
-            items = [{"role": "user", "content": f"item {i}"} for i in range(12)]
-            conversation = http.post("/conversations", json={"items": items}).json()["id"]
-            ids = [item["id"] for item in http.get(f"/conversations/{conversation}/items?limit=100").json()["data"]]
-            paths = [f"/conversations/{conversation}/items/{item_id}" for item_id in ids]
-            paths.insert(len(paths) // 2, f"/conversations/{conversation}")
-            statuses = delete_at_once(http, paths)
-            assert len(statuses) == len(paths) and set(statuses) <= {200, 404}, statuses
-            assert http.get(f"/conversations/{conversation}").status_code == 404
+    for _ in range(6):
+        conversation = client.conversations.create(items=[{"role": "user", "content": f"item {i}"} for i in range(12)])
+        items = client.conversations.items.list(conversation.id, limit=100).data
+        calls: list[Callable[[], object]] = [
+            partial(client.conversations.items.delete, item.id, conversation_id=conversation.id)  # type: ignore[arg-type]
+            for item in items
+        ]
+        calls.insert(len(calls) // 2, partial(client.conversations.delete, conversation.id))
+        statuses = at_once(calls)
+        assert len(statuses) == len(calls) and set(statuses) <= {200, 404}, statuses
+        with pytest.raises(openai.NotFoundError):
+            client.conversations.retrieve(conversation.id)
