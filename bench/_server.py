@@ -27,11 +27,16 @@ def free_port() -> int:
 
 @contextmanager
 def responsa_server(
-    *args: str, env: dict[str, str] | None = None, pin: int | None = None, pids: list[int] | None = None
+    *args: str,
+    env: dict[str, str] | None = None,
+    pin: int | None = None,
+    pids: list[int] | None = None,
+    python: str = sys.executable,
 ) -> Iterator[str]:
-    """``with responsa_server("--db", url) as base_url:`` yields ``http://127.0.0.1:PORT``."""
+    """``with responsa_server("--db", url) as base_url:`` yields ``http://127.0.0.1:PORT``; ``python``
+    runs it (another interpreter needs responsa's dependencies installed)."""
     port = free_port()
-    command = [sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), "--log-level", "warning", *args]
+    command = [python, "-m", "responsa.cli", "serve", "--port", str(port), "--log-level", "warning", *args]
     if pin is not None:
         command = ["taskset", "-c", str(pin), *command]
     url = f"http://127.0.0.1:{port}"
@@ -91,9 +96,12 @@ def responsa_on_rig(
 
 
 @contextmanager
-def responsa_trees(upstream: str, sources: dict[str, Path]) -> Iterator[dict[str, tuple[str, int]]]:
+def responsa_trees(
+    upstream: str, sources: dict[str, Path], pythons: dict[str, str] | None = None
+) -> Iterator[dict[str, tuple[str, int]]]:
     """One responsa per source tree (``src`` of a checkout, by name), each on its own fresh SQLite file,
-    all pinned to core 1 in front of ``upstream``, up at once; yields each one's URL and pid by name."""
+    all pinned to core 1 in front of ``upstream``, up at once; yields each one's URL and pid by name.
+    ``pythons``: the interpreter of each (by name; this one where none is given)."""
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         servers: dict[str, tuple[str, int]] = {}
         for name, source in sources.items():
@@ -107,7 +115,8 @@ def responsa_trees(upstream: str, sources: dict[str, Path]) -> Iterator[dict[str
                 "--upstream",
                 upstream,
             )
-            url = stack.enter_context(responsa_server(*flags, env=env, pin=1, pids=pids))
+            python = (pythons or {}).get(name, sys.executable)
+            url = stack.enter_context(responsa_server(*flags, env=env, pin=1, pids=pids, python=python))
             servers[name] = (url, pids[0])
         yield servers
 
@@ -136,6 +145,17 @@ def ab_arguments(parser: argparse.ArgumentParser) -> None:
     rig_arguments(parser)
     parser.add_argument("--before", type=Path, required=True, help="the source tree (src) of the first version")
     parser.add_argument("--after", type=Path, required=True, help="the source tree (src) of the second version")
+    parser.add_argument(
+        "--before-python", default=sys.executable, help="the Python that runs the first (default: this one)"
+    )
+    parser.add_argument(
+        "--after-python", default=sys.executable, help="the Python that runs the second (default: this one)"
+    )
+
+
+def ab_pythons(args: argparse.Namespace) -> dict[str, str]:
+    """The interpreter of each side of a before/after, by name: two builds of Python compare as two trees do."""
+    return {"before": args.before_python, "after": args.after_python}
 
 
 def rig_load(python: str, url: str, *flags: str, rig: Path = RIG) -> dict[str, Any]:

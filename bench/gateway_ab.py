@@ -14,7 +14,7 @@ import argparse
 import os
 import statistics
 
-from _server import ab_arguments, responsa_trees, rig_load, rig_mock
+from _server import ab_arguments, ab_pythons, responsa_trees, rig_load, rig_mock
 
 
 def main() -> None:
@@ -28,7 +28,7 @@ def main() -> None:
     sources = {"before": args.before, "after": args.after}
     with (
         rig_mock(args.rig_python, "--tokens", "64", rig=args.rig) as upstream,
-        responsa_trees(upstream, sources) as servers,
+        responsa_trees(upstream, sources, ab_pythons(args)) as servers,
     ):
         rates: dict[str, list[float]] = {name: [] for name in servers}
         cpu: dict[str, list[float]] = {name: [] for name in servers}

@@ -21,21 +21,23 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from _server import ab_arguments, free_port, rig_load, rig_mock, running
+from _server import ab_arguments, ab_pythons, free_port, rig_load, rig_mock, running
 
 
-def instructions_per_request(source: Path, upstream: str, args: argparse.Namespace, scratch: Path) -> float:
-    """``source``'s responsa under callgrind: instructions per request of a run of ``args.requests``."""
+def instructions_per_request(
+    source: Path, python: str, upstream: str, args: argparse.Namespace, scratch: Path
+) -> float:
+    """``source``'s responsa, run by ``python``, under callgrind: instructions per request of a run of
+    ``args.requests``."""
     port = free_port()
     counts = scratch / f"callgrind-{port}.out"
     valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={counts}", "--cache-sim=no",
                 f"--log-file={scratch / f'valgrind-{port}.log'}"]  # fmt: skip
     database = f"sqlite:///{scratch / f'{port}.db'}"
-    serve = [sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), "--log-level", "warning",
+    serve = [python, "-m", "responsa.cli", "serve", "--port", str(port), "--log-level", "warning",
              "--db", database, "--no-embedded", "--no-simulator", "--upstream", upstream]  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     flags = ["-c", "16", "--store", args.store, "--timeout", "300", *(["--stream"] if args.stream else [])]
@@ -71,8 +73,9 @@ def main() -> None:
     args = parser.parse_args()
     counts: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp, rig_mock(args.rig_python, "--tokens", "64", rig=args.rig) as upstream:
+        pythons = ab_pythons(args)
         for name, source in (("before", args.before), ("after", args.after)):
-            counts[name] = instructions_per_request(source, upstream, args, Path(tmp))
+            counts[name] = instructions_per_request(source, pythons[name], upstream, args, Path(tmp))
             print(f"{name:<6} {'stream' if args.stream else 'json'}: {counts[name]:,.0f} instructions a request")
     change = counts["after"] / counts["before"] - 1
     print(f"after/before: {change:+.2%} instructions ({args.requests} requests each, c=16, store: {args.store})")

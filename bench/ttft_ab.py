@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from _server import ab_arguments, responsa_trees, rig_load, rig_mock
+from _server import ab_arguments, ab_pythons, responsa_trees, rig_load, rig_mock
 
 
 def main() -> None:
@@ -26,7 +26,10 @@ def main() -> None:
     timing = ("--ttft-ms", "100", "--delay-ms", "2", "--tokens", "4")
     sources = {"before": args.before, "after": args.after}
     ttft: dict[str, list[float]] = {"mock alone": [], "before": [], "after": []}
-    with rig_mock(args.rig_python, *timing, rig=args.rig) as upstream, responsa_trees(upstream, sources) as servers:
+    with (
+        rig_mock(args.rig_python, *timing, rig=args.rig) as upstream,
+        responsa_trees(upstream, sources, ab_pythons(args)) as servers,
+    ):
         for round_number in range(args.rounds):
             base = upstream.removesuffix("/v1")
             ttft["mock alone"].append(
