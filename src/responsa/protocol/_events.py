@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Self, TypeVar
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from ._base import WireModel
 from ._items import Item
@@ -40,7 +40,12 @@ __all__ = [
 
 
 _new = object.__new__
-_set = object.__setattr__
+# Each of a model's own attributes set through its slot's descriptor: ``object.__setattr__`` looks the
+# descriptor up on every call (90 ns against 55 here; a token's event sets four).
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 class _Event(WireModel):
@@ -57,10 +62,10 @@ def _constructed(cls: type[_E], fields: dict[str, Any], given: set[str]) -> _E:
     token. ``fields`` in declaration order, as a validated one has them (the fast encoding writes them
     in that order); ``given``: the fields a validated one would count as set."""
     event = _new(cls)
-    _set(event, "__dict__", fields)
-    _set(event, "__pydantic_fields_set__", given)
-    _set(event, "__pydantic_extra__", {})
-    _set(event, "__pydantic_private__", None)
+    _set_dict(event, fields)
+    _set_fields_set(event, given)
+    _set_extra(event, {})
+    _set_private(event, None)
     return event
 
 
