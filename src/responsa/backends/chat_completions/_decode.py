@@ -90,36 +90,50 @@ class ChunkDecoder:
         usage = chunk.get("usage")
         if usage:
             self._usage = _usage(usage)
-        for choice in chunk.get("choices") or []:
+        for choice in chunk.get("choices") or ():
             if choice.get("index", 0) != 0:
                 continue
             delta = choice.get("delta") or {}
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if reasoning:
+            content = delta.get("content")
+            if content and len(delta) == 1 and not choice.get("logprobs"):  # text alone: most chunks of a stream
                 self._deltas += 1
-                events.append(ReasoningDelta(reasoning))
-            if delta.get("content"):
-                self._deltas += 1
-                texts = self._think.feed(delta["content"])
-                logprobs = choice.get("logprobs")
-                events += _with_logprobs(texts, logprobs) if logprobs else texts
-            for call in delta.get("tool_calls") or []:
-                index = int(call.get("index", 0))
-                if self._max_tool_calls is not None and index >= self._max_tool_calls:
-                    continue
-                function = call.get("function") or {}
-                self._deltas += 1
-                events.append(
-                    ToolCallDelta(
-                        index=index,
-                        arguments=function.get("arguments") or "",
-                        name=function.get("name"),
-                        call_id=call.get("id"),
-                    )
-                )
+                events += self._think.feed(content)
+            else:
+                self._delta(delta, content, choice, events)
             if choice.get("finish_reason"):
                 self._reason = _FINISH.get(choice["finish_reason"], "stop")
         return events
+
+    def _text(self, content: str, choice: dict[str, Any], events: list[ModelEvent]) -> None:
+        self._deltas += 1
+        texts = self._think.feed(content)
+        logprobs = choice.get("logprobs")
+        events += _with_logprobs(texts, logprobs) if logprobs else texts
+
+    def _delta(
+        self, delta: dict[str, Any], content: str | None, choice: dict[str, Any], events: list[ModelEvent]
+    ) -> None:
+        """A delta with more than text: reasoning first, then the text, then tool calls, as they come."""
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning:
+            self._deltas += 1
+            events.append(ReasoningDelta(reasoning))
+        if content:
+            self._text(content, choice, events)
+        for call in delta.get("tool_calls") or ():
+            index = int(call.get("index", 0))
+            if self._max_tool_calls is not None and index >= self._max_tool_calls:
+                continue
+            function = call.get("function") or {}
+            self._deltas += 1
+            events.append(
+                ToolCallDelta(
+                    index=index,
+                    arguments=function.get("arguments") or "",
+                    name=function.get("name"),
+                    call_id=call.get("id"),
+                )
+            )
 
     def finish(self) -> list[ModelEvent]:
         """Flush held-back text and close with the upstream's finish reason and usage.
