@@ -26,6 +26,7 @@ from responsa.protocol import InvalidRequest, ModelError, RateLimited, ResponsaE
 from ._decode import ChunkDecoder, completion_as_chunk
 from ._images import draw
 from ._memo import TranslationMemo
+from ._text_chunks import TextChunks
 from ._translate import chat_body, chat_request
 from ._workers import Strategy, Worker, WorkerPool
 
@@ -255,6 +256,7 @@ async def _events(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> As
     the pipeline handles them in one go. The read that brings ``[DONE]`` also brings the end (usage,
     finish reason): the turn's closing events go out with its last tokens, not in a write of their own."""
     done = False
+    shape = TextChunks()
     try:
         # Read to the end even after [DONE], so the connection goes back to the pool.
         rest = b""
@@ -262,21 +264,7 @@ async def _events(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> As
             if done:
                 continue
             *lines, rest = (rest + received).split(b"\n")
-            batch: list[ModelEvent] = []
-            failure: ModelError | None = None
-            for line in lines:
-                if not line.startswith(b"data:"):
-                    continue
-                data = line[5:].strip()
-                if data == b"[DONE]":
-                    done = True
-                    batch += decoder.finish()
-                    break
-                chunk: dict[str, Any] = orjson.loads(data)
-                if "error" in chunk:
-                    failure = ModelError(f"The upstream failed mid-stream: {_message(chunk)}")
-                    break
-                batch += decoder.feed(chunk)
+            batch, done, failure = _read(lines, decoder, shape)
             if batch:
                 yield batch
             if failure is not None:  # after what came before it in the same read
@@ -291,6 +279,31 @@ async def _events(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> As
         raise ModelError(f"The upstream sent a malformed chunk: {exc!r}", code="upstream_malformed") from exc
     if not done:  # an upstream that ends without [DONE]
         yield decoder.finish()
+
+
+def _read(
+    lines: list[bytes], decoder: ChunkDecoder, shape: TextChunks
+) -> tuple[list[ModelEvent], bool, ModelError | None]:
+    """The events of one read's whole lines; whether ``[DONE]`` was among them; the error the upstream
+    sent instead of a chunk, if it did (the events before it still count)."""
+    batch: list[ModelEvent] = []
+    for line in lines:
+        if not line.startswith(b"data:"):
+            continue
+        payload = line[5:]
+        text = shape.text(payload)
+        if text is not None:  # most chunks: the learnt bytes around a token's text
+            batch += decoder.text(text)
+            continue
+        data = payload.strip()
+        if data == b"[DONE]":
+            return [*batch, *decoder.finish()], True, None
+        chunk: dict[str, Any] = orjson.loads(data)
+        if "error" in chunk:
+            return batch, False, ModelError(f"The upstream failed mid-stream: {_message(chunk)}")
+        batch += decoder.feed(chunk)
+        shape.learn(payload, chunk)
+    return batch, False, None
 
 
 async def _whole(response: aiohttp.ClientResponse, decoder: ChunkDecoder) -> AsyncIterator[list[ModelEvent]]:

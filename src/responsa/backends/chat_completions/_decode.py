@@ -96,13 +96,19 @@ class ChunkDecoder:
             delta = choice.get("delta") or {}
             content = delta.get("content")
             if content and len(delta) == 1 and not choice.get("logprobs"):  # text alone: most chunks of a stream
-                self._deltas += 1
-                events += self._think.feed(content)
+                events += self.text(content)
             else:
                 self._delta(delta, content, choice, events)
             if choice.get("finish_reason"):
                 self._reason = _FINISH.get(choice["finish_reason"], "stop")
         return events
+
+    def text(self, content: str) -> list[ModelEvent]:
+        """The events of a chunk that holds this text and nothing else (see ``TextChunks``)."""
+        if not content:
+            return []
+        self._deltas += 1
+        return self._think.feed(content)
 
     def _text(self, content: str, choice: dict[str, Any], events: list[ModelEvent]) -> None:
         self._deltas += 1
