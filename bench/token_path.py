@@ -1,7 +1,9 @@
 """The server's own cost per streamed token, in microseconds, without a network or a model: an upstream
-chunk decoded (ChunkDecoder.feed), the output builder's events for it (OutputBuilder.feed) and the SSE
-frame (encode_event); for a text token and a reasoning token (``reasoning_content``). Medians of
---repeat runs of --tokens tokens; compare commits with PYTHONPATH:
+chunk's line read and decoded as the Chat Completions backend reads it (vLLM's shape: id, model and
+the choice's nulls around the text; a text token's chunks are read by their learnt shape, a reasoning
+token's parsed whole), the output builder's events for it (OutputBuilder.feed) and the SSE frame
+(encode_event); for a text token and a reasoning token (``reasoning_content``). Medians of --repeat
+runs of --tokens tokens; compare commits with PYTHONPATH:
 
     PYTHONPATH=src python bench/token_path.py
     PYTHONPATH=/tmp/before/src python bench/token_path.py
@@ -13,8 +15,12 @@ import argparse
 import statistics
 import time
 
+import orjson
+
 from responsa.backends import ReasoningDelta, TextDelta
+from responsa.backends.chat_completions._backend import _read
 from responsa.backends.chat_completions._decode import ChunkDecoder
+from responsa.backends.chat_completions._text_chunks import TextChunks
 from responsa.engine._accumulate import OutputBuilder
 from responsa.engine._new_response import new_response
 from responsa.http._sse import encode_event
@@ -39,11 +45,14 @@ def main() -> None:
         builder = OutputBuilder(new_response(request, stored=True))
         builder.emitter.read = True  # a stream: its events are read
         builder.feed(delta(" start"))
-        decoder = ChunkDecoder()
-        chunk = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {field: " word"}}]}
+        decoder, shape = ChunkDecoder(), TextChunks()
+        head = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "served"}
+        choice = {"index": 0, "delta": {field: " word"}, "logprobs": None, "finish_reason": None}
+        line = b"data: " + orjson.dumps({**head, "choices": [choice]})
+        _read([line], decoder, shape)  # the first chunk: its shape is learnt
         event = builder.feed(delta(" word"))[0]
         rows = {
-            "decode": lambda decoder=decoder, chunk=chunk: decoder.feed(chunk),
+            "decode": lambda decoder=decoder, shape=shape, line=line: _read([line], decoder, shape),
             "build": lambda builder=builder, delta=delta: builder.feed(delta(" word")),
             "encode": lambda event=event: encode_event(event),
         }

@@ -19,8 +19,8 @@ from tests.backends.test_chat_completions import Rig, start_rig
 VLLM_HEAD = {"id": "chatcmpl-7", "object": "chat.completion.chunk", "created": 1764200000, "model": "served"}
 
 
-def vllm_chunk(text: str, **choice: Any) -> dict[str, Any]:
-    delta = {"content": text}
+def vllm_chunk(text: str, field: str = "content", **choice: Any) -> dict[str, Any]:
+    delta = {field: text}
     return {**VLLM_HEAD, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None, **choice}]}
 
 
@@ -83,6 +83,23 @@ def test_nothing_is_learnt_where_the_text_is_found_in_another_field() -> None:
     assert shape.text(data) is None
 
 
+def test_reasoning_then_the_answer_are_each_read_by_their_shape() -> None:
+    shape = TextChunks()
+    for field in ("reasoning_content", "content", "reasoning"):
+        first = vllm_chunk("Let me see", field)
+        shape.learn(payload(first), first)
+        assert shape.field == field and shape.text(payload(vllm_chunk(" then", field))) == " then"
+
+
+def test_a_chunk_of_the_learnt_field_that_the_shape_misses_stops_the_learning() -> None:
+    shape = learnt(vllm_chunk("one"))
+    padded = {**vllm_chunk(" two"), "obfuscation": "pp"}
+    shape.learn(payload(padded), padded)
+    assert shape.text(payload(vllm_chunk(" three"))) is None
+    shape.learn(payload(vllm_chunk(" four")), vllm_chunk(" four"))
+    assert shape.text(payload(vllm_chunk(" five"))) is None
+
+
 def test_an_upstream_that_varies_its_chunks_is_parsed_whole() -> None:
     padded = [{**vllm_chunk(text), "obfuscation": "p" * len(text)} for text in ("one", " two", " three")]
     shape = TextChunks()
@@ -125,3 +142,18 @@ def test_a_stream_of_one_shape_reaches_the_client_token_by_token(rig: Rig) -> No
     assert deltas == texts
     assert final.output_text == "".join(texts)
     assert final.usage is not None and final.usage.output_tokens == len(texts)
+
+
+def test_a_reasoning_model_streams_its_reasoning_and_answer_through_their_shapes(rig: Rig) -> None:
+    thoughts, answer = ["Two", " and two", ' make \\"4\\"'], ["It", " is", " 4."]
+    chunks = [vllm_chunk(text, "reasoning_content") for text in thoughts] + [vllm_chunk(text) for text in answer]
+    chunks.append(vllm_chunk("", finish_reason="stop"))
+    rig.first.script.append(Stream(chunks))
+    with rig.sdk.responses.stream(model="up-model", input="2+2?") as stream:
+        kinds = [(event.type, getattr(event, "delta", None)) for event in stream]
+        final = stream.get_final_response()
+    assert [delta for kind, delta in kinds if kind == "response.reasoning_text.delta"] == thoughts
+    assert [delta for kind, delta in kinds if kind == "response.output_text.delta"] == answer
+    reasoning = final.output[0]
+    assert reasoning.type == "reasoning" and reasoning.content is not None
+    assert reasoning.content[0].text == "".join(thoughts) and final.output_text == "".join(answer)

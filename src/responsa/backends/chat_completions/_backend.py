@@ -293,7 +293,7 @@ def _read(
         payload = line[5:]
         text = shape.text(payload)
         if text is not None:  # most chunks: the learnt bytes around a token's text
-            batch += decoder.text(text)
+            batch += decoder.text(shape.field, text)
             continue
         data = payload.strip()
         if data == b"[DONE]":

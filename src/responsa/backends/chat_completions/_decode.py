@@ -96,19 +96,19 @@ class ChunkDecoder:
             delta = choice.get("delta") or {}
             content = delta.get("content")
             if content and len(delta) == 1 and not choice.get("logprobs"):  # text alone: most chunks of a stream
-                events += self.text(content)
+                events += self.text("content", content)
             else:
                 self._delta(delta, content, choice, events)
             if choice.get("finish_reason"):
                 self._reason = _FINISH.get(choice["finish_reason"], "stop")
         return events
 
-    def text(self, content: str) -> list[ModelEvent]:
-        """The events of a chunk that holds this text and nothing else (see ``TextChunks``)."""
-        if not content:
+    def text(self, field: str, text: str) -> list[ModelEvent]:
+        """The events of a chunk whose delta holds this one field, this text (see ``TextChunks``)."""
+        if not text:
             return []
         self._deltas += 1
-        return self._think.feed(content)
+        return self._think.feed(text) if field == "content" else [ReasoningDelta(text)]
 
     def _text(self, content: str, choice: dict[str, Any], events: list[ModelEvent]) -> None:
         self._deltas += 1

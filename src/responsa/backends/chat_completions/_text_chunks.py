@@ -23,16 +23,25 @@ _PROBE = '\u2028probe "\\'
 reads as the same chunk with this text (so the place found was the text's, and nothing else's)."""
 
 
-class TextChunks:
-    """The shape of one stream's text-only chunks (the ``data:`` payload, as it came), once learnt."""
+TEXT_FIELDS = ("content", "reasoning_content", "reasoning")
+"""The delta's fields a chunk may carry alone as its text: the answer, or (vLLM, SGLang, others) reasoning."""
 
-    __slots__ = ("_ended", "_given_up", "_head", "_tail")
+
+class TextChunks:
+    """The shape of one stream's text-only chunks (the ``data:`` payload, as it came), once learnt.
+
+    A reasoning model streams reasoning, then its answer: each is learnt in turn (``field`` says which
+    the shape reads)."""
+
+    __slots__ = ("_ended", "_given_up", "_head", "_tail", "field")
 
     def __init__(self) -> None:
         self._head: bytes | None = None
         self._tail = b""
         self._ended = 0
         self._given_up = False
+        self.field = ""
+        """The delta's field the learnt shape carries (one of :data:`TEXT_FIELDS`)."""
 
     def text(self, data: bytes) -> str | None:
         """The text of ``data`` if it is a text-only chunk of the learnt shape; else None (parse it whole)."""
@@ -46,18 +55,18 @@ class TextChunks:
         return text if type(text) is str else None
 
     def learn(self, data: bytes, chunk: dict[str, Any]) -> None:
-        """Learn the shape from ``chunk`` (``data`` parsed), if it is a text-only chunk and no shape is
-        known. A text-only chunk that then misses the shape means the upstream varies its chunks (some
+        """Learn the shape from ``chunk`` (``data`` parsed) if it is a text-only chunk the shape did not
+        read. One of the learnt field that the shape missed means the upstream varies its chunks (some
         pad each one): learning stops for the stream, which is parsed whole from then on."""
-        if self._given_up:
+        found = None if self._given_up else _text_only(chunk)
+        if found is None:
             return
-        content = _text_only(chunk)
-        if content is None:
-            return
-        if self._head is not None:  # a text-only chunk the shape did not read
+        field, text = found
+        if self._head is not None and field == self.field:  # the shape missed a chunk it should read
             self._head, self._given_up = None, True
             return
-        literal = orjson.dumps(content)
+        self._head = None
+        literal = orjson.dumps(text)
         at = data.find(literal)
         if at < 0 or data.find(literal, at + 1) >= 0:  # written another way, or not only once
             return
@@ -66,12 +75,12 @@ class TextChunks:
             probed = orjson.loads(head + orjson.dumps(_PROBE) + tail)
         except orjson.JSONDecodeError:
             return
-        if probed == _with_text(chunk, _PROBE):
-            self._head, self._tail, self._ended = head, tail, len(tail)
+        if probed == _with_text(chunk, field, _PROBE):
+            self._head, self._tail, self._ended, self.field = head, tail, len(tail), field
 
 
-def _text_only(chunk: dict[str, Any]) -> str | None:
-    """The text of a chunk that holds one choice's text and nothing else that means anything."""
+def _text_only(chunk: dict[str, Any]) -> tuple[str, str] | None:
+    """The field and text of a chunk that holds one choice's text and nothing else that means anything."""
     choices = chunk.get("choices")
     if chunk.get("usage") or type(choices) is not list or len(choices) != 1 or type(choices[0]) is not dict:
         return None
@@ -81,10 +90,10 @@ def _text_only(chunk: dict[str, Any]) -> str | None:
         return None
     if choice.get("logprobs") or choice.get("finish_reason"):
         return None
-    content = delta.get("content")
-    return content if type(content) is str and content else None
+    field, text = next(iter(delta.items()))
+    return (field, text) if field in TEXT_FIELDS and type(text) is str and text else None
 
 
-def _with_text(chunk: dict[str, Any], text: str) -> dict[str, Any]:
+def _with_text(chunk: dict[str, Any], field: str, text: str) -> dict[str, Any]:
     choice = chunk["choices"][0]
-    return {**chunk, "choices": [{**choice, "delta": {"content": text}}]}
+    return {**chunk, "choices": [{**choice, "delta": {field: text}}]}
