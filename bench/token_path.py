@@ -1,9 +1,9 @@
 """The server's own cost per streamed token, in microseconds, without a network or a model: an upstream
 chunk's line read and decoded as the Chat Completions backend reads it (vLLM's shape: id, model and
-the choice's nulls around the text; a text token's chunks are read by their learnt shape, a reasoning
-token's parsed whole), the output builder's events for it (OutputBuilder.feed) and the SSE frame
-(encode_event); for a text token and a reasoning token (``reasoning_content``). Medians of --repeat
-runs of --tokens tokens; compare commits with PYTHONPATH:
+the choice's nulls around the text, read by its learnt shape), the output builder's events for it
+(OutputBuilder.feed) and the SSE frame (encode_event); for a text token and a reasoning token
+(``reasoning_content``). Medians of --repeat runs of --tokens tokens; compare commits (from af06d66
+on, which has the reader's ``_read``) with PYTHONPATH:
 
     PYTHONPATH=src python bench/token_path.py
     PYTHONPATH=/tmp/before/src python bench/token_path.py
