@@ -110,7 +110,8 @@ class ChunkDecoder:
         self._deltas += 1
         return self._think.feed(text) if field == "content" else [ReasoningDelta(text)]
 
-    def _text(self, content: str, choice: dict[str, Any], events: list[ModelEvent]) -> None:
+    def _answer(self, content: str, choice: dict[str, Any], events: list[ModelEvent]) -> None:
+        """Answer text with the rest of a delta, and its log probabilities if the chunk has them."""
         self._deltas += 1
         texts = self._think.feed(content)
         logprobs = choice.get("logprobs")
@@ -125,7 +126,7 @@ class ChunkDecoder:
             self._deltas += 1
             events.append(ReasoningDelta(reasoning))
         if content:
-            self._text(content, choice, events)
+            self._answer(content, choice, events)
         for call in delta.get("tool_calls") or ():
             index = int(call.get("index", 0))
             if self._max_tool_calls is not None and index >= self._max_tool_calls:
