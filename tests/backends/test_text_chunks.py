@@ -41,6 +41,22 @@ def test_the_chunks_after_the_first_are_read_by_their_shape() -> None:
         assert shape.text(payload(vllm_chunk(text))) == text
 
 
+def sglang_chunk(text: str, field: str = "content") -> dict[str, Any]:
+    """SGLang writes every field of the delta in each chunk, null where it has nothing."""
+    delta: dict[str, Any] = {"role": None, "content": None, "reasoning_content": None, "tool_calls": None, field: text}
+    choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": None, "matched_stop": None}
+    return {**VLLM_HEAD, "choices": [choice], "usage": None}
+
+
+def test_chunks_whose_other_fields_are_null_are_read_by_their_shape() -> None:
+    for field in ("content", "reasoning_content"):
+        shape = learnt(sglang_chunk("Hi", field))
+        assert shape.field == field and shape.text(payload(sglang_chunk(" there", field))) == " there"
+    with_role = sglang_chunk("Hi")
+    with_role["choices"][0]["delta"]["role"] = "assistant"
+    assert learnt(with_role).text(payload(sglang_chunk(" there"))) is None  # two fields given: parsed whole
+
+
 def test_spaced_json_is_learnt_too() -> None:
     shape = learnt(vllm_chunk("Hi"), spaced=True)
     assert shape.text(payload(vllm_chunk(" there"), spaced=True)) == " there"

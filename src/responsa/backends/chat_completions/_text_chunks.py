@@ -80,20 +80,22 @@ class TextChunks:
 
 
 def _text_only(chunk: dict[str, Any]) -> tuple[str, str] | None:
-    """The field and text of a chunk that holds one choice's text and nothing else that means anything."""
+    """The field and text of a chunk that holds one choice's text and nothing else that means anything
+    (its delta's other fields null, as SGLang writes ``role``, ``tool_calls`` and the rest in each)."""
     choices = chunk.get("choices")
     if chunk.get("usage") or type(choices) is not list or len(choices) != 1 or type(choices[0]) is not dict:
         return None
     choice = choices[0]
     delta = choice.get("delta")
-    if type(delta) is not dict or len(delta) != 1 or choice.get("index", 0) != 0:
+    if type(delta) is not dict or choice.get("index", 0) != 0 or choice.get("logprobs") or choice.get("finish_reason"):
         return None
-    if choice.get("logprobs") or choice.get("finish_reason"):
+    given = [(field, value) for field, value in delta.items() if value is not None]
+    if len(given) != 1:
         return None
-    field, text = next(iter(delta.items()))
+    field, text = given[0]
     return (field, text) if field in TEXT_FIELDS and type(text) is str and text else None
 
 
 def _with_text(chunk: dict[str, Any], field: str, text: str) -> dict[str, Any]:
     choice = chunk["choices"][0]
-    return {**chunk, "choices": [{**choice, "delta": {field: text}}]}
+    return {**chunk, "choices": [{**choice, "delta": {**choice["delta"], field: text}}]}
