@@ -110,23 +110,16 @@ class ChunkDecoder:
         self._deltas += 1
         return self._think.feed(text) if field == "content" else [ReasoningDelta(text)]
 
-    def _answer(self, content: str, choice: dict[str, Any], events: list[ModelEvent]) -> None:
-        """Answer text with the rest of a delta, and its log probabilities if the chunk has them."""
-        self._deltas += 1
-        texts = self._think.feed(content)
-        logprobs = choice.get("logprobs")
-        events += _with_logprobs(texts, logprobs) if logprobs else texts
-
     def _delta(
         self, delta: dict[str, Any], content: str | None, choice: dict[str, Any], events: list[ModelEvent]
     ) -> None:
-        """A delta with more than text: reasoning first, then the text, then tool calls, as they come."""
-        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-        if reasoning:
-            self._deltas += 1
-            events.append(ReasoningDelta(reasoning))
+        """A delta with more than text: reasoning first, then the text (with its log probabilities if the
+        chunk has them), then tool calls, as they come."""
+        events += self.text("reasoning_content", delta.get("reasoning_content") or delta.get("reasoning") or "")
         if content:
-            self._answer(content, choice, events)
+            texts = self.text("content", content)
+            logprobs = choice.get("logprobs")
+            events += _with_logprobs(texts, logprobs) if logprobs else texts
         for call in delta.get("tool_calls") or ():
             index = int(call.get("index", 0))
             if self._max_tool_calls is not None and index >= self._max_tool_calls:

@@ -33,12 +33,11 @@ class TextChunks:
     A reasoning model streams reasoning, then its answer: each is learnt in turn (``field`` says which
     the shape reads)."""
 
-    __slots__ = ("_ended", "_given_up", "_head", "_tail", "field")
+    __slots__ = ("_given_up", "_head", "_tail", "field")
 
     def __init__(self) -> None:
         self._head: bytes | None = None
         self._tail = b""
-        self._ended = 0
         self._given_up = False
         self.field = ""
         """The delta's field the learnt shape carries (one of :data:`TEXT_FIELDS`)."""
@@ -49,7 +48,7 @@ class TextChunks:
         if head is None or not data.startswith(head) or not data.endswith(self._tail):
             return None
         try:
-            text = orjson.loads(data[len(head) : len(data) - self._ended])
+            text = orjson.loads(data[len(head) : len(data) - len(self._tail)])
         except orjson.JSONDecodeError:
             return None
         return text if type(text) is str else None
@@ -76,7 +75,7 @@ class TextChunks:
         except orjson.JSONDecodeError:
             return
         if probed == _with_text(chunk, field, _PROBE):
-            self._head, self._tail, self._ended, self.field = head, tail, len(tail), field
+            self._head, self._tail, self.field = head, tail, field
 
 
 def _text_only(chunk: dict[str, Any]) -> tuple[str, str] | None:
