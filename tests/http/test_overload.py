@@ -138,12 +138,14 @@ def test_tenants_take_turns_and_one_cannot_fill_the_line(tmp_path_factory: pytes
                                 max_queue_wait_secs=60, sim_token_delay_ms=100):  # fmt: skip
         url = f"{server.v1}/responses"
         alpha, beta = ({"authorization": f"Bearer {key.key}"} for key in keys)
-        running = StreamReader(url, SLOW, after=1, headers=alpha)
+        # ~4 s, so that the slot stays taken while the line fills even on a loaded machine (CI once saw
+        # the line's order or the slot change within a 1.2 s stream)
+        running = StreamReader(url, {**SLOW, "max_output_tokens": 40}, after=1, headers=alpha)
         assert running.ready.wait(10)
         waiting = []
-        for _ in range(2):  # alpha fills the line
+        for _ in range(2):  # alpha fills the line, oldest first
             waiting.append(StreamReader(url, SLOW, after=1, headers=alpha))
-            time.sleep(0.2)
+            time.sleep(0.5)
         late = StreamReader(url, SLOW, after=1, headers=beta)  # the line is full, but beta has no one in it
         assert waiting[1].join(5) and waiting[1].status == 429  # alpha's newest gave its place up
         assert json.loads(waiting[1].body)["error"]["code"] == "server_overloaded"
