@@ -17,6 +17,7 @@ from responsa.protocol import (
     OutputItemEvent,
     ResponseObject,
     StreamEvent,
+    dump_json,
     event_json,
 )
 
@@ -126,7 +127,7 @@ class Emitter:
         response = create_view(self.response.model_copy(update={"output": output}))
         events = [self.emit(LifecycleEvent(type=kind, response=response)) for kind in kinds]
         if len(events) > 1:
-            shared = response.model_dump_json().encode()
+            shared = dump_json(response)
             for event in events:
                 self._encode_around(event, shared)
         return events

@@ -28,6 +28,7 @@ from responsa.protocol import (
     ResponseObject,
     StreamEvent,
     Usage,
+    dump_dict,
 )
 from responsa.store import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Store
 from responsa.tools import McpConnector, WebSearch
@@ -194,7 +195,7 @@ class ResponseService:
         response = await self.create(run)
         if run.saved_json is not None and response is run.response:
             return run.saved_json
-        return response.model_dump(mode="json")
+        return dump_dict(response)
 
     def _local(self, response_id: str) -> Run | None:
         """The run of this response in this process, if it is one of this tenant's."""

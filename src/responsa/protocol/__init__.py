@@ -1,5 +1,6 @@
 """Wire format: pydantic models of requests, responses, items, events and errors."""
 
+from ._base import dump_dict, dump_json
 from ._compaction import CompactionObject, InputTokensObject
 from ._containers import (
     MEMORY_LIMITS,
@@ -333,6 +334,8 @@ __all__ = [
     "WebSearchSource",
     "WebSearchTool",
     "check_metadata",
+    "dump_dict",
+    "dump_json",
     "event_json",
     "item_text",
     "new_id",

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import orjson
 
+from ._base import dump_json
 from ._events import (
     CodeInterpreterCodeDelta,
     CustomToolCallInputDelta,
@@ -40,4 +41,4 @@ def event_json(event: StreamEvent) -> bytes:
     """``event`` as the JSON text of its SSE ``data:`` line or WebSocket message."""
     if type(event) in _FLAT_EVENTS and not event.__pydantic_extra__:
         return orjson.dumps(event.__dict__)  # the same JSON as pydantic's, in a third of the time
-    return event.model_dump_json().encode()
+    return dump_json(event)

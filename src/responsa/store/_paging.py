@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from sqlalchemy import ColumnElement, Select, Table, select
 
-from responsa.protocol import Item
+from responsa.protocol import Item, dump_json
 
 from ._base import ItemPage, Order
 from ._database import Sql
@@ -20,7 +20,7 @@ _ITEM: TypeAdapter[Item] = TypeAdapter(Item)
 
 
 def dump_item(item: Item) -> str:
-    return item.model_dump_json()
+    return dump_json(item).decode()
 
 
 def load_item(body: str) -> Item:

@@ -12,7 +12,7 @@ import orjson
 from sqlalchemy import delete, select, text, union_all
 from sqlalchemy.exc import DBAPIError
 
-from responsa.protocol import TERMINAL_STATUSES, Item, ResponseObject
+from responsa.protocol import TERMINAL_STATUSES, Item, ResponseObject, dump_dict
 
 from . import _statements as sql
 from ._base import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Retention
@@ -81,7 +81,7 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
         lease_until: float | None = None,
         timing: str | None = None,
     ) -> dict[str, Any]:
-        saved = response.model_dump(mode="json")
+        saved = dump_dict(response)
         fields = saved.copy()  # the row's body: the response without its output (in response_items)
         del fields["output"], fields["output_text"]
         if response.shown_includes:
