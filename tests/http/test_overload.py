@@ -22,8 +22,13 @@ from tests.conftest import LiveServer, StreamReader, sqlite_server
 @pytest.fixture(scope="module")
 def capped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     yield from sqlite_server(
-        tmp_path_factory, "capped", max_generations=2, max_queued_generations=2, sim_token_delay_ms=15
-    )
+        tmp_path_factory,
+        "capped",
+        max_generations=2,
+        max_queued_generations=2,
+        sim_token_delay_ms=30,
+        max_queue_wait_secs=60,
+    )  # a stream takes ~2 s: the slots stay taken while a test fills the line, even on a loaded machine
 
 
 def _overloaded(server: LiveServer, model: str) -> openai.RateLimitError:
@@ -43,7 +48,7 @@ def test_past_the_cap_and_the_line_a_request_is_refused_and_the_line_is_served_i
     waiting = []
     for _ in range(2):
         waiting.append(StreamReader(f"{capped.v1}/responses", body, after=1))
-        time.sleep(0.2)  # so that they arrive in this order
+        time.sleep(0.5)  # so that they arrive in this order
     assert not any(stream.ready.is_set() for stream in waiting)  # in line, not generating
 
     error = _overloaded(capped, "sim")
