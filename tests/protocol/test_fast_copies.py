@@ -44,7 +44,7 @@ def test_a_copy_is_pydantics_copy_and_apart_from_its_original() -> None:
         assert model.__dict__.get("status") != "incomplete"
 
 
-def test_an_updated_copy_is_pydantics() -> None:
+def test_an_updated_copy_holds_the_update_and_its_original_does_not() -> None:
     message = Message.model_validate(MESSAGE)
     update = {"status": "in_progress", "x_added": True}
     updated = message.model_copy(update=update)
