@@ -43,6 +43,7 @@ from responsa.protocol import (
     ResponseObject,
     StreamEvent,
     new_id,
+    unvalidated,
 )
 
 from ._emitter import Emitter
@@ -201,7 +202,8 @@ class OutputBuilder:
 
     def _message_ahead(self) -> _ReadyMessage:
         """A message for the next place in the output, with its opening events (not yet numbered)."""
-        message = Message(id=new_id("msg"), role="assistant", content=[], status="in_progress")
+        given = {"id": new_id("msg"), "role": "assistant", "content": [], "status": "in_progress"}
+        message = unvalidated(Message, given)
         where: Where = {"item_id": message.id, "output_index": len(self.response.output)}
         if not self.emitter.read:
             return _ReadyMessage(message, where, [])

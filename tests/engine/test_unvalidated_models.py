@@ -1,0 +1,93 @@
+"""The models the engine builds on every request from values already validated (the response as it
+starts, from the request's; its usage, from counts that are ints; the input message and the output
+message it opens) are built unvalidated: each must be what validating the same values makes, field
+for field and in the same order."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from responsa.backends import TextDelta, TokenUsage
+from responsa.engine import OutputBuilder
+from responsa.engine._context import normalize_input
+from responsa.engine._new_response import new_response
+from responsa.engine._usage import usage_of
+from responsa.protocol import CreateResponseRequest, InputText, Message, ResponseObject, Usage, unvalidated
+
+REQUESTS: list[dict[str, Any]] = [
+    {"model": "m", "input": "hi"},
+    {"model": "m", "input": "hi", "background": True, "store": True, "metadata": {"k": "v"},
+     "instructions": "be brief", "max_output_tokens": 9, "max_tool_calls": 2, "parallel_tool_calls": False,
+     "temperature": 0.5, "top_p": 0.9, "top_logprobs": 3, "presence_penalty": 0.1, "frequency_penalty": -0.2,
+     "truncation": "auto", "user": "u", "safety_identifier": "s", "prompt_cache_key": "p",
+     "service_tier": "flex", "include": ["message.output_text.logprobs"], "previous_response_id": "resp_x",
+     "reasoning": {"effort": "low", "generate_summary": "auto"},
+     "text": {"format": {"type": "json_schema", "name": "n", "schema": {"type": "object"}}, "verbosity": "low"},
+     "tool_choice": {"type": "function", "name": "f"},
+     "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}},
+               {"type": "mcp", "server_label": "s", "server_url": "http://127.0.0.1:1/mcp",
+                "headers": {"Authorization": "Bearer secret"}, "require_approval": "never"}]},
+    {"model": "m", "input": "hi", "conversation": "conv_1", "temperature": 0, "top_p": 1},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("body", REQUESTS)
+def test_a_new_response_is_the_validated_one(body: dict[str, Any]) -> None:
+    request = CreateResponseRequest.model_validate(body)
+    fast = new_response(request, stored=True)
+    validated = ResponseObject(**{name: getattr(fast, name) for name in fast.model_fields_set})
+    assert fast.__dict__ == validated.__dict__ and list(fast.__dict__) == list(validated.__dict__)
+    assert fast.model_fields_set == validated.model_fields_set
+    assert fast.__pydantic_extra__ == validated.__pydantic_extra__ == {}
+    assert fast.model_dump_json() == validated.model_dump_json()
+
+
+def test_a_new_response_holds_none_of_the_requests_mutable_values() -> None:
+    request = CreateResponseRequest.model_validate(REQUESTS[1])
+    response = new_response(request, stored=True)
+    assert response.metadata == request.metadata and response.metadata is not request.metadata
+    assert response.tools is not request.tools and response.output == []
+    assert response.tools[1].headers is None and request.tools[1].headers  # type: ignore[union-attr]
+    response.metadata["added"] = "x"
+    response.ignored_tools = []  # type: ignore[attr-defined]  # an extension field, kept as extra
+    assert "added" not in (request.metadata or {}) and response.__pydantic_extra__ == {"ignored_tools": []}
+    assert new_response(request, stored=True).output is not response.output
+
+
+def test_usage_is_the_validated_usage() -> None:
+    usage = usage_of(TokenUsage(input_tokens=12, output_tokens=7, cached_tokens=3, reasoning_tokens=2))
+    validated = Usage.model_validate(usage.model_dump())
+    assert usage.__dict__ == validated.__dict__ and list(usage.__dict__) == list(validated.__dict__)
+    assert (
+        usage.model_fields_set == validated.model_fields_set and usage.model_dump_json() == validated.model_dump_json()
+    )
+    assert usage.total_tokens == 19 and usage.input_tokens_details.cached_tokens == 3
+    assert usage.output_tokens_details.reasoning_tokens == 2
+
+
+def _validated_twin(model: Any) -> Any:
+    return type(model)(**{name: getattr(model, name) for name in model.model_fields_set})
+
+
+def test_the_input_message_and_the_opened_message_are_the_validated_ones() -> None:
+    request = CreateResponseRequest.model_validate({"model": "m", "input": "hello"})
+    (message,) = asyncio.run(normalize_input(None, request))  # type: ignore[arg-type]  # a string reads no store
+    builder = OutputBuilder(new_response(request, stored=True))
+    builder.start()
+    builder.feed(TextDelta("Hi"))
+    (opened,) = builder.response.output
+    for made in (message, message.content[0], opened):
+        twin = _validated_twin(made)
+        assert made.__dict__ == twin.__dict__ and list(made.__dict__) == list(twin.__dict__)
+        assert made.model_fields_set == twin.model_fields_set and made.model_dump_json() == twin.model_dump_json()
+    assert (
+        isinstance(message, Message) and message.content == [InputText(text="hello")] and opened.status == "in_progress"
+    )
+
+
+def test_a_model_missing_a_required_field_is_refused() -> None:
+    with pytest.raises(TypeError, match="content"):
+        unvalidated(Message, {"role": "user"})
