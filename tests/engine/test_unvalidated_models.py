@@ -1,7 +1,7 @@
 """The models the engine builds on every request from values already validated (the response as it
 starts, from the request's; its usage, from counts that are ints; the input message and the output
 message it opens) are built unvalidated: each must be what validating the same values makes, field
-for field and in the same order."""
+for field and in the same order, and a default must never be shared between two models."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from pydantic import Field
 
 from responsa.backends import TextDelta, TokenUsage
 from responsa.engine import OutputBuilder
@@ -16,6 +17,7 @@ from responsa.engine._context import normalize_input
 from responsa.engine._new_response import new_response
 from responsa.engine._usage import usage_of
 from responsa.protocol import CreateResponseRequest, InputText, Message, ResponseObject, Usage, unvalidated
+from responsa.protocol._base import WireModel
 
 REQUESTS: list[dict[str, Any]] = [
     {"model": "m", "input": "hi"},
@@ -91,3 +93,18 @@ def test_the_input_message_and_the_opened_message_are_the_validated_ones() -> No
 def test_a_model_missing_a_required_field_is_refused() -> None:
     with pytest.raises(TypeError, match="content"):
         unvalidated(Message, {"role": "user"})
+
+
+class _Defaults(WireModel):
+    listed: list[int] = []  # noqa: RUF012  # a mutable default, as a model may declare one
+    made: dict[str, int] = Field(default_factory=dict)
+    count: int = 0
+
+
+def test_defaults_are_filled_in_and_never_shared() -> None:
+    first, second = unvalidated(_Defaults, {"count": 1}), unvalidated(_Defaults, {})
+    first.listed.append(1)
+    first.made["k"] = 1
+    assert second.listed == [] and second.made == {} and _Defaults().listed == []
+    assert first.__dict__ == {"listed": [1], "made": {"k": 1}, "count": 1} and first.model_fields_set == {"count"}
+    assert unvalidated(_Defaults, {"count": 2}).__dict__ == _Defaults(count=2).__dict__

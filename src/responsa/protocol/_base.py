@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Self, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict
@@ -46,6 +48,9 @@ class _Fields:
         self.plain = {name: None if field.default_factory else field.get_default() for name, field in fields.items()}
         self.made = [(name, cast(Callable[[], Any], field.default_factory))
                      for name, field in fields.items() if field.default_factory]  # fmt: skip
+        # A mutable default is copied for each model, as validation copies it, never shared.
+        self.made += [(name, partial(copy.deepcopy, default)) for name, default in self.plain.items()
+                      if isinstance(default, (list, dict, set, BaseModel))]  # fmt: skip
         self.required = frozenset(name for name, field in fields.items() if field.is_required())
 
 
