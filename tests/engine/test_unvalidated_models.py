@@ -9,7 +9,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from responsa.backends import TextDelta, TokenUsage
 from responsa.engine import OutputBuilder
@@ -36,15 +36,26 @@ REQUESTS: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
+def _validated_twin(model: BaseModel) -> BaseModel:
+    """The model validation makes from the values ``model`` was given."""
+    return type(model)(**{name: getattr(model, name) for name in model.model_fields_set})
+
+
+def _assert_as_validated(made: BaseModel, validated: BaseModel) -> None:
+    """Field for field, in the same order, with the same fields set and the same JSON."""
+    assert made.__dict__ == validated.__dict__ and list(made.__dict__) == list(validated.__dict__)
+    assert made.model_fields_set == validated.model_fields_set
+    assert made.model_dump_json() == validated.model_dump_json()
+
+
 @pytest.mark.parametrize("body", REQUESTS)
 def test_a_new_response_is_the_validated_one(body: dict[str, Any]) -> None:
     request = CreateResponseRequest.model_validate(body)
     fast = new_response(request, stored=True)
-    validated = ResponseObject(**{name: getattr(fast, name) for name in fast.model_fields_set})
-    assert fast.__dict__ == validated.__dict__ and list(fast.__dict__) == list(validated.__dict__)
-    assert fast.model_fields_set == validated.model_fields_set
+    validated = _validated_twin(fast)
+    assert isinstance(validated, ResponseObject)
+    _assert_as_validated(fast, validated)
     assert fast.__pydantic_extra__ == validated.__pydantic_extra__ == {}
-    assert fast.model_dump_json() == validated.model_dump_json()
 
 
 def test_a_new_response_holds_none_of_the_requests_mutable_values() -> None:
@@ -61,17 +72,9 @@ def test_a_new_response_holds_none_of_the_requests_mutable_values() -> None:
 
 def test_usage_is_the_validated_usage() -> None:
     usage = usage_of(TokenUsage(input_tokens=12, output_tokens=7, cached_tokens=3, reasoning_tokens=2))
-    validated = Usage.model_validate(usage.model_dump())
-    assert usage.__dict__ == validated.__dict__ and list(usage.__dict__) == list(validated.__dict__)
-    assert (
-        usage.model_fields_set == validated.model_fields_set and usage.model_dump_json() == validated.model_dump_json()
-    )
+    _assert_as_validated(usage, Usage.model_validate(usage.model_dump()))  # its details validated afresh too
     assert usage.total_tokens == 19 and usage.input_tokens_details.cached_tokens == 3
     assert usage.output_tokens_details.reasoning_tokens == 2
-
-
-def _validated_twin(model: Any) -> Any:
-    return type(model)(**{name: getattr(model, name) for name in model.model_fields_set})
 
 
 def test_the_input_message_and_the_opened_message_are_the_validated_ones() -> None:
@@ -82,9 +85,7 @@ def test_the_input_message_and_the_opened_message_are_the_validated_ones() -> No
     builder.feed(TextDelta("Hi"))
     (opened,) = builder.response.output
     for made in (message, message.content[0], opened):
-        twin = _validated_twin(made)
-        assert made.__dict__ == twin.__dict__ and list(made.__dict__) == list(twin.__dict__)
-        assert made.model_fields_set == twin.model_fields_set and made.model_dump_json() == twin.model_dump_json()
+        _assert_as_validated(made, _validated_twin(made))
     assert (
         isinstance(message, Message) and message.content == [InputText(text="hello")] and opened.status == "in_progress"
     )
