@@ -15,7 +15,6 @@ import asyncio
 import json
 import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -72,7 +71,7 @@ async def _measure(client: str, url: str, stream: bool, requests: int, concurren
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rig", type=str, default=str(Path(__file__).resolve().parents[2] / "shared" / "bench"))
+    parser.add_argument("--rig", type=str, help="the shared rig (default: ../shared/bench)")
     parser.add_argument("--rig-python", required=True)
     parser.add_argument("--stream", action="store_true")
     parser.add_argument("--requests", type=int, default=6000)
@@ -86,10 +85,10 @@ def main() -> None:
 
         print(json.dumps(uvloop.run(_measure(args.client, args.url, args.stream, args.requests, args.concurrency))))
         return
-    from _server import rig_mock  # not in the clients' runs: the rig's venv has no httpx
+    from _server import RIG, rig_mock  # not in the clients' runs: the rig's venv has no httpx
 
     runs: dict[str, list[dict[str, float]]] = {client: [] for client in CLIENTS}
-    with rig_mock(args.rig_python, "--tokens", "64", rig=Path(args.rig)) as upstream:
+    with rig_mock(args.rig_python, "--tokens", "64", rig=Path(args.rig) if args.rig else RIG) as upstream:
         for _ in range(args.rounds):
             for client in CLIENTS:
                 flags = ["--client", client, "--url", upstream, "--requests", str(args.requests),
@@ -106,4 +105,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
