@@ -87,6 +87,17 @@ def serve(**options: Any) -> None:
     )
 
 
+@main.command()
+@_settings_options
+def doctor(**options: Any) -> None:
+    """Check this installation and what a server with these options would have: packages, capabilities
+    with the reason and the fix of each one that is off, the store, the models. Exit status 1 when a
+    capability a default install has is off."""
+    from responsa._doctor import report
+
+    report(_resolved(Settings(**{name: value for name, value in options.items() if value is not None})))
+
+
 def _resolved(settings: Settings) -> Settings:
     """The settings with what their files and sources name read: upstream and local models (fetched
     first), API keys with their tenants."""

@@ -4,6 +4,7 @@ from ._accumulate import OutputBuilder
 from ._compaction import Compactor
 from ._containers import ContainerService
 from ._conversations import ConversationService
+from ._documents import probe_pdf_text
 from ._files import FileService
 from ._periodic import every
 from ._run import Run
@@ -28,5 +29,6 @@ __all__ = [
     "batch_body",
     "every",
     "file_body",
+    "probe_pdf_text",
     "vector_store_body",
 ]

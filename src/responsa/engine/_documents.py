@@ -15,7 +15,9 @@ import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-__all__ = ["DEFAULT_CHUNKING", "Chunking", "UnsupportedFile", "chunk_text", "extract_text"]
+from responsa.tools import failure_of, probe_in_child
+
+__all__ = ["DEFAULT_CHUNKING", "Chunking", "UnsupportedFile", "chunk_text", "extract_text", "probe_pdf_text"]
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -59,9 +61,26 @@ class _Text(HTMLParser):
             self.parts.append(data)
 
 
+_PDF_PROBE = """
+import io, pypdf
+writer, written = pypdf.PdfWriter(), io.BytesIO()
+writer.add_blank_page(72, 72)
+writer.write(written)
+pypdf.PdfReader(io.BytesIO(written.getvalue())).pages[0].extract_text()
+"""
+
+
+def probe_pdf_text() -> str | None:
+    """None when pypdf writes and reads back a PDF here; otherwise its error."""
+    return probe_in_child(_PDF_PROBE)
+
+
 def _pdf_text(data: bytes) -> str:
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    try:
+        from pypdf import PdfReader
+        from pypdf.errors import PdfReadError
+    except ImportError as exc:  # reported at start too (the pdf_text capability)
+        raise UnsupportedFile(f"PDF text cannot be read on this server: {failure_of(exc)}") from exc
 
     try:
         reader = PdfReader(io.BytesIO(data))

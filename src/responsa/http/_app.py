@@ -31,10 +31,11 @@ from responsa.protocol import Usage
 from responsa.store import PART_BYTES, Retention, SqlStore
 from responsa.tools import McpConnector, UrlPolicy
 
+from ._capabilities import by_name, log_capabilities, probe_capabilities, store_capability
 from ._errors import EXCEPTION_HANDLERS
 from ._exact_routes import ExactRoutes
 from ._file_routes import FORM_SLACK
-from ._hosted_setup import containers_service, images_status, web_search
+from ._hosted_setup import containers_service, images_status, search_provider, web_search
 from ._limits import Limiter, RateLimiter
 from ._metrics import Metrics
 from ._middleware import Gate
@@ -47,7 +48,7 @@ __all__ = ["create_app"]
 logger = logging.getLogger(__name__)
 
 
-async def _backends(settings: Settings) -> list[Backend]:
+async def configured_backends(settings: Settings) -> list[Backend]:
     """Upstream models first (explicit configuration wins a name clash), then embedded, then simulated."""
     backends: list[Backend] = []
     upstream = [
@@ -124,7 +125,7 @@ def _embedder(settings: Settings, registry: BackendRegistry) -> Embedder | None:
     return partial(backend.embed, name)
 
 
-def _limiter(settings: Settings) -> Limiter:
+def configured_limiter(settings: Settings) -> Limiter:
     if settings.redis_url is None:
         return RateLimiter(settings.api_keys)
     from ._redis_limits import RedisRateLimiter  # redis-py is loaded only when asked for
@@ -148,19 +149,26 @@ def create_app(settings: Settings) -> Starlette:
         async with AsyncExitStack() as stack:
             if tracing.configured_from_environment():  # before the store opens: its writes are spans
                 stack.callback(tracing.shutdown)
-            registry = BackendRegistry(await _backends(settings))
+            registry = BackendRegistry(await configured_backends(settings))
             stack.push_async_callback(registry.aclose)
             store = SqlStore(settings.db_url, _retention(settings))
             stack.push_async_callback(store.aclose)
             stack.push_async_callback(limiter.aclose)
             await store.migrate()
+            provider = search_provider(settings)
+            capabilities = [
+                store_capability(settings.db_url, "schema migrated to the newest revision"),
+                *await probe_capabilities(settings, registry, limiter, provider),
+            ]
+            log_capabilities(capabilities)
+            found = by_name(capabilities)
             tasks = await stack.enter_async_context(anyio.create_task_group())
             compactor = Compactor(store, registry, Sealer(secret_key(settings)))
             policy = UrlPolicy(settings.mcp_allow_hosts, allow_loopback=not settings.api_keys)
             connector = McpConnector(settings.mcp_call_timeout_secs, settings.mcp_list_timeout_secs, policy)
-            web, web_status = web_search(settings)
+            web, web_status = web_search(settings, provider, found)
             files = FileService(store, settings.max_file_bytes, PART_BYTES)
-            containers, code_status = await containers_service(settings, store, files)
+            containers, code_status = await containers_service(settings, store, files, found["code_sandbox"])
             stack.push_async_callback(containers.aclose)
             vector_stores = VectorStoreService(store, files, tasks, _embedder(settings, registry))
             responses = ResponseService(
@@ -183,7 +191,8 @@ def create_app(settings: Settings) -> Starlette:
                       "code_interpreter": code_status}  # fmt: skip
             app.state.services = Services(
                 responses, ConversationService(store), files, vector_stores, compactor, limiter, metrics, limits,
-                registry.models(), registry.workers, int(time.time()), hosted, containers, store.check_health,
+                registry.models(), registry.workers, int(time.time()), hosted, capabilities, containers,
+                store.check_health,
             )  # fmt: skip
             await vector_stores.recover()
             leases = responses.leases
@@ -205,7 +214,7 @@ def create_app(settings: Settings) -> Starlette:
         settings.websocket_max_age_secs,
         {"truncation": "auto"} if settings.default_truncation == "auto" else None,
     )
-    limiter, metrics = _limiter(settings), Metrics()
+    limiter, metrics = configured_limiter(settings), Metrics()
     table = routes()
     app = Starlette(routes=table, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
     app.add_middleware(ExactRoutes, routes=table, handlers=EXCEPTION_HANDLERS)  # below the gate: added first

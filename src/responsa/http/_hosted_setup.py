@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,33 +16,46 @@ from sqlalchemy.engine import make_url
 from responsa.backends import BackendRegistry
 from responsa.config import Settings
 from responsa.engine import DEFAULT_IMAGES_MODEL, ContainerService, FileService
+from responsa.protocol import Capability
 from responsa.store import SqlStore
 from responsa.tools import (
     PageFetcher,
     SandboxLimits,
+    SearchProvider,
     UrlPolicy,
     WebSearch,
     cgroups_writable,
     make_provider,
-    probe_sandbox,
     sweep_cgroups,
 )
 
-__all__ = ["containers_service", "images_status", "web_search"]
+__all__ = ["containers_service", "images_status", "search_provider", "web_search"]
 
 logger = logging.getLogger(__name__)
 
 
-def web_search(settings: Settings) -> tuple[WebSearch | None, dict[str, Any]]:
-    """The web search the server runs (``--web-search``); a provider that cannot be used stops the start."""
+def search_provider(settings: Settings) -> SearchProvider | None:
+    """The provider ``--web-search`` names; one that is misconfigured (no URL, no key) stops the start."""
     if settings.web_search is None:
-        why = "no --web-search provider: web_search is left out (ignored_tools), simulated on the simulator"
-        return None, {"enabled": False, "provider": None, "detail": why}
+        return None
     keys = {"brave": settings.brave_api_key, "tavily": settings.tavily_api_key}
     try:
-        provider = make_provider(settings.web_search, keys)
+        return make_provider(settings.web_search, keys)
     except ValueError as exc:
         raise RuntimeError(str(exc)) from exc
+
+
+def web_search(
+    settings: Settings, provider: SearchProvider | None, found: Mapping[str, Capability]
+) -> tuple[WebSearch | None, dict[str, Any]]:
+    """The web search the server runs: with a provider that answered and pages it can read, else off and why."""
+    if provider is None:
+        why = "no --web-search provider: web_search is left out (ignored_tools), simulated on the simulator"
+        return None, {"enabled": False, "provider": None, "detail": why}
+    off = [found[name] for name in ("web_search_provider", "page_extraction") if not found[name].on]
+    if off:
+        why = "; ".join(f"{capability.name}: {capability.detail}" for capability in off)
+        return None, {"enabled": False, "provider": provider.name, "detail": f"off: {why}"}
     policy = UrlPolicy(allow_loopback=not settings.api_keys, public=True, subject="page URL")
     pages = PageFetcher(policy, settings.web_fetch_timeout_secs, settings.web_fetch_max_bytes)
     return WebSearch(provider, pages), {"enabled": True, "provider": provider.name, "detail": "run by the server"}
@@ -68,17 +82,12 @@ def _containers_root(settings: Settings) -> Path:
 
 
 async def containers_service(
-    settings: Settings, store: SqlStore, files: FileService
+    settings: Settings, store: SqlStore, files: FileService, sandbox: Capability
 ) -> tuple[ContainerService, dict[str, Any]]:
-    """The containers, with code running only where a sandbox can: otherwise why not, said loudly."""
-    why = (
-        "turned off (--no-code-interpreter)"
-        if not settings.code_interpreter
-        else await anyio.to_thread.run_sync(probe_sandbox)
-    )
-    if why is not None:
-        logger.warning("code_interpreter is off: %s; the tool is left out (ignored_tools)", why)
-    elif removed := await anyio.to_thread.run_sync(sweep_cgroups):
+    """The containers, with code running only where the sandbox probed at start can run it (the start-up
+    log said why not)."""
+    why = None if sandbox.on else sandbox.detail
+    if why is None and (removed := await anyio.to_thread.run_sync(sweep_cgroups)):
         logger.info("removed %d sandbox cgroups a stopped server left behind", removed)
     limits = SandboxLimits(call_seconds=settings.code_timeout_secs)
     service = ContainerService(store.containers(), files, _containers_root(settings), limits, why)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from responsa.config import ApiKey
-from responsa.protocol import RateLimited
+from responsa.protocol import Capability, RateLimited
 
 __all__ = ["Limiter", "RateLimiter", "refusal"]
 
@@ -25,6 +25,9 @@ class Limiter(Protocol):
     async def admit(self, tenant: str) -> None: ...
 
     async def spend(self, tenant: str, tokens: int) -> None: ...
+
+    async def capability(self) -> Capability | None:
+        """What a service the limits live in answers at start (None: nothing outside the process)."""
 
     async def aclose(self) -> None: ...
 
@@ -80,6 +83,9 @@ class RateLimiter:
         if bucket is not None:
             bucket.refill(time.monotonic())
             bucket.level -= tokens
+
+    async def capability(self) -> Capability | None:
+        return None
 
     async def aclose(self) -> None:
         return None

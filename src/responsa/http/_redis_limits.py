@@ -16,7 +16,8 @@ import redis.asyncio as redis
 from redis.exceptions import RedisError
 
 from responsa.config import ApiKey
-from responsa.protocol import ServiceUnavailable
+from responsa.protocol import Capability, ServiceUnavailable
+from responsa.tools import failure_of
 
 from ._limits import RateLimiter, refusal
 
@@ -116,6 +117,16 @@ class RedisRateLimiter:
             logger.warning("Redis is reachable again; rate limits are fleet-wide again")
             self._down_until = 0.0
         return answer
+
+    async def capability(self) -> Capability | None:
+        """Redis answers a PING (the fleet-wide limits); off, requests are admitted by this process's
+        own buckets (or refused with ``--redis-fail-closed``) until it answers."""
+        fix = "start Redis at --redis's URL, or leave --redis out (limits per process)"
+        try:
+            await self._client.ping()
+        except (RedisError, OSError) as failure:
+            return Capability("redis", False, f"Redis does not answer: {failure_of(failure)}", fix, default=False)
+        return Capability("redis", True, "fleet-wide rate limits in Redis", default=False)
 
     async def aclose(self) -> None:
         await self._client.aclose()

@@ -27,6 +27,7 @@ async def server_status(request: Request) -> Response:
             "models": state.models,
             "workers": [asdict(worker) for worker in state.workers()],
             "hosted_tools": state.hosted_tools,
+            "capabilities": {capability.name: capability.as_json() for capability in state.capabilities},
             **state.metrics.totals(),
         }
     )

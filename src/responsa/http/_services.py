@@ -18,6 +18,7 @@ from responsa.engine import (
     ResponseService,
     VectorStoreService,
 )
+from responsa.protocol import Capability
 from responsa.store import StoreHealth
 
 from ._limits import Limiter
@@ -53,6 +54,8 @@ class Services:
     started_at: int
     hosted_tools: dict[str, dict[str, Any]]
     """Whether each hosted tool the server can run itself is on, and why not (for ``/v1/server``)."""
+    capabilities: list[Capability]
+    """Every optional capability as probed at start (for ``/v1/server``)."""
     containers: ContainerService
     store_health: Callable[[], Awaitable[StoreHealth]]
     """Whether the store can serve now (``/health``)."""

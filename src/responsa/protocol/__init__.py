@@ -1,6 +1,7 @@
 """Wire format: pydantic models of requests, responses, items, events and errors."""
 
 from ._base import dump_dict, dump_json, unvalidated
+from ._capabilities import Capability
 from ._compaction import CompactionObject, InputTokensObject
 from ._containers import (
     MEMORY_LIMITS,
@@ -191,6 +192,7 @@ __all__ = [
     "ApplyPatchCall",
     "ApplyPatchCallOutput",
     "AuthenticationFailed",
+    "Capability",
     "ChunkingStrategy",
     "CodeInterpreterCall",
     "CodeInterpreterCodeDelta",

@@ -16,7 +16,7 @@ from ._chunks import ChunkHit
 from ._containers import ContainerRepository
 from ._faults import StoreHealth
 from ._files import PART_BYTES
-from ._sql import SqlStore
+from ._sql import SqlStore, schema_state
 from ._vector_store_repository import VectorStoreRepository
 from ._vector_stores import StoredBatch, StoredFile, StoredVectorStore
 
@@ -40,4 +40,5 @@ __all__ = [
     "StoredFile",
     "StoredVectorStore",
     "VectorStoreRepository",
+    "schema_state",
 ]

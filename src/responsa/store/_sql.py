@@ -6,10 +6,12 @@ import copy
 import sqlite3
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import orjson
 from sqlalchemy import delete, select, text, union_all
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from responsa.protocol import TERMINAL_STATUSES, Item, ResponseObject, dump_dict
@@ -28,7 +30,7 @@ from ._sql_conversations import ConversationQueries, append_items
 from ._tables import SCHEMA_VERSION, conversation_items, conversations, response_events, response_items, responses
 from ._vector_stores import VectorStoreQueries
 
-__all__ = ["SqlStore"]
+__all__ = ["SqlStore", "schema_state"]
 
 
 class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
@@ -317,6 +319,23 @@ def _event_rows(response_id: str, events: Sequence[LoggedEvent]) -> list[dict[st
         {"response_id": response_id, "sequence_number": e.sequence_number, "type": e.type, "body": e.data}
         for e in events
     ]
+
+
+async def schema_state(url: str) -> str:
+    """Where the store at ``url`` stands against this version's schema, changing nothing (for ``responsa
+    doctor``). A SQLite file not made yet is said so, not made; one that cannot be opened raises."""
+    target = make_url(url)
+    if target.get_backend_name() == "sqlite" and target.database not in (None, "", ":memory:"):
+        if not Path(target.database).exists():
+            return f"no database yet: the first serve makes it (schema {SCHEMA_VERSION})"
+    database = open_database(url)
+    try:
+        found = await database.read(_schema_version)
+    finally:
+        await database.aclose()
+    if found == SCHEMA_VERSION:
+        return f"schema at this version's revision ({SCHEMA_VERSION})"
+    return f"schema at {found or 'none'}, this version's is {SCHEMA_VERSION}: serve migrates it"
 
 
 def _schema_version(conn: Sql) -> str | None:

@@ -5,8 +5,17 @@ every such request passes."""
 from ._mcp import CallOutcome, McpClient, McpConnector
 from ._mcp_policy import UrlPolicy
 from ._mcp_simulated import SimulatedMcp
-from ._pages import Page, PageFetcher
-from ._sandbox import Execution, PythonSandbox, SandboxLimits, cgroups_writable, probe_sandbox, sweep_cgroups
+from ._pages import Page, PageFetcher, probe_page_extraction
+from ._probe import failure_of, probe_in_child
+from ._sandbox import (
+    Execution,
+    PythonSandbox,
+    SandboxLimits,
+    cgroups_writable,
+    probe_sandbox,
+    probe_sandbox_libraries,
+    sweep_cgroups,
+)
 from ._web_search import SearchHit, SearchProvider, WebSearch, make_provider
 
 __all__ = [
@@ -24,7 +33,11 @@ __all__ = [
     "UrlPolicy",
     "WebSearch",
     "cgroups_writable",
+    "failure_of",
     "make_provider",
+    "probe_in_child",
+    "probe_page_extraction",
     "probe_sandbox",
+    "probe_sandbox_libraries",
     "sweep_cgroups",
 ]

@@ -5,6 +5,7 @@ extracted with trafilatura (the page's main content, without menus and boilerpla
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import anyio
@@ -12,10 +13,25 @@ import anyio
 from responsa.protocol import InvalidRequest
 
 from ._mcp_policy import UrlPolicy
+from ._probe import failure_of, probe_in_child
 
-__all__ = ["Page", "PageFetcher"]
+__all__ = ["Page", "PageFetcher", "probe_page_extraction"]
+
+logger = logging.getLogger(__name__)
 
 _READABLE = ("text/html", "application/xhtml+xml", "text/plain")
+
+_EXTRACTION_PROBE = """
+import trafilatura
+page = "<html><head><title>t</title></head><body><article><p>" + "A page the server reads. " * 20 + "</p></article>"
+assert trafilatura.bare_extraction(page + "</body></html>", with_metadata=True) is not None, "no text extracted"
+"""
+
+
+def probe_page_extraction() -> str | None:
+    """None when trafilatura extracts a page's text here; otherwise its error (a missing or broken
+    package, such as jusText's import of ``lxml.html.clean`` without ``lxml_html_clean``)."""
+    return probe_in_child(_EXTRACTION_PROBE)
 
 
 @dataclass(frozen=True)
@@ -42,7 +58,11 @@ class PageFetcher:
             body, kind = await self._read(url)
         if not body:
             return None
-        return await anyio.to_thread.run_sync(_extract, url, body, kind)
+        try:
+            return await anyio.to_thread.run_sync(_extract, url, body, kind)
+        except Exception as failure:  # a page trafilatura cannot take: the search goes on without it
+            logger.warning("the text of %s could not be extracted: %s", url, failure_of(failure))
+            return None
 
     async def _read(self, url: str) -> tuple[bytes, str]:
         import httpx  # here, not at the top: a server that never fetches a page does not carry it

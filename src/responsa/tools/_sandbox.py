@@ -28,7 +28,17 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
-__all__ = ["Execution", "PythonSandbox", "SandboxLimits", "cgroups_writable", "probe_sandbox", "sweep_cgroups"]
+from ._probe import probe_in_child
+
+__all__ = [
+    "Execution",
+    "PythonSandbox",
+    "SandboxLimits",
+    "cgroups_writable",
+    "probe_sandbox",
+    "probe_sandbox_libraries",
+    "sweep_cgroups",
+]
 
 DRIVER = Path(__file__).with_name("_sandbox_driver.py")
 _INSIDE_DRIVER = "/opt/responsa/driver.py"
@@ -103,6 +113,21 @@ def probe_sandbox() -> str | None:
     if done.returncode != 0 or done.stdout.strip() != "42 True":
         return f"bubblewrap could not make a sandbox: {(done.stderr or done.stdout).strip()[:300]}"
     return None
+
+
+_LIBRARIES_PROBE = """
+import io, numpy, pandas, matplotlib
+matplotlib.use("Agg")
+from matplotlib import pyplot
+figure = pyplot.figure()
+figure.savefig(io.BytesIO(), format="png")
+"""
+
+
+def probe_sandbox_libraries() -> str | None:
+    """None when the libraries the code interpreter offers (numpy, pandas, matplotlib drawing a PNG)
+    work in this installation's Python, which the sandbox runs; otherwise the first one's error."""
+    return probe_in_child(_LIBRARIES_PROBE)
 
 
 def cgroups_writable() -> bool:

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 import anyio
 
 from ._pages import PageFetcher
+from ._probe import failure_of, probe_in_child
 
 __all__ = ["SearchHit", "SearchProvider", "WebSearch", "make_provider"]
 
@@ -32,6 +33,9 @@ class SearchProvider(Protocol):
     def name(self) -> str: ...
 
     async def search(self, query: str, count: int, country: str | None = None) -> list[SearchHit]: ...
+
+    async def check(self) -> str | None:
+        """None when the provider can be used, as far as the server can tell at start; otherwise why not."""
 
 
 def _hits(rows: Any, url: str, title: str, snippet: str) -> list[SearchHit]:
@@ -66,6 +70,14 @@ class SearxngSearch:
         data = await _get_json("GET", f"{self.url.rstrip('/')}/search", params=params)
         return _hits(data.get("results") if isinstance(data, dict) else None, "url", "title", "content")[:count]
 
+    async def check(self) -> str | None:
+        """One search: the instance answers, with JSON (its settings must enable the format)."""
+        try:
+            await self.search("responsa", 1)
+        except Exception as failure:
+            return f"{self.url} did not answer a search: {failure_of(failure)}"
+        return None
+
 
 @dataclass(frozen=True)
 class BraveSearch:
@@ -84,6 +96,10 @@ class BraveSearch:
         web = data.get("web") if isinstance(data, dict) else None
         return _hits(web.get("results") if isinstance(web, dict) else None, "url", "title", "description")[:count]
 
+    async def check(self) -> str | None:
+        """The key is given (make_provider checked): a search at start would spend the quota."""
+        return None
+
 
 @dataclass(frozen=True)
 class TavilySearch:
@@ -99,6 +115,10 @@ class TavilySearch:
         data = await _get_json("POST", f"{self.url.rstrip('/')}/search", json=body, headers=headers)
         return _hits(data.get("results") if isinstance(data, dict) else None, "url", "title", "content")[:count]
 
+    async def check(self) -> str | None:
+        """The key is given (make_provider checked): a search at start would spend the quota."""
+        return None
+
 
 @dataclass(frozen=True)
 class DdgsSearch:
@@ -112,6 +132,9 @@ class DdgsSearch:
         region = f"{country.lower()}-en" if country else "wt-wt"
         rows = await anyio.to_thread.run_sync(lambda: DDGS().text(query, region=region, max_results=count))
         return _hits(rows, "href", "title", "body")[:count]
+
+    async def check(self) -> str | None:
+        return await anyio.to_thread.run_sync(probe_in_child, "import ddgs")
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from responsa.protocol import (
     WebSearchTool,
     new_id,
 )
-from responsa.tools import Page, SearchHit, WebSearch
+from responsa.tools import Page, SearchHit, WebSearch, failure_of
 
 from ._hosted import ArgumentCall, hosted_end, hosted_event
 from ._kind import Recorded, Replay, Route, ServerContext, ServerRun, ToolPlan, ToolSetup, Where
@@ -128,7 +128,8 @@ async def _run(
     try:
         found = await searcher.search(query) if query.strip() else []
     except Exception as failure:  # a provider down or refusing: the model is told, the response goes on
-        logger.warning("web search for %r failed with %s: %s", query, searcher.web.provider.name, failure)
+        name = searcher.web.provider.name
+        logger.warning("web search for %r failed with %s: %s", query, name, failure_of(failure))
         context.timeline.mark("web_search.ended", item_id=item.id, error=type(failure).__name__)
         item.status, item.results = "failed", []
     else:

@@ -1,0 +1,115 @@
+"""Every optional capability, probed once at start, each by the module that knows it: the libraries in
+a child interpreter, the sandbox by starting one, the services by asking them. One that cannot work
+is off; the start-up log says why in one line, and ``/v1/server`` and ``responsa doctor`` report it."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+import anyio
+from sqlalchemy.engine import make_url
+
+from responsa.backends import BackendRegistry
+from responsa.config import Settings
+from responsa.engine import probe_pdf_text
+from responsa.protocol import Capability
+from responsa.tools import SearchProvider, probe_page_extraction, probe_sandbox, probe_sandbox_libraries
+
+from ._limits import Limiter
+
+__all__ = ["by_name", "log_capabilities", "probe_capabilities", "store_capability"]
+
+logger = logging.getLogger(__name__)
+
+_REINSTALL = "./install.sh installs the locked set"
+
+
+async def _in_threads(probes: dict[str, Callable[[], str | None]]) -> dict[str, str | None]:
+    """Each probe's failure (None: it works), the probes run at once off the event loop."""
+    found: dict[str, str | None] = {}
+
+    async def run(name: str, probe: Callable[[], str | None]) -> None:
+        found[name] = await anyio.to_thread.run_sync(probe)
+
+    async with anyio.create_task_group() as group:
+        for name, probe in probes.items():
+            group.start_soon(run, name, probe)
+    return found
+
+
+async def _installed(settings: Settings) -> list[Capability]:
+    """What this installation's libraries and binaries can do."""
+    probes = {"page_extraction": probe_page_extraction, "pdf_text": probe_pdf_text,
+              "code_libraries": probe_sandbox_libraries}  # fmt: skip
+    if settings.code_interpreter:
+        probes["code_sandbox"] = probe_sandbox
+    failed = await _in_threads(probes)
+    found = [
+        Capability.probed("page_extraction", failed["page_extraction"], "trafilatura reads web_search's pages",
+                          f"pip install trafilatura lxml_html_clean ({_REINSTALL})"),
+        Capability.probed("pdf_text", failed["pdf_text"], "pypdf reads PDF files' text (file_search, file inputs)",
+                          f"pip install pypdf ({_REINSTALL})"),
+        Capability.probed("code_libraries", failed["code_libraries"],
+                          "numpy, pandas and matplotlib (plots as PNG) for the code interpreter",
+                          f"pip install numpy pandas matplotlib ({_REINSTALL})"),
+    ]  # fmt: skip
+    if settings.code_interpreter:
+        found.append(Capability.probed("code_sandbox", failed["code_sandbox"], "bubblewrap sandboxes the model's code",
+                                       "apt-get install bubblewrap util-linux, and allow user namespaces"))  # fmt: skip
+    else:
+        found.append(Capability("code_sandbox", False, "turned off (--no-code-interpreter)",
+                                "leave out --no-code-interpreter", default=False))  # fmt: skip
+    return found
+
+
+def _models(settings: Settings, registry: BackendRegistry) -> list[Capability]:
+    """The models the backends opened: the embedded one, the upstreams' workers, the embedding model."""
+    found = []
+    if settings.embedded:
+        model = settings.gguf.name if settings.gguf else "the packaged SmolLM2-135M-Instruct"
+        found.append(Capability("embedded_model", True, f"llama.cpp serves {model}"))
+    workers = registry.workers()
+    if workers:
+        healthy = sum(worker.healthy for worker in workers)
+        detail = f"{healthy} of {len(workers)} upstream workers answer ({', '.join(sorted({w.url for w in workers}))})"
+        found.append(Capability("upstreams", healthy > 0, detail, None if healthy else "start the upstream servers",
+                                default=False))  # fmt: skip
+    if settings.embedding_model is not None:
+        found.append(Capability("embedding_model", True, f"vector stores embed with {settings.embedding_model}",
+                                default=False))  # fmt: skip
+    return found
+
+
+async def _search(provider: SearchProvider | None) -> list[Capability]:
+    if provider is None:
+        return []
+    failure = await provider.check()
+    return [Capability.probed("web_search_provider", failure, f"web_search searches with {provider.name}",
+                              "check --web-search (its URL, its key)", default=False)]  # fmt: skip
+
+
+async def probe_capabilities(
+    settings: Settings, registry: BackendRegistry, limiter: Limiter, provider: SearchProvider | None
+) -> list[Capability]:
+    """Every optional capability this server has (or is configured to have), as probed now."""
+    service = await limiter.capability()
+    found = [*await _installed(settings), *_models(settings, registry), *await _search(provider)]
+    return found if service is None else [*found, service]
+
+
+def store_capability(url: str, schema: str) -> Capability:
+    """The store at ``url`` (its password hidden), its schema as ``schema`` says."""
+    shown = make_url(url).render_as_string(hide_password=True)
+    return Capability("store", True, f"{shown}: {schema}")
+
+
+def by_name(capabilities: Sequence[Capability]) -> dict[str, Capability]:
+    return {capability.name: capability for capability in capabilities}
+
+
+def log_capabilities(capabilities: Sequence[Capability]) -> None:
+    """One line for each capability that is off, with why and the fix."""
+    for capability in capabilities:
+        if not capability.on:
+            logger.warning("%s is off: %s (fix: %s)", capability.name, capability.detail, capability.fix)
