@@ -48,14 +48,13 @@ def search_provider(settings: Settings) -> SearchProvider | None:
 def web_search(
     settings: Settings, provider: SearchProvider | None, found: Mapping[str, Capability]
 ) -> tuple[WebSearch | None, dict[str, Any]]:
-    """The web search the server runs: with a provider that answered and pages it can read, else off and why."""
+    """The web search the server runs, off without pages it can read. A provider that did not answer at
+    start is reported, not switched off: a service may come up later, and each call tries it again."""
     if provider is None:
         why = "no --web-search provider: web_search is left out (ignored_tools), simulated on the simulator"
         return None, {"enabled": False, "provider": None, "detail": why}
-    off = [found[name] for name in ("web_search_provider", "page_extraction") if not found[name].on]
-    if off:
-        why = "; ".join(f"{capability.name}: {capability.detail}" for capability in off)
-        return None, {"enabled": False, "provider": provider.name, "detail": f"off: {why}"}
+    if not (pages_read := found["page_extraction"]).on:
+        return None, {"enabled": False, "provider": provider.name, "detail": f"off: {pages_read.detail}"}
     policy = UrlPolicy(allow_loopback=not settings.api_keys, public=True, subject="page URL")
     pages = PageFetcher(policy, settings.web_fetch_timeout_secs, settings.web_fetch_max_bytes)
     return WebSearch(provider, pages), {"enabled": True, "provider": provider.name, "detail": "run by the server"}
