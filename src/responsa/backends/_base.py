@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from responsa.protocol import (
+    Capability,
     FunctionCall,
     FunctionCallOutput,
     FunctionTool,
@@ -281,6 +282,11 @@ class Backend(ABC):
         """Whether tools this server would refuse to reach (an unknown vector store, an MCP host the
         policy refuses) are simulated instead, as LLMSim does; only the simulator does."""
         return False
+
+    async def capabilities(self) -> list[Capability]:
+        """What it found it can do when the server started (a library, a model file, a service), for
+        ``/v1/server`` and ``responsa doctor``; nothing to report by default."""
+        return []
 
     def parallel(self) -> int | None:
         """How many generations it can run at once, where it knows (the embedded model: one);

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import anyio
 
-from responsa.protocol import InvalidRequest
+from responsa.protocol import Capability, InvalidRequest
 
 from ._base import Backend, WorkerState
 
@@ -39,6 +39,10 @@ class BackendRegistry:
     def models(self) -> list[str]:
         """Every model name served, in registration order."""
         return list(self._by_model)
+
+    async def capabilities(self) -> list[Capability]:
+        """What each backend found it can do at start."""
+        return [capability for backend in self._backends for capability in await backend.capabilities()]
 
     def workers(self) -> list[WorkerState]:
         """Every upstream worker and how it is doing (for metrics and the console's server page)."""

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-from responsa.tools import failure_of, probe_in_child
+from responsa.protocol import failure_of, probe_in_child
 
 __all__ = ["DEFAULT_CHUNKING", "Chunking", "UnsupportedFile", "chunk_text", "extract_text", "probe_pdf_text"]
 

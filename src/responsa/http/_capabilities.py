@@ -48,7 +48,7 @@ async def _installed(settings: Settings) -> list[Capability]:
     found = [
         Capability.probed("page_extraction", failed["page_extraction"], "trafilatura reads web_search's pages",
                           f"pip install trafilatura lxml_html_clean ({_REINSTALL})"),
-        Capability.probed("pdf_text", failed["pdf_text"], "pypdf reads PDF files' text (file_search, file inputs)",
+        Capability.probed("pdf_text", failed["pdf_text"], "pypdf reads the text of PDF files added to vector stores",
                           f"pip install pypdf ({_REINSTALL})"),
         Capability.probed("code_libraries", failed["code_libraries"],
                           "numpy, pandas and matplotlib (plots as PNG) for the code interpreter",
@@ -63,18 +63,9 @@ async def _installed(settings: Settings) -> list[Capability]:
     return found
 
 
-def _models(settings: Settings, registry: BackendRegistry) -> list[Capability]:
-    """The models the backends opened: the embedded one, the upstreams' workers, the embedding model."""
-    found = []
-    if settings.embedded:
-        model = settings.gguf.name if settings.gguf else "the packaged SmolLM2-135M-Instruct"
-        found.append(Capability("embedded_model", True, f"llama.cpp serves {model}"))
-    workers = registry.workers()
-    if workers:
-        healthy = sum(worker.healthy for worker in workers)
-        detail = f"{healthy} of {len(workers)} upstream workers answer ({', '.join(sorted({w.url for w in workers}))})"
-        found.append(Capability("upstreams", healthy > 0, detail, None if healthy else "start the upstream servers",
-                                default=False))  # fmt: skip
+async def _models(settings: Settings, registry: BackendRegistry) -> list[Capability]:
+    """What the backends found (the embedded models, the upstreams), and the embedding model."""
+    found = await registry.capabilities()
     if settings.embedding_model is not None:
         found.append(Capability("embedding_model", True, f"vector stores embed with {settings.embedding_model}",
                                 default=False))  # fmt: skip
@@ -94,7 +85,7 @@ async def probe_capabilities(
 ) -> list[Capability]:
     """Every optional capability this server has (or is configured to have), as probed now."""
     service = await limiter.capability()
-    found = [*await _installed(settings), *_models(settings, registry), *await _search(provider)]
+    found = [*await _installed(settings), *await _models(settings, registry), *await _search(provider)]
     return found if service is None else [*found, service]
 
 

@@ -8,9 +8,8 @@ from dataclasses import dataclass
 
 from responsa.backends import BackendRegistry
 from responsa.config import Settings
-from responsa.protocol import Capability
+from responsa.protocol import Capability, failure_of
 from responsa.store import schema_state
-from responsa.tools import failure_of
 
 from ._app import configured_backends, configured_limiter
 from ._capabilities import probe_capabilities, store_capability

@@ -16,8 +16,7 @@ import redis.asyncio as redis
 from redis.exceptions import RedisError
 
 from responsa.config import ApiKey
-from responsa.protocol import Capability, ServiceUnavailable
-from responsa.tools import failure_of
+from responsa.protocol import Capability, ServiceUnavailable, failure_of
 
 from ._limits import RateLimiter, refusal
 

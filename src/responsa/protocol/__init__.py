@@ -87,6 +87,7 @@ from ._parts import (
     SummaryText,
     UnknownPart,
 )
+from ._probe import failure_of, probe_in_child
 from ._request import (
     ConversationRef,
     CreateResponseRequest,
@@ -339,7 +340,9 @@ __all__ = [
     "dump_dict",
     "dump_json",
     "event_json",
+    "failure_of",
     "item_text",
     "new_id",
+    "probe_in_child",
     "unvalidated",
 ]

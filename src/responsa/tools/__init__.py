@@ -6,7 +6,6 @@ from ._mcp import CallOutcome, McpClient, McpConnector
 from ._mcp_policy import UrlPolicy
 from ._mcp_simulated import SimulatedMcp
 from ._pages import Page, PageFetcher, probe_page_extraction
-from ._probe import failure_of, probe_in_child
 from ._sandbox import (
     Execution,
     PythonSandbox,
@@ -33,9 +32,7 @@ __all__ = [
     "UrlPolicy",
     "WebSearch",
     "cgroups_writable",
-    "failure_of",
     "make_provider",
-    "probe_in_child",
     "probe_page_extraction",
     "probe_sandbox",
     "probe_sandbox_libraries",

@@ -10,10 +10,9 @@ from dataclasses import dataclass
 
 import anyio
 
-from responsa.protocol import InvalidRequest
+from responsa.protocol import InvalidRequest, failure_of, probe_in_child
 
 from ._mcp_policy import UrlPolicy
-from ._probe import failure_of, probe_in_child
 
 __all__ = ["Page", "PageFetcher", "probe_page_extraction"]
 

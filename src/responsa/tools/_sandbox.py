@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
-from ._probe import probe_in_child
+from responsa.protocol import probe_in_child
 
 __all__ = [
     "Execution",

@@ -11,8 +11,9 @@ from typing import Any, Protocol
 
 import anyio
 
+from responsa.protocol import failure_of, probe_in_child
+
 from ._pages import PageFetcher
-from ._probe import failure_of, probe_in_child
 
 __all__ = ["SearchHit", "SearchProvider", "WebSearch", "make_provider"]
 

@@ -21,7 +21,7 @@ import orjson
 from responsa import tracing
 from responsa.backends._base import Backend, ModelEvent, ModelRequest, WorkerState, estimate_tokens
 from responsa.backends._images import ImageRequest, ImageUpdate
-from responsa.protocol import InvalidRequest, ModelError, RateLimited, ResponsaError, ServiceUnavailable
+from responsa.protocol import Capability, InvalidRequest, ModelError, RateLimited, ResponsaError, ServiceUnavailable
 
 from ._decode import ChunkDecoder, completion_as_chunk
 from ._images import draw
@@ -233,6 +233,15 @@ class ChatCompletionsBackend(Backend):
         elif not healthy and worker.healthy:
             logger.warning("upstream %s failed its health check", worker.url)
             worker.mark_down()
+
+    async def capabilities(self) -> list[Capability]:
+        """The upstream servers, as their first health checks found them (each is checked again all along)."""
+        workers = self.workers()
+        healthy = sum(worker.healthy for worker in workers)
+        urls = ", ".join(sorted({worker.url for worker in workers}))
+        detail = f"{healthy} of {len(workers)} upstream workers answer ({urls}); each is checked again all along"
+        fix = None if healthy else "start the upstream servers (or correct --upstream / the model file)"
+        return [Capability("upstreams", healthy > 0, detail, fix, default=False)]
 
     def workers(self) -> list[WorkerState]:
         """Each worker: whether it is taking requests, its requests in flight, its last probe's latency."""

