@@ -85,6 +85,7 @@ def test_public_api_is_pinned() -> None:
         "batch_body",
         "every",
         "file_body",
+        "probe_pdf_text",
         "vector_store_body",
     }
     assert set(responsa.store.__all__) == {
@@ -107,6 +108,7 @@ def test_public_api_is_pinned() -> None:
         "StoredFile",
         "StoredVectorStore",
         "VectorStoreRepository",
+        "schema_state",
     }
     assert {"Backend", "BackendRegistry", "ModelRequest", "ModelEvent", "Finish"} <= set(responsa.backends.__all__)
     for module in (responsa.protocol, responsa.engine, responsa.store, responsa.backends):
