@@ -50,10 +50,8 @@ def _packages() -> list[str]:
         except metadata.PackageNotFoundError:
             version = "MISSING"
         pinned = locked.get(_normal(name), set())
-        lines.append(
-            f"  {name} {version}"
-            + (f"  (lock: {', '.join(sorted(pinned))})" if pinned and version not in pinned else "")
-        )
+        differs = f"  (lock: {', '.join(sorted(pinned))})" if pinned and version not in pinned else ""
+        lines.append(f"  {name} {version}{differs}")
     return lines
 
 
@@ -81,6 +79,5 @@ def report(settings: Any) -> None:
         f"models: {', '.join(diagnosis.models) or 'none'}",
     ]
     click.echo("\n".join(lines))
-    off = [capability.name for capability in diagnosis.capabilities if capability.default and not capability.on]
-    if off:
+    if off := diagnosis.off_by_default():
         raise click.ClickException(f"{len(off)} default capabilities are off: {', '.join(off)}")

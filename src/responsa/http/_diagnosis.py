@@ -23,10 +23,9 @@ class Diagnosis:
     models: list[str]
     capabilities: list[Capability]
 
-    @property
-    def healthy(self) -> bool:
-        """Every capability a default install has is on."""
-        return all(capability.on for capability in self.capabilities if capability.default)
+    def off_by_default(self) -> list[str]:
+        """The capabilities a default install has on that are off here."""
+        return [capability.name for capability in self.capabilities if capability.default and not capability.on]
 
 
 async def _store(url: str) -> Capability:

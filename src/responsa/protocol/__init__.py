@@ -1,4 +1,5 @@
-"""Wire format: pydantic models of requests, responses, items, events and errors."""
+"""Wire format: pydantic models of requests, responses, items, events and errors; and the capabilities
+the server reports (``Capability``, probed with ``probe_in_child``)."""
 
 from ._base import dump_dict, dump_json, unvalidated
 from ._capabilities import Capability

@@ -212,11 +212,14 @@ class ChatCompletionsBackend(Backend):
     async def monitor(self) -> None:
         """Probe every worker's ``/models`` each ``health_interval``, marking it up or down."""
         while True:
-            async with anyio.create_task_group() as group:
-                for pool in self._pools.values():
-                    for worker in pool.workers:
-                        group.start_soon(self._probe, worker)
+            await self._probe_all()
             await anyio.sleep(self._health_interval)
+
+    async def _probe_all(self) -> None:
+        async with anyio.create_task_group() as group:
+            for pool in self._pools.values():
+                for worker in pool.workers:
+                    group.start_soon(self._probe, worker)
 
     async def _probe(self, worker: Worker) -> None:
         timeout = aiohttp.ClientTimeout(total=self._health_interval)
@@ -235,7 +238,8 @@ class ChatCompletionsBackend(Backend):
             worker.mark_down()
 
     async def capabilities(self) -> list[Capability]:
-        """The upstream servers, as their first health checks found them (each is checked again all along)."""
+        """The upstream servers, as a health check of each finds them now (each is checked again all along)."""
+        await self._probe_all()
         workers = self.workers()
         healthy = sum(worker.healthy for worker in workers)
         urls = ", ".join(sorted({worker.url for worker in workers}))
