@@ -166,7 +166,7 @@ def create_app(settings: Settings) -> Starlette:
             compactor = Compactor(store, registry, Sealer(secret_key(settings)))
             policy = UrlPolicy(settings.mcp_allow_hosts, allow_loopback=not settings.api_keys)
             connector = McpConnector(settings.mcp_call_timeout_secs, settings.mcp_list_timeout_secs, policy)
-            web, web_status = web_search(settings, provider, found)
+            web, web_status = web_search(settings, provider, found["page_extraction"])
             files = FileService(store, settings.max_file_bytes, PART_BYTES)
             containers, code_status = await containers_service(settings, store, files, found["code_sandbox"])
             stack.push_async_callback(containers.aclose)

@@ -5,7 +5,9 @@ is off; the start-up log says why in one line, and ``/v1/server`` and ``responsa
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import TypeVar
 
 import anyio
 from sqlalchemy.engine import make_url
@@ -22,20 +24,22 @@ __all__ = ["by_name", "log_capabilities", "probe_capabilities", "store_capabilit
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 _REINSTALL = "./install.sh installs the locked set"
 
 
-async def _in_threads(probes: dict[str, Callable[[], str | None]]) -> dict[str, str | None]:
-    """Each probe's failure (None: it works), the probes run at once off the event loop."""
-    found: dict[str, str | None] = {}
+async def _at_once(*calls: Callable[[], Awaitable[T]]) -> list[T]:
+    """Each call's result, in order, the calls run side by side."""
+    results: dict[int, T] = {}
 
-    async def run(name: str, probe: Callable[[], str | None]) -> None:
-        found[name] = await anyio.to_thread.run_sync(probe)
+    async def run(index: int, call: Callable[[], Awaitable[T]]) -> None:
+        results[index] = await call()
 
     async with anyio.create_task_group() as group:
-        for name, probe in probes.items():
-            group.start_soon(run, name, probe)
-    return found
+        for index, call in enumerate(calls):
+            group.start_soon(run, index, call)
+    return [results[index] for index in range(len(calls))]
 
 
 async def _installed(settings: Settings) -> list[Capability]:
@@ -44,7 +48,8 @@ async def _installed(settings: Settings) -> list[Capability]:
               "code_libraries": probe_sandbox_libraries}  # fmt: skip
     if settings.code_interpreter:
         probes["code_sandbox"] = probe_sandbox
-    failed = await _in_threads(probes)
+    failures = await _at_once(*(partial(anyio.to_thread.run_sync, probe) for probe in probes.values()))
+    failed = dict(zip(probes, failures, strict=True))
     found = [
         Capability.probed("page_extraction", failed["page_extraction"], "trafilatura reads web_search's pages",
                           f"pip install trafilatura lxml_html_clean ({_REINSTALL})"),
@@ -83,10 +88,16 @@ async def _search(provider: SearchProvider | None) -> list[Capability]:
 async def probe_capabilities(
     settings: Settings, registry: BackendRegistry, limiter: Limiter, provider: SearchProvider | None
 ) -> list[Capability]:
-    """Every optional capability this server has (or is configured to have), as probed now."""
+    """Every optional capability this server has (or is configured to have), as probed now: the probes
+    of the installation, the backends, the search provider and the limiter run side by side."""
+    groups = await _at_once(partial(_installed, settings), partial(_models, settings, registry),
+                            partial(_search, provider), partial(_service, limiter))  # fmt: skip
+    return [capability for group in groups for capability in group]
+
+
+async def _service(limiter: Limiter) -> list[Capability]:
     service = await limiter.capability()
-    found = [*await _installed(settings), *await _models(settings, registry), *await _search(provider)]
-    return found if service is None else [*found, service]
+    return [] if service is None else [service]
 
 
 def store_capability(url: str, schema: str) -> Capability:

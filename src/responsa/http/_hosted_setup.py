@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,14 +45,14 @@ def search_provider(settings: Settings) -> SearchProvider | None:
 
 
 def web_search(
-    settings: Settings, provider: SearchProvider | None, found: Mapping[str, Capability]
+    settings: Settings, provider: SearchProvider | None, pages_read: Capability
 ) -> tuple[WebSearch | None, dict[str, Any]]:
     """The web search the server runs, off without pages it can read. A provider that did not answer at
     start is reported, not switched off: a service may come up later, and each call tries it again."""
     if provider is None:
         why = "no --web-search provider: web_search is left out (ignored_tools), simulated on the simulator"
         return None, {"enabled": False, "provider": None, "detail": why}
-    if not (pages_read := found["page_extraction"]).on:
+    if not pages_read.on:
         return None, {"enabled": False, "provider": provider.name, "detail": f"off: {pages_read.detail}"}
     policy = UrlPolicy(allow_loopback=not settings.api_keys, public=True, subject="page URL")
     pages = PageFetcher(policy, settings.web_fetch_timeout_secs, settings.web_fetch_max_bytes)

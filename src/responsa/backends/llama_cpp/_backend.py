@@ -40,7 +40,7 @@ Message = ModelEvent | Started | BaseException
 _LOADABLE = """
 import llama_cpp
 with open({path!r}, "rb") as model:
-    assert model.read(4) == b"GGUF", "{path} is not a GGUF file"
+    assert model.read(4) == b"GGUF", {path!r} + " is not a GGUF file"
 """
 """The embedded model's probe: the library imports (its shared library loads), the file is a GGUF."""
 
