@@ -58,6 +58,19 @@ def event_errors(event: dict[str, Any]) -> list[str]:
     return [f"{kind}: {error}" for error in spec().validate(event, name)]
 
 
+def openai_event(event: dict[str, Any]) -> Any:
+    """``event`` read as the openai package's stream event of its type (a ``ValidationError`` if it is
+    not one): for events and fields OpenAI has and the Open Responses document does not (compaction,
+    custom tools)."""
+    import typing
+
+    from openai.types.responses import ResponseStreamEvent
+
+    union = typing.get_args(typing.get_args(ResponseStreamEvent)[0])
+    by_type = {typing.get_args(kind.model_fields["type"].annotation)[0]: kind for kind in union}
+    return by_type[event["type"]].model_validate(event)
+
+
 def error_body_errors(body: dict[str, Any]) -> list[str]:
     """What is wrong with an HTTP error body (``{"error": {...}}``), by the document's ``ErrorPayload``."""
     if set(body) != {"error"}:

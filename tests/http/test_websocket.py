@@ -91,12 +91,14 @@ def test_unknown_previous_response_is_an_error_message_and_the_socket_stays_open
         assert turn(socket, model="sim", input="still here?")[-1]["type"] == "response.completed"
 
 
-def test_http_streaming_fields_and_other_messages_are_refused(server: LiveServer) -> None:
+def test_fields_a_socket_cannot_honour_and_other_messages_are_refused(server: LiveServer) -> None:
     with connect(ws_url(server)) as socket:
-        for field in ("stream", "background"):
-            (error,) = turn(socket, model="sim", input="x", **{field: True})
-            assert_error(error, 400, "unsupported_parameter")
-            assert error["error"]["param"] == field
+        (error,) = turn(socket, model="sim", input="x", background=True)
+        assert_error(error, 400, "unsupported_parameter")
+        assert error["error"]["param"] == "background"
+        (error,) = turn(socket, model="sim", input="x", stream=False)
+        assert_error(error, 400, "invalid_value")
+        assert error["error"]["param"] == "stream" and error["status_code"] == 400
         socket.send(json.dumps({"type": "session.update"}))
         assert_error(json.loads(socket.recv(timeout=10)), 400, "invalid_value")
         socket.send("not json")

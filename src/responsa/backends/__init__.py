@@ -22,7 +22,7 @@ from ._base import (
     read_texts,
 )
 from ._images import ImageRequest, ImageUpdate
-from ._registry import BackendRegistry
+from ._registry import BackendRegistry, ServedModel
 
 __all__ = [
     "SAMPLING_CONTROLS",
@@ -39,6 +39,7 @@ __all__ = [
     "ReasoningDelta",
     "ReasoningSummaryDelta",
     "Sampling",
+    "ServedModel",
     "TextDelta",
     "TokenUsage",
     "ToolCallDelta",

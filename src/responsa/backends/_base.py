@@ -274,6 +274,11 @@ class Backend(ABC):
         """Whether ``model`` reads ``input_image`` parts (text-only models get a 400 instead)."""
         return True
 
+    def reasoning_efforts(self, model: str) -> tuple[tuple[str, ...], str | None]:
+        """The ``reasoning.effort`` values ``model`` takes and the one it uses by default, for the model
+        catalog clients read (Codex's); none where it does not reason or it is not known."""
+        return (), None
+
     def hosted_tools(self) -> frozenset[str]:
         """Built-in tool types this backend can run; requests offering others are refused."""
         return frozenset()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import anyio
 
@@ -10,7 +11,18 @@ from responsa.protocol import Capability, InvalidRequest
 
 from ._base import Backend, WorkerState
 
-__all__ = ["BackendRegistry"]
+__all__ = ["BackendRegistry", "ServedModel"]
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """What the server knows of one model it serves, as model catalogs tell clients."""
+
+    name: str
+    context_window: int | None
+    reads_images: bool
+    efforts: tuple[str, ...] = ()
+    default_effort: str | None = None
 
 
 class BackendRegistry:
@@ -39,6 +51,15 @@ class BackendRegistry:
     def models(self) -> list[str]:
         """Every model name served, in registration order."""
         return list(self._by_model)
+
+    def described(self) -> list[ServedModel]:
+        """Every model served, in registration order, as the backend serving it describes it."""
+        described: list[ServedModel] = []
+        for name, backend in self._by_model.items():
+            efforts, default = backend.reasoning_efforts(name)
+            window, images = backend.context_window(name), backend.reads_images(name)
+            described.append(ServedModel(name, window, images, tuple(efforts), default))
+        return described
 
     async def capabilities(self) -> list[Capability]:
         """What each backend found it can do at start."""

@@ -8,7 +8,7 @@ it emits from 0 without gaps.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -119,6 +119,8 @@ class OutputBuilder:
         """A call for the client to run, or an approval to give: it ends the agentic loop."""
         self._ready: _ReadyMessage | None = None
         """A message and its opening events built ahead, while the model thinks (see :meth:`ready_for_text`)."""
+        self.seal_reasoning: Callable[[Reasoning], None] | None = None
+        """Seals each reasoning item as it ends, where the client asked for ``reasoning.encrypted_content``."""
 
     @property
     def timeline(self) -> Timeline:
@@ -325,6 +327,8 @@ class OutputBuilder:
         elif isinstance(item, Reasoning):
             events += self.emitter.emit_all(close_reasoning(item, where, open_item.chunks, open_item.summary_chunks))
             item.status = status
+            if self.seal_reasoning is not None:
+                self.seal_reasoning(item)
         events.append(self.emitter.done(item, where))
         return events
 

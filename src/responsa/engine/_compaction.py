@@ -1,4 +1,4 @@
-"""Compaction and input-token counting: engine services beside the responses service.
+"""Compaction: an engine service beside the responses service.
 
 A ``compaction`` item stands for a summary of the conversation before it, written by the model
 (or by the simulator itself), sealed so the client cannot read or alter it. When a later request
@@ -7,6 +7,7 @@ sends it back, :meth:`Compactor.expand` puts the summary in its place for the mo
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -14,30 +15,29 @@ from responsa.backends import Backend, BackendRegistry, Finish, ModelRequest, Sa
 from responsa.protocol import (
     Compaction,
     CompactionObject,
+    CompactionTrigger,
     CreateResponseRequest,
+    CustomToolCallOutput,
     FunctionCall,
     FunctionCallOutput,
     InputText,
     InvalidRequest,
     Item,
     Message,
-    Usage,
+    Reasoning,
+    UnknownItem,
     item_text,
     new_id,
 )
 from responsa.store import Store
 
-from ._checks import check_request
 from ._context import checked_context, load_history, normalize_input
-from ._model_request import build_model_request
-from ._run import RunContext
+from ._reasoning_seal import ReasoningSeal
 from ._sealing import Sealer
 from ._tenant_views import tenant_view
-from ._truncation import token_counter, truncated
 from ._usage import usage_of
-from .tools import plan_client_tools
 
-__all__ = ["SUMMARY_INSTRUCTIONS", "Compactor", "transcript"]
+__all__ = ["SUMMARY_INSTRUCTIONS", "Compactor", "asks_compaction", "transcript"]
 
 SUMMARY_INSTRUCTIONS = (
     "You compact conversations so they can go on in less space. Summarize the conversation you are "
@@ -46,25 +46,48 @@ SUMMARY_INSTRUCTIONS = (
 )
 SUMMARY_MAX_TOKENS = 512
 EXPANDED_HEADER = "Summary of the earlier conversation (compacted):\n"
+LINE_LIMIT = 4000
+"""Characters of one item kept in the transcript: a long command output must not crowd out the rest."""
+_NOT_TRANSCRIBED = {"id", "type", "status", "call_id", "encrypted_content"}
 REPLACES_PRIOR = "\x1ereplaces-prior\n"
 """Marks a summary made inside a create: it covers everything before its item, which is then not read."""
 
 
 def transcript(items: Sequence[Item]) -> str:
-    """The conversation as plain text, one line per item, for the model to summarize."""
+    """The conversation as plain text, one line per item, for the model to summarize. Every kind of
+    tool call and output is kept (shell, MCP, custom, search, code...): those without a line of
+    their own are written as their type and fields, each line cut at ``LINE_LIMIT`` characters."""
     lines: list[str] = []
     for item in items:
         if isinstance(item, Message):
-            lines.append(f"{item.role}: {item_text(item)}")
+            line = f"{item.role}: {item_text(item)}"
         elif isinstance(item, FunctionCall):
-            lines.append(f"tool call {item.name}({item.arguments})")
-        elif isinstance(item, FunctionCallOutput):
-            lines.append(f"tool result: {item_text(item)}")
+            line = f"tool call {item.name}({item.arguments})"
+        elif isinstance(item, FunctionCallOutput | CustomToolCallOutput):
+            line = f"tool result: {item_text(item)}"
+        elif isinstance(item, Reasoning | Compaction | CompactionTrigger | UnknownItem):
+            continue  # hidden reasoning, markers, items no model reads
+        else:
+            fields = item.model_dump(mode="json", exclude=_NOT_TRANSCRIBED, exclude_none=True)
+            line = f"{item.type}: {json.dumps(fields, ensure_ascii=False)}"
+        lines.append(line if len(line) <= LINE_LIMIT else line[:LINE_LIMIT] + "…")
     return "\n".join(lines)
 
 
+def asks_compaction(items: Sequence[Item]) -> bool:
+    """Whether the input ends with a ``compaction_trigger``; one anywhere else is a 400."""
+    if CompactionTrigger not in map(type, items):  # at C speed: most inputs have none
+        return False
+    last = len(items) - 1
+    for index, item in enumerate(items):
+        if isinstance(item, CompactionTrigger) and index != last:
+            message = "A 'compaction_trigger' item must be the last input item."
+            raise InvalidRequest(message, param=f"input[{index}]", code="invalid_value")
+    return True
+
+
 class Compactor:
-    """Writes compaction items, opens them again, and counts the input tokens of a request."""
+    """Writes compaction items and opens them again."""
 
     def __init__(self, store: Store, backends: BackendRegistry, sealer: Sealer) -> None:
         self._store = store
@@ -83,6 +106,10 @@ class Compactor:
     def _view(self, tenant: str) -> Compactor:
         return Compactor(self._store.scoped(tenant), self._backends, self._sealer)
 
+    def reasoning_seal(self) -> ReasoningSeal:
+        """Seals this tenant's reasoning with the key that seals its compactions."""
+        return ReasoningSeal(self._sealer, self.tenant)
+
     def _seal(self, summary: str) -> str:
         return self._sealer.seal(summary, self.tenant)
 
@@ -95,16 +122,23 @@ class Compactor:
         """The user's messages verbatim, then one ``compaction`` item standing for the whole context."""
         backend = self._backends.resolve(request.model)
         context = await self._context(request)
-        summary, usage = await self._summarize(backend, request.model, context)
-        sealed = Compaction(id=new_id("cmp"), encrypted_content=self._seal(summary))
+        sealed, tokens = await self.compact_all(backend, request.model, context)
         kept = [item for item in context if isinstance(item, Message) and item.role == "user"]
+        usage = usage_of(tokens)
         return CompactionObject(id=new_id("resp"), created_at=int(time.time()), output=[*kept, sealed], usage=usage)
 
-    async def _summarize(self, backend: Backend, model: str, context: Sequence[Item]) -> tuple[str, Usage]:
+    async def compact_all(self, backend: Backend, model: str, context: Sequence[Item]) -> tuple[Compaction, TokenUsage]:
+        """One sealed ``compaction`` item standing for all of ``context`` (what ``/responses/compact``
+        returns, and what a create whose input ends with a ``compaction_trigger`` answers), and what
+        writing its summary cost."""
+        summary, tokens = await self._summarize(backend, model, context)
+        return Compaction(id=new_id("cmp"), encrypted_content=self._seal(summary)), tokens
+
+    async def _summarize(self, backend: Backend, model: str, context: Sequence[Item]) -> tuple[str, TokenUsage]:
         text = transcript(context)
         own = backend.summarize(text)
         if own is not None:
-            return own[0], usage_of(own[1])
+            return own
         ask = ModelRequest(
             model=model,
             instructions=SUMMARY_INSTRUCTIONS,
@@ -123,7 +157,7 @@ class Compactor:
                         pieces.append(event.text)
                     elif isinstance(event, Finish):
                         tokens = event.usage
-        return "".join(pieces).strip(), usage_of(tokens)
+        return "".join(pieces).strip(), tokens
 
     def expand(self, items: Sequence[Item]) -> list[Item]:
         """``items`` with each compaction item replaced by the summary it stands for."""
@@ -167,20 +201,6 @@ class Compactor:
         users = [index for index, item in enumerate(context) if isinstance(item, Message) and item.role == "user"]
         tail = context[users[-1] :] if users else []
         return sealed, [_summary_message(summary), *tail]
-
-    async def input_tokens(self, request: CreateResponseRequest) -> int:
-        """What ``usage.input_tokens`` of a create with this body would be, by the model's tokenizer."""
-        check_request(request)
-        backend = self._backends.resolve(request.model)
-        context = await self._context(request)
-        ctx = RunContext(request, self._store, backend, plan_client_tools(request.tools, context))
-
-        def build(items: list[Item]) -> ModelRequest:
-            return build_model_request(ctx, items)
-
-        return await backend.count_tokens(
-            build(await truncated(request, backend, context, token_counter(backend, build)))
-        )
 
 
 def _summary_message(summary: str) -> Message:

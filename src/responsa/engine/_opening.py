@@ -8,31 +8,41 @@ Anything that goes wrong here is an HTTP error and nothing is stored.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
 from responsa import tracing
-from responsa.backends import Backend, BackendRegistry, ModelRequest
-from responsa.protocol import Compaction, CreateResponseRequest, InvalidRequest, Item, ResponseObject, StreamEvent
+from responsa.backends import Backend, BackendRegistry, ModelEvent, ModelRequest
+from responsa.protocol import (
+    Compaction,
+    CompactionTrigger,
+    CreateResponseRequest,
+    InvalidRequest,
+    Item,
+    Reasoning,
+    ResponseObject,
+    StreamEvent,
+)
 from responsa.store import Store
 from responsa.tools import McpConnector, WebSearch
 
 from ._accumulate import OutputBuilder
 from ._admission import Admission
 from ._checks import check_request
-from ._compaction import Compactor
+from ._compaction import Compactor, asks_compaction
 from ._containers import ContainerService
 from ._context import checked_context, load_history, normalize_input
 from ._images import check_images
 from ._model_request import build_model_request
 from ._new_response import new_response, unavailable_hosted
-from ._run import Run, RunContext, open_model_call
+from ._reasoning_seal import ReasoningSeal
+from ._run import Run, RunContext, model_call_done, open_model_call
 from ._timeline import Timeline
 from ._tool_choice import HOSTED_TOOLS
 from ._truncation import token_counter, truncated
 from ._vector_stores import VectorStoreService
-from .tools import Recorded, ToolPlan, ToolServices, ToolSetup, kind_named, plan_client_tools, prepare_server_tools
+from .tools import Recorded, ToolServices, ToolSetup, kind_named, plan_client_tools, prepare_server_tools
 
 __all__ = ["Opener"]
 
@@ -67,12 +77,19 @@ class Opener:
         self._admissions: dict[int, Admission] = {}
 
     async def open(
-        self, request: CreateResponseRequest, fault: str | None, tenant: str, history: Sequence[Item] | None
+        self,
+        request: CreateResponseRequest,
+        fault: str | None,
+        tenant: str,
+        history: Sequence[Item] | None,
+        generate: bool = True,
     ) -> Run:
         """A run with its model stream open, holding one of its backend's slots until it ends.
 
         ``history`` is the context before this request when the caller holds it (a WebSocket
-        connection's own cache of its last response); otherwise it comes from the store.
+        connection's own cache of its last response); otherwise it comes from the store. Without
+        ``generate`` (a WebSocket prewarm) the response is made, with its context, but the model is
+        not called: it completes with no output.
         """
         received = time.time()
         check_request(request)
@@ -95,7 +112,7 @@ class Opener:
         span = tracing.start(f"response {request.model}", attributes)
         try:
             with tracing.current(span):  # what opening the run does (reads, listings, counts) is the span's
-                run = await self._open(request, fault, tenant, history, backend, stack)
+                run = await self._open(request, fault, tenant, history, backend, stack, generate)
         except BaseException as exc:
             await stack.aclose()
             tracing.finish(span, {}, f"{type(exc).__name__}: {exc}")
@@ -114,7 +131,69 @@ class Opener:
         history: Sequence[Item] | None,
         backend: Backend,
         stack: AsyncExitStack,
+        generate: bool,
     ) -> Run:
+        plan = await self._plan(request, fault, tenant, history, backend)
+        ctx, context = plan.ctx, plan.context
+        timeline = Timeline()
+        begun: list[_Begun] = []
+
+        async def begin() -> _Begun:
+            if not begun:
+                begun.append(await _begin(plan, timeline))
+            return begun[0]
+
+        if plan.recorded:  # the model reads what the tools recorded (and what approved calls returned)
+            await begin()
+        if not generate or (CompactionTrigger in plan.classes and asks_compaction(ctx.input_items)):
+            start = await begin()
+            ctx.prior = context
+            return Run(ctx, start.response, start.builder, start.opening,
+                       await _without_model(plan.compactor, start, backend, context, generate), stack)  # fmt: skip
+
+        def build(items: list[Item]) -> ModelRequest:
+            return build_model_request(ctx, [*items, *(begun[0].response.output if begun else ())])
+
+        count = token_counter(backend, build)
+        if plan.compactor is not None:
+            compaction, context = await plan.compactor.compact_within(request, backend, context, count)
+            if compaction is not None:
+                start = await begin()
+                start.opening += start.builder.record_compaction(compaction)
+        context = await truncated(request, backend, context, count)
+        model_events = await open_model_call(stack, backend, build(context), timeline)
+        # Where the model reads none of it, the response is begun only now: the request reaches the
+        # model without waiting for it, and it is built while the model thinks (time to first token).
+        start = await begin()
+        ctx.prior = context
+        return Run(ctx, start.response, start.builder, start.opening, model_events, stack)
+
+    async def count_input_tokens(self, request: CreateResponseRequest, tenant: str) -> int:
+        """What ``usage.input_tokens`` of a create with this body would be: the model request a create
+        builds (context, tools, what server-run tools record before the model reads), counted by the
+        model's tokenizer."""
+        check_request(request)
+        backend = self._backends.resolve(request.model)
+        plan = await self._plan(request, None, tenant, None, backend)
+        recorded = [made.item for made in plan.recorded]
+
+        def build(items: list[Item]) -> ModelRequest:
+            return build_model_request(plan.ctx, [*items, *recorded])
+
+        context = await truncated(request, backend, plan.context, token_counter(backend, build))
+        return await backend.count_tokens(build(context))
+
+    async def _plan(
+        self,
+        request: CreateResponseRequest,
+        fault: str | None,
+        tenant: str,
+        history: Sequence[Item] | None,
+        backend: Backend,
+    ) -> _Plan:
+        """Everything a create decides before the response begins: its context (summaries in place of
+        compaction items, reasoning another server sealed left out), its tools and what the server-run
+        ones record, and the hosted tools left out."""
         store = self._store.scoped(tenant)
         history = list(history) if history is not None else await load_history(store, request)
         input_items = await normalize_input(store, request)
@@ -130,37 +209,17 @@ class Opener:
         served = {kind_type for kind in tools.kinds() for kind_type in kind_named(kind).tool_types} & HOSTED_TOOLS
         ignored = unavailable_hosted(request, backend, self._hosted_tools, served=served)
         unavailable = frozenset(entry["type"] for entry in ignored) | served
-        ctx = RunContext(request, store, backend, tools, unavailable, fault, input_items)
-        timeline = Timeline()
-        begun: list[_Begun] = []
-
-        async def begin() -> _Begun:
-            if not begun:
-                begun.append(await _begin(request, store, tools, ignored, recorded, timeline))
-            return begun[0]
-
-        if recorded:  # the model reads what the tools recorded (and what approved calls returned)
-            await begin()
         compactor = self._compactor.for_tenant(tenant) if self._compactor is not None else None
+        seal = compactor.reasoning_seal() if compactor is not None else None
+        withheld: list[dict[str, str]] = []
+        if seal is not None and Reasoning in classes:  # reasoning another server sealed: not read, said so
+            context, withheld = seal.withhold_foreign(context)
         if compactor is not None and Compaction in classes:  # the summaries in place of compaction items
             context = compactor.expand(context)
-
-        def build(items: list[Item]) -> ModelRequest:
-            return build_model_request(ctx, [*items, *(begun[0].response.output if begun else ())])
-
-        count = token_counter(backend, build)
-        if compactor is not None:
-            compaction, context = await compactor.compact_within(request, backend, context, count)
-            if compaction is not None:
-                start = await begin()
-                start.opening += start.builder.record_compaction(compaction)
-        context = await truncated(request, backend, context, count)
-        model_events = await open_model_call(stack, backend, build(context), timeline)
-        # Where the model reads none of it, the response is begun only now: the request reaches the
-        # model without waiting for it, and it is built while the model thinks (time to first token).
-        start = await begin()
-        ctx.prior = context
-        return Run(ctx, start.response, start.builder, start.opening, model_events, stack)
+        if "reasoning.encrypted_content" not in (request.include or ()):
+            seal = None
+        ctx = RunContext(request, store, backend, tools, unavailable, fault, input_items)
+        return _Plan(ctx, context, classes, recorded, ignored, compactor, seal, withheld)
 
     def _images_model(self, model: str) -> Backend | None:
         """The backend that draws with ``model``, if one serves it as an images model."""
@@ -176,6 +235,21 @@ class Opener:
 
 
 @dataclass
+class _Plan:
+    """What a create decided before its response begins (see ``Opener._plan``)."""
+
+    ctx: RunContext
+    context: list[Item]
+    """History and input as the model will read them, before compaction inside the create and truncation."""
+    classes: frozenset[type]
+    recorded: Sequence[Recorded]
+    ignored: list[dict[str, str]]
+    compactor: Compactor | None
+    seal: ReasoningSeal | None
+    withheld: list[dict[str, str]]
+
+
+@dataclass
 class _Begun:
     """The response as it starts: its object, its builder, and the events of what happened before the model ran."""
 
@@ -184,25 +258,40 @@ class _Begun:
     opening: list[StreamEvent]
 
 
-async def _begin(
-    request: CreateResponseRequest,
-    store: Store,
-    tools: ToolPlan,
-    ignored: list[dict[str, str]],
-    recorded: Sequence[Recorded],
-    timeline: Timeline,
-) -> _Begun:
+async def _begin(plan: _Plan, timeline: Timeline) -> _Begun:
     """The response object, its builder, and its opening events: lifecycle, what the tools recorded, the
-    calls the server runs before the model reads them (approved MCP calls)."""
+    calls the server runs before the model reads them (approved MCP calls). Its reasoning is sealed
+    where the client asked for ``reasoning.encrypted_content``; reasoning input left out is reported."""
+    request, store = plan.ctx.request, plan.ctx.store
     response = new_response(request, stored=request.store and store.retention.responses_enabled)
-    if ignored:
-        response.ignored_tools = ignored  # type: ignore[attr-defined]  # an extension field (see docs/api.md)
-    builder = OutputBuilder(response, tools.routes, timeline)
+    if plan.ignored:
+        response.ignored_tools = plan.ignored  # type: ignore[attr-defined]  # an extension field (see docs/api.md)
+    if plan.withheld:
+        response.input_transformations = plan.withheld  # type: ignore[attr-defined]  # OpenAI's field, as it fills it
+    builder = OutputBuilder(response, plan.ctx.tools.routes, timeline)
+    if plan.seal is not None:
+        builder.seal_reasoning = plan.seal.seal
     builder.emitter.read = request.stream or request.background
     opening = builder.start()
-    for made in recorded:
+    for made in plan.recorded:
         opening += builder.record(made)
     if builder.server_calls_waiting:  # approved calls, made before the model reads them
         async for events in builder.run_server_calls():
             opening += events
     return _Begun(response, builder, opening)
+
+
+async def _without_model(
+    compactor: Compactor | None, start: _Begun, backend: Backend, context: list[Item], generate: bool
+) -> AsyncIterator[list[ModelEvent]]:
+    """The end of a response the model does not answer: a prewarm (``generate: false``) ends with no
+    output; a compaction (the input ends with ``compaction_trigger``) with one ``compaction`` item
+    standing for the whole context, which the model summarized."""
+    if not generate:
+        return model_call_done()
+    if compactor is None:
+        raise InvalidRequest("This server does not compact.", param="input", code="unsupported_value")
+    read = [item for item in context if not isinstance(item, CompactionTrigger)]
+    compaction, usage = await compactor.compact_all(backend, start.response.model, read)
+    start.opening += start.builder.record_compaction(compaction)
+    return model_call_done(usage)

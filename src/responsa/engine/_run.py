@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from responsa import tracing
-from responsa.backends import Backend, ModelEvent, ModelRequest
+from responsa.backends import Backend, Finish, ModelEvent, ModelRequest, TokenUsage
 from responsa.protocol import CreateResponseRequest, EventJson, Item, ResponsaError, ResponseObject, StreamEvent
 from responsa.store import Store
 
@@ -22,7 +22,7 @@ from .tools import ToolPlan
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-__all__ = ["Run", "RunContext", "open_model_call"]
+__all__ = ["Run", "RunContext", "model_call_done", "open_model_call"]
 
 
 @dataclass
@@ -114,3 +114,12 @@ async def open_model_call(
         stack.callback(call.end)
     with tracing.current(call):
         return await stack.enter_async_context(backend.stream(request))
+
+
+NOTHING_USED = TokenUsage(0, 0)
+
+
+async def model_call_done(usage: TokenUsage = NOTHING_USED) -> AsyncIterator[list[ModelEvent]]:
+    """The model events of a response the model does not write (a ``generate: false`` one, or a
+    compaction, whose summary cost ``usage``): its end alone."""
+    yield [Finish("stop", usage)]

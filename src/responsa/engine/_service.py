@@ -115,9 +115,14 @@ class ResponseService:
         request: CreateResponseRequest,
         fault: str | None = None,
         history: Sequence[Item] | None = None,
+        generate: bool = True,
     ) -> Run:
         """Validate, rebuild context, do the MCP groundwork and open the model stream (see ``Opener``)."""
-        return await self._opener.open(request, fault, self.tenant, history)
+        return await self._opener.open(request, fault, self.tenant, history, generate)
+
+    async def input_tokens(self, request: CreateResponseRequest) -> int:
+        """What ``usage.input_tokens`` of a create with this body would be (see ``Opener``)."""
+        return await self._opener.count_input_tokens(request, self.tenant)
 
     def events(self, run: Run) -> AsyncGenerator[list[StreamEvent]]:
         """Drive a started run to its end, yielding its stream events in batches (see ``RunLoop``)."""

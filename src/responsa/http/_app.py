@@ -191,7 +191,7 @@ def create_app(settings: Settings) -> Starlette:
                       "code_interpreter": code_status}  # fmt: skip
             app.state.services = Services(
                 responses, ConversationService(store), files, vector_stores, compactor, limiter, metrics, limits,
-                registry.models(), registry.workers, int(time.time()), hosted, capabilities, containers,
+                registry.described(), registry.workers, int(time.time()), hosted, capabilities, containers,
                 store.check_health,
             )  # fmt: skip
             await vector_stores.recover()

@@ -32,7 +32,7 @@ async def input_tokens(request: Request) -> Response:
     models = services(request).models
     defaults = {**(services(request).limits.create_defaults or {}), **({"model": models[0]} if models else {})}
     body = await read_model(request, CreateResponseRequest, defaults)
-    count = await _compactor(request).input_tokens(body)
+    count = await services(request).responses.for_tenant(tenant_of(request)).input_tokens(body)
     return json_response(InputTokensObject(input_tokens=count).model_dump(mode="json"))
 
 

@@ -16,6 +16,7 @@ from ._container_routes import container_routes
 from ._conversation_routes import conversation_routes
 from ._errors import json_response
 from ._file_routes import file_routes
+from ._model_catalog import list_models
 from ._openapi import openapi_route
 from ._parsing import item_list_body, page_body, paging, read_model, response_filter
 from ._server_routes import server_routes
@@ -104,12 +105,6 @@ async def list_input_items(request: Request) -> Response:
         before=page.before,
     )
     return json_response(page_body(found))
-
-
-async def list_models(request: Request) -> Response:
-    names = services(request).models
-    data = [{"id": name, "object": "model", "created": 0, "owned_by": "responsa"} for name in names]
-    return json_response({"object": "list", "data": data})
 
 
 async def health(request: Request) -> Response:

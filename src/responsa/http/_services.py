@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.requests import HTTPConnection
 
-from responsa.backends import WorkerState
+from responsa.backends import ServedModel, WorkerState
 from responsa.engine import (
     Compactor,
     ContainerService,
@@ -49,7 +49,8 @@ class Services:
     limiter: Limiter
     metrics: Metrics
     limits: HttpLimits
-    models: list[str]
+    catalog: list[ServedModel]
+    """The models served, as the backends describe them (``GET /v1/models``)."""
     workers: Callable[[], list[WorkerState]]
     started_at: int
     hosted_tools: dict[str, dict[str, Any]]
@@ -59,6 +60,11 @@ class Services:
     containers: ContainerService
     store_health: Callable[[], Awaitable[StoreHealth]]
     """Whether the store can serve now (``/health``)."""
+
+    @property
+    def models(self) -> list[str]:
+        """The names of the models served, in the registry's order (the first is the default)."""
+        return [model.name for model in self.catalog]
 
 
 def services(connection: HTTPConnection) -> Services:

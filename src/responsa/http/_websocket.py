@@ -8,7 +8,9 @@ the store; a continuation that fails evicts it. Errors are ``{"type": "error", "
 messages (with the SDK's flat ``code``/``message``/``param`` too) and the connection stays open.
 After ``websocket_max_age_secs`` the server sends ``websocket_connection_limit_reached`` and closes.
 The API key comes from the handshake (the gate checks it like any request's); rate limits apply
-to each ``response.create``.
+to each ``response.create``. As OpenAI does, a message may say ``stream: true`` and carry fields
+this server does not know; ``generate: false`` (Codex's prewarm) makes the response and its context
+without calling the model, so its id continues the chain.
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ __all__ = ["responses_socket"]
 
 logger = logging.getLogger(__name__)
 
-_NOT_ON_A_SOCKET = ("stream", "stream_options", "background")
-"""HTTP streaming fields a ``response.create`` message must not carry (the spec disallows them)."""
+_NOT_ON_A_SOCKET = ("background",)
+"""Fields a ``response.create`` message cannot carry: a socket has no background responses."""
 _LIMIT_REACHED = InvalidRequest(
     "This WebSocket connection reached its maximum age; open a new connection to continue.",
     code="websocket_connection_limit_reached",
@@ -61,13 +63,20 @@ class _Connection:
 
 
 def error_message(error: ResponsaError) -> dict[str, Any]:
-    """The spec's WebSocket error envelope, plus the flat fields the OpenAI SDK reads."""
+    """The spec's WebSocket error envelope, plus the flat fields the OpenAI SDK reads and the
+    ``status_code`` older Codex builds read."""
     body = error.to_body()["error"]
     body["code"] = body["code"] or body["type"]  # the spec requires a code string here
-    return {**body, "type": "error", "status": error.status_code, "error": body, "sequence_number": 0}
+    status = error.status_code
+    return {**body, "type": "error", "status": status, "status_code": status, "error": body, "sequence_number": 0}
 
 
-def _parse(text: str, defaults: dict[str, Any] | None) -> CreateResponseRequest:
+def _parse(text: str, defaults: dict[str, Any] | None) -> tuple[CreateResponseRequest, bool]:
+    """The create request a message carries, and whether the model is to answer it (``generate``).
+
+    ``stream: true`` is accepted, as OpenAI accepts it (Codex and the Agents SDK send it; the Open
+    Responses text says clients must not): every response on a socket streams. ``stream: false``,
+    which cannot be honoured here, is a 400."""
     try:
         message = json.loads(text)
     except ValueError:
@@ -81,16 +90,20 @@ def _parse(text: str, defaults: dict[str, Any] | None) -> CreateResponseRequest:
         )
     for name in _NOT_ON_A_SOCKET:
         if name in message:
-            raise InvalidRequest(
-                f"'{name}' cannot be sent on a WebSocket: every response streams.",
-                param=name,
-                code="unsupported_parameter",
-            )
+            raise InvalidRequest(f"'{name}' cannot be sent on a WebSocket.", param=name, code="unsupported_parameter")
+    if message.get("stream", True) is not True:
+        raise InvalidRequest(
+            "'stream' can only be true on a WebSocket: every response streams.", param="stream", code="invalid_value"
+        )
+    generate = message.pop("generate", True)
+    if not isinstance(generate, bool):
+        raise InvalidRequest("'generate' must be a boolean.", param="generate", code="invalid_type")
     del message["type"]
     try:
-        return CreateResponseRequest.model_validate({**(defaults or {}), **message, "stream": True})
+        request = CreateResponseRequest.model_validate({**(defaults or {}), **message, "stream": True})
     except ValidationError as exc:
         raise invalid_from_validation(exc) from None
+    return request, generate
 
 
 async def _serve_one(socket: WebSocket, connection: _Connection, text: str) -> None:
@@ -99,10 +112,10 @@ async def _serve_one(socket: WebSocket, connection: _Connection, text: str) -> N
     service, limiter = made.responses.for_tenant(connection.tenant), made.limiter
     previous: str | None = None
     try:
-        request = _parse(text, made.limits.create_defaults)
+        request, generate = _parse(text, made.limits.create_defaults)
         previous = request.previous_response_id
         await limiter.admit(connection.tenant)
-        run = await service.start(request, history=connection.history(request))
+        run = await service.start(request, history=connection.history(request), generate=generate)
         async with aclosing(service.events(run)) as batches:  # a client gone mid-way ends the run now
             async for events in batches:
                 for event in events:

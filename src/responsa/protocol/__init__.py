@@ -64,6 +64,7 @@ from ._files import FILE_PURPOSES, FileObject
 from ._ids import new_id
 from ._items import (
     Compaction,
+    CompactionTrigger,
     FunctionCall,
     FunctionCallOutput,
     Item,
@@ -205,6 +206,7 @@ __all__ = [
     "Compaction",
     "CompactionEvent",
     "CompactionObject",
+    "CompactionTrigger",
     "Conflict",
     "ContainerExpiry",
     "ContainerFileObject",

@@ -137,6 +137,14 @@ class Compaction(WirePart):
     created_by: str | None = None
 
 
+class CompactionTrigger(WirePart):
+    """Asks for the context before it to be compacted (the last input item; Codex's remote compaction
+    v2): the response's output is then one ``compaction`` item, and no model answer."""
+
+    type: Literal["compaction_trigger"] = "compaction_trigger"
+    id: str | None = None
+
+
 class UnknownItem(WirePart):
     """An item of a type we do not know (e.g. ``vendor:thing``); kept verbatim and ignored by models."""
 
@@ -156,6 +164,7 @@ _ITEM_TAGS = frozenset(
         "mcp_approval_request",
         "mcp_approval_response",
         "compaction",
+        "compaction_trigger",
         "custom_tool_call",
         "custom_tool_call_output",
         "shell_call",
@@ -195,6 +204,7 @@ Item = Annotated[
     | Annotated[McpApprovalRequest, Tag("mcp_approval_request")]
     | Annotated[McpApprovalResponse, Tag("mcp_approval_response")]
     | Annotated[Compaction, Tag("compaction")]
+    | Annotated[CompactionTrigger, Tag("compaction_trigger")]
     | Annotated[CustomToolCall, Tag("custom_tool_call")]
     | Annotated[CustomToolCallOutput, Tag("custom_tool_call_output")]
     | Annotated[ShellCall, Tag("shell_call")]

@@ -33,6 +33,9 @@ TERMINAL_EVENT_TYPES: frozenset[str] = frozenset({"response.completed", "respons
 class InputTokensDetails(WireModel):
     cached_tokens: int = 0
     """Input tokens served from the prompt cache."""
+    cache_write_tokens: int = 0
+    """Input tokens written to a prompt cache the client can address (openai 3.57 requires the field;
+    responsa has no such cache, so it is 0)."""
 
 
 class OutputTokensDetails(WireModel):

@@ -119,6 +119,12 @@ class SimulatorBackend(Backend):
         profile = self._profiles.get(model)
         return profile.context_window if profile is not None else None
 
+    def reasoning_efforts(self, model: str) -> tuple[tuple[str, ...], str | None]:
+        profile = self._profiles.get(model)
+        if profile is None or not profile.reasoning:
+            return (), None
+        return tuple(sorted(profile.efforts, key=list(EFFORT_MULTIPLIERS).index)), profile.default_effort
+
     @asynccontextmanager
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[list[ModelEvent]]]:
         profile = self._profiles[request.model]

@@ -1,0 +1,91 @@
+"""``GET /v1/models``: OpenAI's model list for plain clients, and the catalog Codex reads.
+
+Codex's models manager asks ``GET {base}/models?client_version=…`` and reads ``{"models": [...]}``,
+one entry per model with what it needs to drive it: the context window (for its own compaction),
+the input modalities (it withholds images from a model that does not read them), the reasoning
+efforts, ``apply_patch_tool_type: "freeform"`` (its ``apply_patch`` as a custom tool with a grammar,
+which every backend here can be offered). Without an entry it warns that the model's metadata is
+missing and falls back to generic settings. The catalog comes from what the backends know of each
+model (a GGUF's context and projector, an upstream's configured window and vision, the simulator's
+profiles); it changes only with the server's configuration, so its ETag is a hash of its JSON and a
+matching ``If-None-Match`` gets a 304.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from responsa.backends import ServedModel
+
+from ._errors import json_response
+from ._services import services
+
+__all__ = ["list_models"]
+
+TOOL_OUTPUT_TOKENS = 10_000
+"""How much of a tool's output Codex keeps in the conversation (its own default for OpenAI's models)."""
+
+
+def _codex_entry(model: ServedModel, priority: int) -> dict[str, Any]:
+    """One model as Codex's ``ModelInfo`` reads it."""
+    efforts = [{"effort": effort, "description": f"{effort} reasoning effort"} for effort in model.efforts]
+    return {
+        "slug": model.name,
+        "display_name": model.name,
+        "description": f"{model.name}, served by responsa",
+        "default_reasoning_level": model.default_effort if efforts else None,
+        "supported_reasoning_levels": efforts,
+        "shell_type": "shell_command",
+        "visibility": "list",
+        "supported_in_api": True,
+        "priority": priority,
+        "additional_speed_tiers": [],
+        "service_tiers": [],
+        "default_service_tier": None,
+        "availability_nux": None,
+        "upgrade": None,
+        "model_messages": None,
+        "supports_reasoning_summaries": bool(efforts),
+        "default_reasoning_summary": "auto" if efforts else "none",
+        "support_verbosity": False,
+        "default_verbosity": None,
+        "apply_patch_tool_type": "freeform",
+        "web_search_tool_type": "text",
+        "truncation_policy": {"mode": "tokens", "limit": TOOL_OUTPUT_TOKENS},
+        "supports_parallel_tool_calls": True,
+        "supports_image_detail_original": False,
+        "context_window": model.context_window,
+        "max_context_window": model.context_window,
+        "auto_compact_token_limit": None,
+        "effective_context_window_percent": 95,
+        "experimental_supported_tools": [],
+        "input_modalities": ["text", "image"] if model.reads_images else ["text"],
+        "supports_search_tool": False,
+    }
+
+
+def _openai_entry(model: ServedModel) -> dict[str, Any]:
+    return {"id": model.name, "object": "model", "created": 0, "owned_by": "responsa"}
+
+
+def _etag(body: bytes) -> str:
+    return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+async def list_models(request: Request) -> Response:
+    """OpenAI's list; Codex's catalog when the request names a ``client_version`` (as Codex does)."""
+    models = services(request).catalog
+    if "client_version" not in request.query_params:
+        return json_response({"object": "list", "data": [_openai_entry(model) for model in models]})
+    catalog = {"models": [_codex_entry(model, priority) for priority, model in enumerate(models, start=1)]}
+    body = json.dumps(catalog, separators=(",", ":")).encode()
+    etag = _etag(body)
+    headers = {"ETag": etag, "x-models-etag": etag, "Cache-Control": "no-cache"}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type="application/json", headers=headers)
