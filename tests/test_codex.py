@@ -37,33 +37,43 @@ def codex_binary() -> str:
     return found
 
 
-class Codex:
-    """Runs ``codex exec`` with its own home, configured to use responsa as its model provider."""
+SANDBOX = (
+    # Codex wraps commands in bubblewrap where it is installed (install.sh installs it for the code
+    # interpreter), with a helper it will not create under /tmp, where these tests keep its home:
+    # the commands here (cat, echo) run as they are.
+    'sandbox_mode = "danger-full-access"\n'
+)
 
-    def __init__(self, home: Path, workdir: Path, base_url: str, model: str) -> None:
+
+def custom_provider(base_url: str, name: str = "responsa") -> str:
+    """Codex's configuration for responsa as a custom provider (HTTP and SSE, no retries)."""
+    return (
+        'model_provider = "responsa"\n'
+        "[model_providers.responsa]\n"
+        f'name = "{name}"\n'
+        f'base_url = "{base_url}"\n'
+        'wire_api = "responses"\n'
+        'env_key = "RESPONSA_TEST_KEY"\n'
+        "request_max_retries = 0\n"
+        "stream_max_retries = 0\n"
+    )
+
+
+class Codex:
+    """Runs ``codex exec`` with its own home, configured to use responsa: as a custom provider unless
+    ``config`` (the provider part of ``config.toml``) says otherwise."""
+
+    def __init__(self, home: Path, workdir: Path, base_url: str, model: str, config: str | None = None) -> None:
         self.binary = codex_binary()
         self.home, self.workdir = home, workdir
         home.mkdir(exist_ok=True)
         workdir.mkdir(exist_ok=True)
-        (home / "config.toml").write_text(
-            f'model = "{model}"\n'
-            'model_provider = "responsa"\n'
-            # Codex wraps commands in bubblewrap where it is installed (install.sh installs it for the code
-            # interpreter), with a helper it will not create under /tmp, where these tests keep its home:
-            # the commands here (cat, echo) run as they are.
-            'sandbox_mode = "danger-full-access"\n'
-            "[model_providers.responsa]\n"
-            'name = "responsa"\n'
-            f'base_url = "{base_url}"\n'
-            'wire_api = "responses"\n'
-            'env_key = "RESPONSA_TEST_KEY"\n'
-            "request_max_retries = 0\n"
-            "stream_max_retries = 0\n"
-        )
+        (home / "config.toml").write_text(f'model = "{model}"\n' + SANDBOX + (config or custom_provider(base_url)))
 
     def exec(self, *args: str, check: bool = True) -> list[dict[str, Any]]:
         """Run ``codex exec --json ARGS``; its JSONL events (with ``check``, it must exit 0)."""
-        env = {**os.environ, "CODEX_HOME": str(self.home), "RESPONSA_TEST_KEY": "unused", "NO_COLOR": "1"}
+        env = {**os.environ, "CODEX_HOME": str(self.home), "RESPONSA_TEST_KEY": "unused", "OPENAI_API_KEY": "unused",
+               "NO_COLOR": "1"}  # fmt: skip
         done = subprocess.run(
             [self.binary, "exec", *args[:-1], "--json", "--skip-git-repo-check", args[-1]],
             cwd=self.workdir,

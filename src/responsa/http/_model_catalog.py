@@ -27,6 +27,18 @@ from ._services import services
 
 __all__ = ["list_models"]
 
+BASE_INSTRUCTIONS = """You are a coding agent working in the user's workspace through the tools you are given.
+
+- Read before you change: list and open the files that matter, and run the project's own commands
+  (tests, linters, builds) to learn how it works.
+- Make the smallest change that does what the user asked, in the style of the code around it. Edit
+  files with the apply_patch tool where it is offered; run commands with the shell tools.
+- After a change, run what checks it (the tests, the build) and fix what you broke.
+- Do not invent files, commands or results: if something fails or you are unsure, say so.
+- When you are done, answer briefly: what you changed, where, and how you checked it."""
+"""What Codex sends as ``instructions`` for a model of this catalog (Codex requires an entry to carry
+them; its own prompt is for OpenAI's models). Codex's ``base_instructions`` setting replaces them."""
+
 TOOL_OUTPUT_TOKENS = 10_000
 """How much of a tool's output Codex keeps in the conversation (its own default for OpenAI's models)."""
 
@@ -49,6 +61,7 @@ def _codex_entry(model: ServedModel, priority: int) -> dict[str, Any]:
         "default_service_tier": None,
         "availability_nux": None,
         "upgrade": None,
+        "base_instructions": BASE_INSTRUCTIONS,
         "model_messages": None,
         "supports_reasoning_summaries": bool(efforts),
         "default_reasoning_summary": "auto" if efforts else "none",
@@ -66,6 +79,10 @@ def _codex_entry(model: ServedModel, priority: int) -> dict[str, Any]:
         "experimental_supported_tools": [],
         "input_modalities": ["text", "image"] if model.reads_images else ["text"],
         "supports_search_tool": False,
+        "prefer_websockets": True,
+        "use_responses_lite": False,
+        "supports_reasoning_effort_updates": False,
+        "available_in_plans": [],
     }
 
 

@@ -1,0 +1,105 @@
+"""Codex CLI in the setups people actually use, against a live ``responsa serve`` on the simulator:
+
+- the built-in ``openai`` provider with ``openai_base_url`` (what most guides say): WebSocket mode,
+  starting each thread with a ``generate: false`` prewarm, and remote compaction v2;
+- a custom provider named "OpenAI" over HTTP, which compacts remotely too, reading the model catalog
+  from ``model_catalog_url``.
+
+Codex reports a WebSocket it could not use as an ``error`` item ("Falling back from WebSockets to
+HTTPS transport") and a model it has no metadata for as another ("Model metadata for … not found"):
+the tests require that neither appears. Compaction is read from Codex's own session file, where it
+records the history it replaced with the server's ``compaction`` item.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import LiveServer, sqlite_server
+from tests.test_codex import Codex, custom_provider, items
+
+COMPACT_AT = 3000
+"""``model_auto_compact_token_limit`` for the turn that must compact: Codex's instructions and tools
+alone are about 5,600 tokens with the catalog's instructions, so a resumed session is over it at once."""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    yield from sqlite_server(tmp_path_factory, "codex-default")
+
+
+def default_provider(server: LiveServer, home: Path) -> str:
+    """The built-in provider pointed at responsa, with the catalog saved where ``model_catalog_json`` reads
+    it (the built-in provider takes a catalog URL only on OpenAI's hosts)."""
+    home.mkdir(exist_ok=True)
+    catalog = httpx.get(f"{server.v1}/models", params={"client_version": "0.169.0"}, timeout=10)
+    assert catalog.status_code == 200 and catalog.headers["x-models-etag"] == catalog.headers["etag"]
+    (home / "models.json").write_text(catalog.text)
+    return f'openai_base_url = "{server.v1}"\nmodel_catalog_json = "{home / "models.json"}"\n'
+
+
+def errors(events: list[dict[str, Any]]) -> list[str]:
+    return [item["message"] for item in items(events, "error")] + [e["message"] for e in events if e["type"] == "error"]
+
+
+def compactions(home: Path) -> list[dict[str, Any]]:
+    """The compaction items Codex put in place of its history, from its session files."""
+    found = []
+    for session in home.glob("sessions/**/*.jsonl"):
+        for line in session.read_text().splitlines():
+            record = json.loads(line)
+            if record.get("type") == "compacted":
+                history = record["payload"].get("replacement_history") or []
+                found += [item for item in history if item.get("type") == "compaction"]
+    return found
+
+
+def shell_then_compacting_resume(codex: Codex) -> list[dict[str, Any]]:
+    """A shell tool loop, then a resumed turn over the compaction limit: the events of both."""
+    (codex.workdir / "notes.txt").write_text("responsa-marker-41\n")
+    events = codex.exec("Run the command `cat notes.txt` with exec_command and tell me what it printed")
+    (command,) = items(events, "command_execution")
+    assert "responsa-marker-41" in command["aggregated_output"]
+    (answer,) = items(events, "agent_message")
+    assert "responsa-marker-41" in answer["text"]
+    assert compactions(codex.home) == []
+
+    resumed = codex.exec("-c", f"model_auto_compact_token_limit={COMPACT_AT}", "resume", "--last",
+                         "Thanks, say goodbye to the team")  # fmt: skip
+    assert resumed[0]["thread_id"] == events[0]["thread_id"] and resumed[-1]["type"] == "turn.completed"
+    assert items(resumed, "agent_message")
+    (compaction,) = compactions(codex.home)
+    assert compaction["encrypted_content"].startswith("rsa1.")  # the server's sealed item, not Codex's own
+    return events + resumed
+
+
+def test_the_default_provider_talks_websocket_with_the_catalog(server: LiveServer, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    codex = Codex(home, tmp_path / "work", server.v1, "sim", config=default_provider(server, home))
+    events = codex.exec("Say hello to the team")
+    assert errors(events) == []  # no fallback to HTTPS, no missing metadata
+    (message,) = items(events, "agent_message")
+    assert message["text"] and events[-1]["type"] == "turn.completed"
+
+
+def test_the_default_provider_runs_a_shell_loop_resumes_and_compacts_remotely(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    codex = Codex(home, tmp_path / "work", server.v1, "sim", config=default_provider(server, home))
+    assert errors(shell_then_compacting_resume(codex)) == []
+
+
+def test_a_custom_provider_named_openai_compacts_over_http_and_reads_the_catalog(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    catalog = f'model_catalog_url = "{server.v1}/models"\n[features]\napi_key_model_discovery = true\n'
+    config = custom_provider(server.v1, name="OpenAI") + catalog
+    codex = Codex(tmp_path / "home", tmp_path / "work", server.v1, "sim", config=config)
+    assert errors(shell_then_compacting_resume(codex)) == []
