@@ -100,13 +100,13 @@ def test_encrypted_reasoning_round_trips(sdk: openai.OpenAI) -> None:
         store=False,
     )  # fmt: skip
     reasoning = first.output[0]
-    assert reasoning.encrypted_content and reasoning.encrypted_content.startswith("gAAAA")
+    assert reasoning.encrypted_content and reasoning.encrypted_content.startswith("rsa1.")  # sealed by the server
     again = sdk.responses.create(
         model="gpt-5", reasoning={"effort": "low"}, store=False,
         input=[{"role": "user", "content": "Plan a picnic"}, reasoning.model_dump(exclude_none=True),
                first.output[1].model_dump(exclude_none=True), {"role": "user", "content": "And for rain?"}],
     )  # fmt: skip
-    assert again.status == "completed"
+    assert again.status == "completed" and again.input_transformations is None  # opened: read, not withheld
     plain = sdk.responses.create(model="gpt-5", input="Plan a picnic", reasoning={"effort": "low"})
     assert plain.output[0].encrypted_content is None
 

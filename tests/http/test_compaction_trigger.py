@@ -12,6 +12,7 @@ import httpx
 import openai
 import pytest
 
+from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
 from tests.backends.mock_upstream import Stream, text_chunks
 from tests.backends.test_chat_completions import Rig, start_rig
 from tests.conftest import LiveServer, sqlite_server
@@ -93,3 +94,13 @@ def test_the_upstream_summarizes_every_kind_of_tool_call(rig: Rig) -> None:
     rig.sdk.responses.create(model="up-model", input=[item, {"role": "user", "content": "Done?"}])
     seen = rig.first.requests[-1]["messages"]
     assert any("Fixed the build; ticket TCK-8812 closed." in str(message["content"]) for message in seen)
+
+
+def test_the_embedded_model_writes_the_compaction_a_trigger_asks_for(client: openai.OpenAI) -> None:
+    compacted = client.responses.create(model=DEFAULT_MODEL_NAME, input=[*HISTORY, TRIGGER], tools=[WEATHER_TOOL])  # type: ignore[list-item]
+    (item,) = compacted.output
+    assert item.type == "compaction" and compacted.usage is not None and compacted.usage.output_tokens > 0
+    question = {"role": "user", "content": "When is the launch?"}
+    follow = client.responses.create(model=DEFAULT_MODEL_NAME, input=[item.to_dict(warnings=False), question],  # type: ignore[list-item]
+                                     max_output_tokens=8)  # fmt: skip
+    assert follow.usage is not None and follow.usage.input_tokens > 20  # the summary reached the model

@@ -337,3 +337,15 @@ def test_allowed_host_opens_the_policy(tmp_path: Path, mcp: McpServer) -> None:
     with serve(settings) as live:
         reply = httpx.post(f"{live.v1}/responses", json={"model": "sim", "input": "x", "tools": [blocked]}, timeout=30)
         assert reply.status_code == 200 and reply.json()["output"][0]["error"]
+
+
+def test_input_tokens_count_what_the_mcp_listing_adds_as_a_create_does(client: openai.OpenAI, mcp: McpServer) -> None:
+    """``/responses/input_tokens`` counts the model request a create builds: the server's MCP listing
+    (the tools it offers the model, the ``mcp_list_tools`` item) included."""
+    body: dict[str, Any] = {"model": "sim", "input": "Say hi to the team", "tools": [mcp.tool()]}
+    counted = client.responses.input_tokens.count(**body).input_tokens
+    created = client.responses.create(**body)
+    assert kinds(created) == ["mcp_list_tools", "message"]
+    assert created.usage is not None and counted == created.usage.input_tokens
+    bare = client.responses.input_tokens.count(model="sim", input="Say hi to the team").input_tokens
+    assert counted > bare

@@ -296,15 +296,15 @@ class Settings:
         None,
         shown="a key file beside the SQLite database",
         summary=(
-            "Seals compaction items; give every replica sharing a store the same one (default: a key file beside "
-            "the SQLite database)."
+            "Seals compaction items and encrypted reasoning; give every replica sharing a store the same one "
+            "(default: a key file beside the SQLite database)."
         ),
         doc=(
-            "Seals the `encrypted_content` of compaction items (AES-GCM, bound to the tenant). Without it, a "
-            "random 32-byte key is made once in `<database>.key` (mode 0600) beside a SQLite file; with "
+            "Seals the `encrypted_content` of compaction and reasoning items (AES-GCM, bound to the tenant). "
+            "Without it, a random 32-byte key is made once in `<database>.key` (mode 0600) beside a SQLite file; with "
             "PostgreSQL or an in-memory database a key for this process only is used and a warning is logged. "
             "Replicas sharing a store must share this key, or one replica's compaction items are a `400 "
-            "invalid_encrypted_content` on another."
+            "invalid_encrypted_content` on another (and its reasoning is left out there, see docs/api.md)."
         ),
     )
     hosted_tools: Literal["ignore", "reject"] = option(

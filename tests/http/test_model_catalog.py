@@ -1,0 +1,51 @@
+"""``GET /v1/models``: OpenAI's list through the openai SDK, and with ``client_version`` the catalog Codex
+reads, each entry from what the backend serving the model knows of it."""
+
+from __future__ import annotations
+
+import httpx
+import openai
+
+from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
+from tests.conftest import LiveServer
+
+CODEX_FIELDS = {"slug", "display_name", "base_instructions", "supported_reasoning_levels", "shell_type",
+                "visibility", "supported_in_api", "priority", "supports_reasoning_summaries", "support_verbosity",
+                "apply_patch_tool_type", "truncation_policy", "supports_parallel_tool_calls", "context_window",
+                "experimental_supported_tools", "input_modalities"}  # fmt: skip
+
+
+def test_a_plain_client_gets_openais_list(client: openai.OpenAI) -> None:
+    models = client.models.list().data
+    names = [model.id for model in models]
+    assert DEFAULT_MODEL_NAME in names and "sim" in names
+    assert all(model.object == "model" and model.owned_by == "responsa" for model in models)
+
+
+def test_codex_gets_its_catalog_from_the_backends(server: LiveServer) -> None:
+    reply = httpx.get(f"{server.v1}/models", params={"client_version": "0.169.0"})
+    assert reply.status_code == 200 and set(reply.json()) == {"models"}
+    entries = {entry["slug"]: entry for entry in reply.json()["models"]}
+    assert all(CODEX_FIELDS <= set(entry) for entry in entries.values())
+    assert all(entry["apply_patch_tool_type"] == "freeform" for entry in entries.values())
+    assert [entry["priority"] for entry in entries.values()] == list(range(1, len(entries) + 1))
+
+    embedded = entries[DEFAULT_MODEL_NAME]
+    assert embedded["context_window"] == server.settings.embedded_context  # the GGUF's context as served
+    assert embedded["input_modalities"] == ["text"]  # no projector: Codex keeps images back
+    assert embedded["supported_reasoning_levels"] == [] and embedded["default_reasoning_level"] is None
+
+    reasoning = entries["gpt-5-mini"]  # a simulated reasoning profile
+    efforts = [level["effort"] for level in reasoning["supported_reasoning_levels"]]
+    assert "minimal" in efforts and "high" in efforts and reasoning["default_reasoning_level"] in efforts
+    assert reasoning["input_modalities"] == ["text", "image"] and reasoning["supports_reasoning_summaries"]
+
+
+def test_the_catalog_has_an_etag_and_answers_304_when_unchanged(server: LiveServer) -> None:
+    first = httpx.get(f"{server.v1}/models", params={"client_version": "0.169.0"})
+    etag = first.headers["etag"]
+    assert first.headers["x-models-etag"] == etag
+    again = httpx.get(f"{server.v1}/models?client_version=0.169.0", headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b""
+    stale = httpx.get(f"{server.v1}/models?client_version=0.169.0", headers={"If-None-Match": '"old"'})
+    assert stale.status_code == 200 and stale.json() == first.json()
