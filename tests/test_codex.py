@@ -147,7 +147,8 @@ def rig(tmp_path: Path) -> Iterator[Rig]:
     yield from start_rig(tmp_path)
 
 
-def _call(name: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+def call_chunks(name: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    """An upstream's streamed chunks of one call of ``name`` with ``arguments``."""
     entry = {
         "index": 0,
         "id": "call_1",
@@ -160,7 +161,7 @@ def _call(name: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
 
 def test_shell_turn_and_resume_on_an_upstream(rig: Rig, tmp_path: Path) -> None:
     codex = Codex(tmp_path / "home", tmp_path / "work", rig.server.v1, "up-model")
-    rig.first.script.extend([Stream(_call("exec_command", {"cmd": "echo upstream-marker"})),
+    rig.first.script.extend([Stream(call_chunks("exec_command", {"cmd": "echo upstream-marker"})),
                              Stream(text_chunks("It printed upstream-marker.")),
                              Stream(text_chunks("Goodbye."))])  # fmt: skip
     events = codex.exec("Echo a marker")

@@ -21,8 +21,10 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.backends.mock_upstream import Stream, text_chunks
+from tests.backends.test_chat_completions import Rig, start_rig
 from tests.conftest import LiveServer, sqlite_server
-from tests.test_codex import Codex, custom_provider, items
+from tests.test_codex import Codex, call_chunks, custom_provider, items
 
 COMPACT_AT = 3000
 """``model_auto_compact_token_limit`` for the turn that must compact: Codex's instructions and tools
@@ -32,6 +34,11 @@ alone are about 5,600 tokens with the catalog's instructions, so a resumed sessi
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     yield from sqlite_server(tmp_path_factory, "codex-default")
+
+
+@pytest.fixture
+def rig(tmp_path: Path) -> Iterator[Rig]:
+    yield from start_rig(tmp_path)
 
 
 def default_provider(server: LiveServer, home: Path) -> str:
@@ -103,3 +110,18 @@ def test_a_custom_provider_named_openai_compacts_over_http_and_reads_the_catalog
     config = custom_provider(server.v1, name="OpenAI") + catalog
     codex = Codex(tmp_path / "home", tmp_path / "work", server.v1, "sim", config=config)
     assert errors(shell_then_compacting_resume(codex)) == []
+
+
+def test_the_default_provider_runs_an_upstream_model_over_websocket(rig: Rig, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    codex = Codex(home, tmp_path / "work", rig.server.v1, "up-model", config=default_provider(rig.server, home))
+    rig.first.script.extend([Stream(call_chunks("exec_command", {"cmd": "echo upstream-marker"})),
+                             Stream(text_chunks("It printed upstream-marker."))])  # fmt: skip
+    events = codex.exec("Echo a marker")
+    assert errors(events) == []
+    (command,) = items(events, "command_execution")
+    assert "upstream-marker" in command["aggregated_output"]
+    assert [m["text"] for m in items(events, "agent_message")] == ["It printed upstream-marker."]
+    # Two model calls for one tool loop: the prewarm reached no model.
+    assert len(rig.first.requests) == 2
+    assert "upstream-marker" in str(rig.first.requests[1]["messages"][-1]["content"])
