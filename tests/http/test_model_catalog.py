@@ -32,6 +32,7 @@ def test_codex_gets_its_catalog_from_the_backends(server: LiveServer) -> None:
 
     embedded = entries[DEFAULT_MODEL_NAME]
     assert embedded["context_window"] == server.settings.embedded_context  # the GGUF's context as served
+    assert embedded["truncation_policy"] == {"mode": "tokens", "limit": server.settings.embedded_context // 4}
     assert embedded["input_modalities"] == ["text"]  # no projector: Codex keeps images back
     assert embedded["supported_reasoning_levels"] == [] and embedded["default_reasoning_level"] is None
 
@@ -39,6 +40,7 @@ def test_codex_gets_its_catalog_from_the_backends(server: LiveServer) -> None:
     efforts = [level["effort"] for level in reasoning["supported_reasoning_levels"]]
     assert "minimal" in efforts and "high" in efforts and reasoning["default_reasoning_level"] in efforts
     assert reasoning["input_modalities"] == ["text", "image"] and reasoning["supports_reasoning_summaries"]
+    assert entries["sim"]["truncation_policy"] == {"mode": "tokens", "limit": 10_000}  # no window known
 
 
 def test_the_catalog_has_an_etag_and_answers_304_when_unchanged(server: LiveServer) -> None:

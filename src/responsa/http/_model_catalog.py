@@ -40,12 +40,15 @@ BASE_INSTRUCTIONS = """You are a coding agent working in the user's workspace th
 them; its own prompt is for OpenAI's models). Codex's ``base_instructions`` setting replaces them."""
 
 TOOL_OUTPUT_TOKENS = 10_000
-"""How much of a tool's output Codex keeps in the conversation (its own default for OpenAI's models)."""
+"""How much of a tool's output Codex keeps in the conversation (its own default for OpenAI's models);
+at most a quarter of a smaller model's window."""
 
 
 def _codex_entry(model: ServedModel, priority: int) -> dict[str, Any]:
     """One model as Codex's ``ModelInfo`` reads it."""
     efforts = [{"effort": effort, "description": f"{effort} reasoning effort"} for effort in model.efforts]
+    window = model.context_window
+    kept = TOOL_OUTPUT_TOKENS if window is None else min(TOOL_OUTPUT_TOKENS, window // 4)
     return {
         "slug": model.name,
         "display_name": model.name,
@@ -69,11 +72,11 @@ def _codex_entry(model: ServedModel, priority: int) -> dict[str, Any]:
         "default_verbosity": None,
         "apply_patch_tool_type": "freeform",
         "web_search_tool_type": "text",
-        "truncation_policy": {"mode": "tokens", "limit": TOOL_OUTPUT_TOKENS},
+        "truncation_policy": {"mode": "tokens", "limit": kept},
         "supports_parallel_tool_calls": True,
         "supports_image_detail_original": False,
-        "context_window": model.context_window,
-        "max_context_window": model.context_window,
+        "context_window": window,
+        "max_context_window": window,
         "auto_compact_token_limit": None,
         "effective_context_window_percent": 95,
         "experimental_supported_tools": [],
