@@ -16,6 +16,7 @@ from responsa.protocol import (
     Compaction,
     CompactionObject,
     CompactionTrigger,
+    ConfigurationUpdate,
     CreateResponseRequest,
     CustomToolCallOutput,
     FunctionCall,
@@ -65,7 +66,7 @@ def transcript(items: Sequence[Item]) -> str:
             line = f"tool call {item.name}({item.arguments})"
         elif isinstance(item, FunctionCallOutput | CustomToolCallOutput):
             line = f"tool result: {item_text(item)}"
-        elif isinstance(item, Reasoning | Compaction | CompactionTrigger | UnknownItem):
+        elif isinstance(item, Reasoning | Compaction | CompactionTrigger | ConfigurationUpdate | UnknownItem):
             continue  # hidden reasoning, markers, items no model reads
         else:
             fields = item.model_dump(mode="json", exclude=_NOT_TRANSCRIBED, exclude_none=True)

@@ -57,7 +57,7 @@ def new_response(request: CreateResponseRequest, stored: bool) -> ResponseObject
     """The response as it starts, built without validation: each value is one of the request's,
     validated to the same type, or made here (validating them again cost 4 µs, a create)."""
     conversation = request.conversation_id
-    return unvalidated(
+    response = unvalidated(
         ResponseObject,
         {
             "id": new_id("resp"),
@@ -90,3 +90,15 @@ def new_response(request: CreateResponseRequest, stored: bool) -> ResponseObject
             "shown_includes": tuple(request.include or ()),
         },
     )
+    if request.image is not None or request.access_programs is not None:
+        _echo_late_options(request, response)
+    return response
+
+
+def _echo_late_options(request: CreateResponseRequest, response: ResponseObject) -> None:
+    """openai 3.57's effective options, on responses that asked: image context is never compressed
+    here; access programs gate nothing, so the one asked for is the one in effect."""
+    if request.image is not None:
+        response.image = {"context_compression": "disabled"}  # type: ignore[attr-defined]  # see docs/api.md
+    if request.access_programs is not None and request.access_programs.cyber is not None:
+        response.access_programs = {"cyber": request.access_programs.cyber}  # type: ignore[attr-defined]

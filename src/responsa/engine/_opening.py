@@ -17,6 +17,7 @@ from responsa.backends import Backend, BackendRegistry, ModelEvent, ModelRequest
 from responsa.protocol import (
     Compaction,
     CompactionTrigger,
+    ConfigurationUpdate,
     CreateResponseRequest,
     InvalidRequest,
     Item,
@@ -31,6 +32,7 @@ from ._accumulate import OutputBuilder
 from ._admission import Admission
 from ._checks import check_request
 from ._compaction import Compactor, asks_compaction
+from ._configuration import configured
 from ._containers import ContainerService
 from ._context import checked_context, load_history, normalize_input
 from ._images import check_images
@@ -134,7 +136,7 @@ class Opener:
         generate: bool,
     ) -> Run:
         plan = await self._plan(request, fault, tenant, history, backend)
-        ctx, context = plan.ctx, plan.context
+        ctx, context, request = plan.ctx, plan.context, plan.ctx.request
         timeline = Timeline()
         begun: list[_Begun] = []
 
@@ -175,7 +177,7 @@ class Opener:
         check_request(request)
         backend = self._backends.resolve(request.model)
         plan = await self._plan(request, None, tenant, None, backend)
-        recorded = [made.item for made in plan.recorded]
+        request, recorded = plan.ctx.request, [made.item for made in plan.recorded]
 
         def build(items: list[Item]) -> ModelRequest:
             return build_model_request(plan.ctx, [*items, *recorded])
@@ -198,6 +200,8 @@ class Opener:
         history = list(history) if history is not None else await load_history(store, request)
         input_items = await normalize_input(store, request)
         context, classes = checked_context(history, input_items)
+        if ConfigurationUpdate in classes:  # settings changed in the conversation
+            request = configured(request, context)
         check_images(input_items, backend.reads_images(request.model), request.model)
         tools = plan_client_tools(request.tools, context, classes)
         vector_stores = self._vector_stores.for_tenant(tenant) if self._vector_stores else None

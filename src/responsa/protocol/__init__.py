@@ -65,6 +65,7 @@ from ._ids import new_id
 from ._items import (
     Compaction,
     CompactionTrigger,
+    ConfigurationUpdate,
     FunctionCall,
     FunctionCallOutput,
     Item,
@@ -207,6 +208,7 @@ __all__ = [
     "CompactionEvent",
     "CompactionObject",
     "CompactionTrigger",
+    "ConfigurationUpdate",
     "Conflict",
     "ContainerExpiry",
     "ContainerFileObject",

@@ -145,6 +145,18 @@ class CompactionTrigger(WirePart):
     id: str | None = None
 
 
+class ConfigurationUpdate(WirePart):
+    """Changes the reasoning effort and/or the output format of this response and the later ones,
+    until a later update replaces each (openai 3.57's ``configuration_update`` item)."""
+
+    type: Literal["configuration_update"] = "configuration_update"
+    id: str | None = None
+    reasoning: dict[str, Any] | None = None
+    """``{"effort": ...}``: only the effort can be changed."""
+    text: dict[str, Any] | None = None
+    """``{"format": ...}``: a ``text`` or ``json_schema`` format."""
+
+
 class UnknownItem(WirePart):
     """An item of a type we do not know (e.g. ``vendor:thing``); kept verbatim and ignored by models."""
 
@@ -165,6 +177,7 @@ _ITEM_TAGS = frozenset(
         "mcp_approval_response",
         "compaction",
         "compaction_trigger",
+        "configuration_update",
         "custom_tool_call",
         "custom_tool_call_output",
         "shell_call",
@@ -205,6 +218,7 @@ Item = Annotated[
     | Annotated[McpApprovalResponse, Tag("mcp_approval_response")]
     | Annotated[Compaction, Tag("compaction")]
     | Annotated[CompactionTrigger, Tag("compaction_trigger")]
+    | Annotated[ConfigurationUpdate, Tag("configuration_update")]
     | Annotated[CustomToolCall, Tag("custom_tool_call")]
     | Annotated[CustomToolCallOutput, Tag("custom_tool_call_output")]
     | Annotated[ShellCall, Tag("shell_call")]

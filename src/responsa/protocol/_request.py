@@ -12,8 +12,11 @@ from ._metadata import Metadata
 from ._tools import Tool, ToolChoice
 
 __all__ = [
+    "AccessPrograms",
+    "BackgroundOptions",
     "ConversationRef",
     "CreateResponseRequest",
+    "ImageOptions",
     "JsonObjectFormat",
     "JsonSchemaFormat",
     "ReasoningConfig",
@@ -70,6 +73,29 @@ class ReasoningConfig(WirePart):
     effort: Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"] | None = None
     summary: Literal["auto", "concise", "detailed"] | None = None
     generate_summary: Literal["auto", "concise", "detailed"] | None = None
+    context: Literal["auto", "current_turn", "all_turns"] | None = None
+    """Which reasoning items the model reads back on later turns (only ``auto`` here: see check_request)."""
+    mode: str | None = None
+    """``standard`` or ``pro`` execution (only ``standard`` here)."""
+
+
+class ImageOptions(WirePart):
+    """Request-level image options (openai 3.57)."""
+
+    context_compression: Literal["auto", "enabled", "disabled"] | None = None
+
+
+class AccessPrograms(WirePart):
+    """Domain access programs a request asks for (openai 3.57); echoed on the response."""
+
+    cyber: Literal["standard", "daybreak_blue", "daybreak_red"] | None = None
+
+
+class BackgroundOptions(WirePart):
+    """When background work must be done by (openai 3.57)."""
+
+    completion_window: Literal["soonest", "2h", "8h"] | None = None
+    continuation_id: str | None = None
 
 
 class ConversationRef(WireModel):
@@ -134,8 +160,11 @@ class CreateResponseRequest(WireModel):
     truncation: Literal["auto", "disabled"] = "disabled"
     prompt_cache_key: str | None = None
     prompt_cache_retention: str | None = None
-    safety_identifier: str | None = Field(default=None, max_length=64)
-    service_tier: Literal["auto", "default", "flex", "scale", "priority"] | None = None
+    safety_identifier: str | None = Field(default=None, max_length=128)
+    service_tier: Literal["auto", "default", "flex", "scale", "priority", "fast", "ultrafast"] | None = None
+    image: ImageOptions | None = None
+    access_programs: AccessPrograms | None = None
+    background_options: BackgroundOptions | None = None
     user: str | None = None
     # Sampling extras of SGLang / vLLM / OpenVINO (seeds 000, 004).
     top_k: int | None = None

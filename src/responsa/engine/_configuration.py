@@ -1,0 +1,44 @@
+"""``configuration_update`` items: settings that change partway through a conversation.
+
+An update in the context (the history or the input) changes the reasoning effort and/or the output
+format (``text.format``) of the response being made and of every later one, until a later update
+replaces that setting; it wins over the request's own value, as it stands for a decision made in the
+conversation. The response echoes the settings it ran with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from responsa.protocol import ConfigurationUpdate, CreateResponseRequest, InvalidRequest, Item
+
+__all__ = ["configured"]
+
+
+def configured(request: CreateResponseRequest, context: Sequence[Item]) -> CreateResponseRequest:
+    """``request`` with the settings the context's ``configuration_update`` items leave in effect."""
+    effort: Any = None
+    text_format: Any = None
+    for item in context:
+        if isinstance(item, ConfigurationUpdate):
+            effort = (item.reasoning or {}).get("effort", effort)
+            text_format = (item.text or {}).get("format", text_format)
+    changes: dict[str, Any] = {}
+    body = request.model_dump(mode="json", include={"reasoning", "text"}, exclude_none=True)
+    if effort is not None:
+        changes["reasoning"] = {**body.get("reasoning", {}), "effort": effort}
+    if text_format is not None:
+        changes["text"] = {**body.get("text", {}), "format": text_format}
+    if not changes:
+        return request
+    try:
+        return CreateResponseRequest.model_validate({**request.model_dump(mode="json", by_alias=True), **changes})
+    except ValidationError as exc:
+        raise InvalidRequest(
+            f"A 'configuration_update' item asks for a setting that is not valid: {exc.errors()[0]['msg']}.",
+            param="input",
+            code="invalid_value",
+        ) from None

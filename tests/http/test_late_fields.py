@@ -1,0 +1,139 @@
+"""The create parameters of openai 3.57, walked field by field through the SDK: each is honoured
+(and echoed where OpenAI echoes it) or a 400 naming it, never accepted without effect; and the
+``configuration_update`` item, which changes later turns' settings."""
+
+from __future__ import annotations
+
+import typing
+from typing import Any
+
+import openai
+import pytest
+from openai.types.responses import response_create_params
+
+SAMPLES: dict[str, Any] = {
+    "access_programs": {"cyber": "standard"},
+    "background": False,
+    "background_options": {"completion_window": "soonest"},
+    "context_management": [{"type": "compaction", "compact_threshold": 100_000}],
+    "conversation": None,
+    "image": {"context_compression": "auto"},
+    "include": ["message.output_text.logprobs"],
+    "input": "Hello",
+    "instructions": "Be brief.",
+    "max_output_tokens": 32,
+    "max_tool_calls": 2,
+    "metadata": {"k": "v"},
+    "model": "sim",
+    "moderation": {"model": "omni-moderation-latest", "policy": {"input": {"mode": "score"}}},
+    "parallel_tool_calls": False,
+    "previous_response_id": None,
+    "prompt": {"id": "pmpt_123", "variables": {"city": "Paris"}},
+    "prompt_cache_key": "thread-1",
+    "prompt_cache_options": {"mode": "implicit", "ttl": "30m"},
+    "prompt_cache_retention": "24h",
+    "reasoning": {"effort": "low", "summary": "auto"},
+    "safety_identifier": "u" * 128,
+    "service_tier": "fast",
+    "store": False,
+    "stream_options": None,
+    "temperature": 0.5,
+    "text": {"verbosity": "low"},
+    "tool_choice": "auto",
+    "tools": [],
+    "top_logprobs": 2,
+    "top_p": 0.9,
+    "truncation": "auto",
+    "user": "someone",
+}
+NOT_SERVED = {"prompt", "moderation", "prompt_cache_options"}
+"""Fields responsa answers with a 400 naming them (docs/api.md says why)."""
+
+
+def create_fields() -> list[str]:
+    return sorted(typing.get_type_hints(response_create_params.ResponseCreateParamsBase))
+
+
+def test_every_field_of_the_sdk_has_a_sample() -> None:
+    assert set(create_fields()) == set(SAMPLES)
+
+
+@pytest.mark.parametrize("field", create_fields())
+def test_each_create_field_is_honoured_or_a_400_naming_it(client: openai.OpenAI, field: str) -> None:
+    model = "gpt-5-mini" if field == "reasoning" else "sim"
+    body = {"model": model, "input": "Hello", field: SAMPLES[field]}
+    if body[field] is None:
+        body.pop(field)
+    if field in NOT_SERVED:
+        with pytest.raises(openai.BadRequestError) as caught:
+            client.responses.create(**body)
+        assert caught.value.param == field and caught.value.code == "unsupported_parameter"
+        return
+    response = client.responses.create(**body)
+    assert response.status in ("completed", "incomplete")
+    echoed = response.to_dict(warnings=False)
+    if field in ("service_tier", "safety_identifier", "metadata", "prompt_cache_key", "user", "instructions"):
+        assert echoed[field] == SAMPLES[field]
+    if field == "image":
+        assert echoed["image"] == {"context_compression": "disabled"}  # never compressed here
+    if field == "access_programs":
+        assert echoed["access_programs"] == {"cyber": "standard"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "param"),
+    [
+        ({"reasoning": {"effort": "low", "context": "all_turns"}}, "reasoning.context"),
+        ({"reasoning": {"effort": "low", "mode": "pro"}}, "reasoning.mode"),
+        ({"image": {"context_compression": "enabled"}}, "image.context_compression"),
+        ({"background_options": {"completion_window": "2h"}}, "background_options.completion_window"),
+        ({"background": True, "stream": True, "background_options": {"completion_window": "8h"}}, "stream"),
+        ({"safety_identifier": "u" * 129}, "safety_identifier"),
+    ],
+)
+def test_values_that_cannot_be_honoured_are_a_400_naming_them(
+    client: openai.OpenAI, extra: dict[str, Any], param: str
+) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.responses.create(model="gpt-5-mini", input="Hello", **extra)
+    assert caught.value.param == param
+
+
+def test_an_async_tool_is_a_400_naming_it(client: openai.OpenAI) -> None:
+    tool = {"type": "function", "name": "slow", "parameters": {"type": "object", "properties": {}}, "async": True}
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.responses.create(model="sim", input="Hello", tools=[tool])  # type: ignore[list-item]
+    assert caught.value.param == "tools[0].async"
+
+
+def test_a_background_response_with_a_later_window_runs_and_completes(client: openai.OpenAI) -> None:
+    queued = client.responses.create(model="sim", input="Hello", background=True,
+                                     background_options={"completion_window": "8h"})  # fmt: skip
+    with client.responses.retrieve(queued.id, stream=True) as events:
+        kinds = [event.type for event in events]
+    assert kinds[-1] == "response.completed"  # started at once: well inside its window
+
+
+def test_a_configuration_update_changes_this_and_later_turns(client: openai.OpenAI) -> None:
+    update = {"type": "configuration_update", "reasoning": {"effort": "high"}}
+    first = client.responses.create(model="gpt-5-mini", reasoning={"effort": "low"},
+                                    input=[{"role": "user", "content": "Plan it."}, update])  # type: ignore[list-item]  # fmt: skip
+    assert first.reasoning is not None and first.reasoning.effort == "high"
+    later = client.responses.create(model="gpt-5-mini", reasoning={"effort": "low"},
+                                    previous_response_id=first.id, input="And then?")  # fmt: skip
+    assert later.reasoning is not None and later.reasoning.effort == "high"  # still in effect
+    assert later.usage is not None and first.usage is not None
+    assert later.usage.output_tokens_details.reasoning_tokens > 0
+    plain = client.responses.create(model="gpt-5-mini", reasoning={"effort": "low"}, input="Plan it.")
+    assert plain.usage is not None
+    assert later.usage.output_tokens_details.reasoning_tokens > plain.usage.output_tokens_details.reasoning_tokens
+
+
+def test_a_configuration_update_can_ask_for_json(client: openai.OpenAI) -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
+              "additionalProperties": False}  # fmt: skip
+    update = {"type": "configuration_update",
+              "text": {"format": {"type": "json_schema", "name": "place", "schema": schema, "strict": True}}}  # fmt: skip
+    response = client.responses.create(model="sim", input=[{"role": "user", "content": "Where?"}, update])  # type: ignore[list-item]
+    assert response.text is not None and response.text.format.type == "json_schema"
+    assert response.output_text.startswith("{") and '"city"' in response.output_text
