@@ -1,0 +1,155 @@
+"""The lanes of one WebSocket connection (``stream_id``, OpenAI's WebSocket contract of 2026-09).
+
+A ``response.create`` may name a lane with ``stream_id`` (1 to 256 of ``[A-Za-z0-9_.-]``): the
+responses of one lane run in order, lanes run side by side, and every message of a named lane
+carries its ``stream_id``. A message without one goes to the default lane, whose messages carry no
+``stream_id``: a client that never names a lane (the Open Responses suite, the SDKs) sees one
+response at a time, as before. At most ``MAX_ACTIVE`` responses are queued or running on a
+connection and at most ``MAX_NAMED_LANES`` lanes are named; past either, and for a malformed id, the
+message is answered with an error at once.
+
+Each lane remembers its latest response (context and output), so ``previous_response_id`` continues
+a ``store: false`` response of any lane, and two lanes can fork one chain.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
+
+from responsa.protocol import CreateResponseRequest, InvalidRequest, Item, ResponsaError
+
+__all__ = ["MAX_ACTIVE", "MAX_NAMED_LANES", "Lane", "SocketSession", "error_message"]
+
+MAX_ACTIVE = 16
+"""Responses queued or running on one connection at most (OpenAI's limit)."""
+MAX_NAMED_LANES = 32
+"""Named lanes on one connection at most; the default lane is not counted (OpenAI's limit)."""
+_STREAM_ID = re.compile(r"[A-Za-z0-9_.-]{1,256}")
+
+Lane = str | None
+"""A lane's ``stream_id``; None is the default lane."""
+Serve = Callable[["SocketSession", Lane, dict[str, Any]], Awaitable[None]]
+
+
+def error_message(error: ResponsaError) -> dict[str, Any]:
+    """The spec's WebSocket error envelope, plus the flat fields the OpenAI SDK reads and the
+    ``status_code`` older Codex builds read."""
+    body = error.to_body()["error"]
+    body["code"] = body["code"] or body["type"]  # the spec requires a code string here
+    status = error.status_code
+    return {**body, "type": "error", "status": status, "status_code": status, "error": body, "sequence_number": 0}
+
+
+class SocketSession:
+    """One connection's lanes, what each remembers, and the one writer of its socket."""
+
+    def __init__(self, socket: WebSocket, tenant: str, group: TaskGroup, serve: Serve) -> None:
+        self.socket = socket
+        self.tenant = tenant
+        self._group = group
+        self._serve = serve
+        self._lanes: dict[Lane, MemoryObjectSendStream[dict[str, Any]]] = {}
+        self._active = 0
+        self._writing = anyio.Lock()
+        self._latest: dict[Lane, tuple[str, list[Item]]] = {}
+        self.gone = False
+        """The client went away: whatever runs for it stops, and nothing more is sent."""
+
+    def leave(self) -> None:
+        """The client went away: stop every lane now."""
+        self.gone = True
+        self._group.cancel_scope.cancel()
+
+    async def send(self, lane: Lane, text: str) -> None:
+        """Send one message (a JSON object) of ``lane``, carrying its ``stream_id`` if it has one."""
+        if lane is not None:
+            text = '{"stream_id":' + json.dumps(lane) + "," + text[1:]
+        async with self._writing:
+            await self.socket.send_text(text)
+
+    async def send_error(self, lane: Lane, error: ResponsaError) -> None:
+        await self.send(lane, json.dumps(error_message(error)))
+
+    async def dispatch(self, text: str) -> None:
+        """Queue a message on its lane; one that no lane can take is answered with an error now."""
+        try:
+            message = json.loads(text)
+        except ValueError:
+            await self.send_error(None, InvalidRequest("The message is not valid JSON.", code="invalid_json"))
+            return
+        lane = message.pop("stream_id", None) if isinstance(message, dict) else None
+        try:
+            queue = self._lane(lane)
+        except ResponsaError as error:
+            await self.send_error(lane if isinstance(lane, str) and _STREAM_ID.fullmatch(lane) else None, error)
+            return
+        self._active += 1
+        queue.send_nowait(message if isinstance(message, dict) else {"type": None})
+
+    def _lane(self, lane: Any) -> MemoryObjectSendStream[dict[str, Any]]:
+        if lane is not None and not (isinstance(lane, str) and _STREAM_ID.fullmatch(lane)):
+            raise InvalidRequest(
+                "'stream_id' must be 1 to 256 letters, digits, '_', '.' or '-'.",
+                param="stream_id",
+                code="invalid_stream_id",
+            )
+        if self._active >= MAX_ACTIVE:
+            raise InvalidRequest(
+                f"This connection has {MAX_ACTIVE} responses queued or running; wait for one to end.",
+                param="stream_id",
+                code="websocket_stream_limit_reached",
+            )
+        queue = self._lanes.get(lane)
+        if queue is not None:
+            return queue
+        if lane is not None and sum(name is not None for name in self._lanes) >= MAX_NAMED_LANES:
+            raise InvalidRequest(
+                f"This connection has {MAX_NAMED_LANES} named lanes already.",
+                param="stream_id",
+                code="websocket_stream_limit_reached",
+            )
+        queue, messages = anyio.create_memory_object_stream[dict[str, Any]](MAX_ACTIVE)
+        self._lanes[lane] = queue
+        self._group.start_soon(self._run_lane, lane, messages)
+        return queue
+
+    async def _run_lane(self, lane: Lane, messages: MemoryObjectReceiveStream[dict[str, Any]]) -> None:
+        async with messages:
+            async for message in messages:
+                try:
+                    await self._serve(self, lane, message)
+                except (WebSocketDisconnect, WebSocketDisconnected):  # the client went away: the connection ends
+                    self.leave()
+                    return
+                finally:
+                    self._active -= 1
+
+    def close(self) -> None:
+        """Take no more messages: each lane ends once it has served what it holds."""
+        for queue in self._lanes.values():
+            queue.close()
+
+    def history(self, request: CreateResponseRequest) -> list[Item] | None:
+        """The context and output of the response ``request`` continues, if it is a lane's latest."""
+        previous = request.previous_response_id
+        for response_id, items in self._latest.values():
+            if response_id == previous:
+                return items
+        return None
+
+    def keep(self, lane: Lane, response_id: str, items: list[Item]) -> None:
+        self._latest[lane] = (response_id, items)
+
+    def evict(self, response_id: str | None) -> None:
+        """Forget a response (a continuation of it failed, as OpenAI's cache forgets it)."""
+        for lane, (kept, _items) in list(self._latest.items()):
+            if kept == response_id:
+                del self._latest[lane]
