@@ -117,6 +117,8 @@ class OutputBuilder:
         """What the server's calls gave the answer to cite."""
         self.needs_client = False
         """A call for the client to run, or an approval to give: it ends the agentic loop."""
+        self.awaiting: list[Item] = []
+        """Those calls (and approval requests), whose answers the client must send to go on."""
         self._ready: _ReadyMessage | None = None
         """A message and its opening events built ahead, while the model thinks (see :meth:`ready_for_text`)."""
         self.seal_reasoning: Callable[[Reasoning], None] | None = None
@@ -321,6 +323,8 @@ class OutputBuilder:
             closed = open_item.call.close(text, status, where)
             events += self.emitter.emit_all(closed.events)
             self.needs_client = self.needs_client or closed.needs_client
+            if closed.needs_client:
+                self.awaiting.append(item)
             if closed.run is not None:
                 self._waiting.append((closed.run, where))
                 return events  # done once the server has run it
@@ -372,6 +376,19 @@ class OutputBuilder:
         self.response.status = "cancelled"
         self.finished = True
         return events
+
+    def steered(self) -> list[StreamEvent]:
+        """Stop for steering: open items end ``incomplete``, and so does the response, with reason
+        ``steered`` (its successor, with the steering input, starts next)."""
+        events = self._close_open("incomplete", phase=None)
+        events += self._cut_server_calls()
+        if self._usage is not None:
+            self.response.usage = usage_of(self._usage)
+        self.response.status = "incomplete"
+        self.response.incomplete_details = IncompleteDetails(reason="steered")
+        self.response.completed_at = int(time.time())
+        self.finished = True
+        return events + self.emitter.lifecycle("response.incomplete")
 
     def _cut_server_calls(self) -> list[StreamEvent]:
         """The server's calls a cancel stopped (or kept from starting) end ``incomplete`` (``failed``

@@ -146,11 +146,11 @@ class RunLoop:
                 while (events := await signal.next(server_calls)) is not None:
                     yield events
                 run.tool_calls_made += calls
-            if signal.is_set():  # cancelled
+            if signal.is_set():  # cancelled, or steered
                 if run.shutting_down:
                     shut = "The server shut down before this response finished."
                     raise ServiceUnavailable(shut, code="server_shutdown")
-                yield builder.cancel()
+                yield builder.steered() if run.steered else builder.cancel()
                 return
             if builder.needs_client or not calls:  # needs_client, or final
                 break

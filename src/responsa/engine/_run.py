@@ -17,7 +17,7 @@ from ._accumulate import OutputBuilder
 from ._cancel_signal import CancelSignal
 from ._event_log import EventLog
 from ._timeline import Timeline
-from .tools import ToolPlan
+from .tools import ToolPlan, answer_stub
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -80,10 +80,24 @@ class Run:
     shutting_down: bool = False
     span: Span | None = None
     """With tracing on: this response's span, parent of its model calls, tool calls and saves."""
+    steered: bool = False
+    """Steering asked it to stop at the next safe point and end ``incomplete`` (reason ``steered``)."""
 
     @property
     def tenant(self) -> str:
         return self.ctx.tenant
+
+    def steer(self) -> None:
+        """Stop at the next safe point (between the model's outputs, or as a server call is cut) and end
+        ``incomplete`` with reason ``steered``: the caller starts the successor with the steering input."""
+        self.steered = True
+        self.cancel_requested.set()
+
+    def required_input(self) -> list[dict[str, Any]]:
+        """Stubs of what the client must send back for the response to go on (its calls' outputs, its
+        approvals), as ``response.steer.pending`` lists them."""
+        stubs = (answer_stub(item) for item in self.builder.awaiting)
+        return [stub for stub in stubs if stub is not None]
 
     @property
     def event_json(self) -> EventJson:

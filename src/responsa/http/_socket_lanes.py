@@ -26,6 +26,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDiscon
 
 from responsa.protocol import CreateResponseRequest, InvalidRequest, Item, ResponsaError
 
+from ._socket_steering import Steering, failure, steer_input
+
 __all__ = ["MAX_ACTIVE", "MAX_NAMED_LANES", "Lane", "SocketSession", "error_message"]
 
 MAX_ACTIVE = 16
@@ -62,6 +64,7 @@ class SocketSession:
         self._latest: dict[Lane, tuple[str, list[Item]]] = {}
         self.gone = False
         """The client went away: whatever runs for it stops, and nothing more is sent."""
+        self.steering = Steering()
 
     def leave(self) -> None:
         """The client went away: stop every lane now."""
@@ -78,12 +81,18 @@ class SocketSession:
     async def send_error(self, lane: Lane, error: ResponsaError) -> None:
         await self.send(lane, json.dumps(error_message(error)))
 
+    async def send_json(self, lane: Lane, message: dict[str, Any]) -> None:
+        await self.send(lane, json.dumps(message))
+
     async def dispatch(self, text: str) -> None:
         """Queue a message on its lane; one that no lane can take is answered with an error now."""
         try:
             message = json.loads(text)
         except ValueError:
             await self.send_error(None, InvalidRequest("The message is not valid JSON.", code="invalid_json"))
+            return
+        if isinstance(message, dict) and message.get("type") == "response.steer":
+            await self._steer(message)  # for a response running now: it waits in no lane
             return
         lane = message.pop("stream_id", None) if isinstance(message, dict) else None
         try:
@@ -93,6 +102,25 @@ class SocketSession:
             return
         self._active += 1
         queue.send_nowait(message if isinstance(message, dict) else {"type": None})
+
+    async def _steer(self, message: dict[str, Any]) -> None:
+        """Accept steering input for a running response (see ``_socket_steering``), or say why not."""
+        target, given = message.get("previous_response_id"), message.get("input")
+        steering_input = steer_input(given)
+        if set(message) - {"type", "previous_response_id", "input"} or steering_input is None:
+            why = "A steer takes only 'previous_response_id' and 'input': a string or user messages."
+            await self.send_json(None, failure(target, given, "invalid_input", why))
+            return
+        running = self.steering.running.get(target) if isinstance(target, str) else None
+        outcome = self.steering.queue(target, steering_input) if isinstance(target, str) else "response_not_found"
+        if outcome == "response_not_active":  # it is not running: it ended here, or this socket never ran it
+            ended = any(kept == target for kept, _items in self._latest.values())
+            outcome = "response_already_completed" if ended else "response_not_found"
+        if isinstance(outcome, str):
+            await self.send_json(None, failure(target, given, outcome, f"The response cannot be steered ({outcome})."))
+            return
+        lane = running[0] if running is not None else None
+        await self.send_json(lane, outcome.accepted())
 
     def _lane(self, lane: Any) -> MemoryObjectSendStream[dict[str, Any]]:
         if lane is not None and not (isinstance(lane, str) and _STREAM_ID.fullmatch(lane)):

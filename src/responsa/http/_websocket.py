@@ -31,6 +31,7 @@ from responsa.protocol import CreateResponseRequest, InvalidRequest, ResponsaErr
 from ._errors import invalid_from_validation
 from ._services import services
 from ._socket_lanes import Lane, SocketSession
+from ._socket_steering import Steer
 
 __all__ = ["responses_socket"]
 
@@ -75,28 +76,65 @@ def _parse(message: dict[str, Any], defaults: dict[str, Any] | None) -> tuple[Cr
     return request, generate
 
 
-async def _serve_one(session: SocketSession, lane: Lane, message: dict[str, Any]) -> None:
-    """Run one ``response.create`` to its end, sending its events; errors become error messages."""
+async def _serve_one(
+    session: SocketSession, lane: Lane, message: dict[str, Any], committing: list[Steer] | None = None
+) -> None:
+    """Run one ``response.create`` to its end, sending its events; errors become error messages. A
+    response steered meanwhile is followed by its successor (``committing`` its steering input)."""
     made = services(session.socket)
-    service, limiter = made.responses.for_tenant(session.tenant), made.limiter
+    service, limiter, steering = made.responses.for_tenant(session.tenant), made.limiter, session.steering
     previous: str | None = None
     try:
         request, generate = _parse(message, made.limits.create_defaults)
         previous = request.previous_response_id
+        held = steering.release(previous)
+        if held:  # steering input accepted while the response waited for the client goes first
+            request = with_input_first(request, [part for steer in held for part in steer.input])
         await limiter.admit(session.tenant)
         run = await service.start(request, history=session.history(request), generate=generate)
-        async with aclosing(service.events(run)) as batches:  # a client gone mid-way ends the run now
-            async for events in batches:
-                for event in events:
-                    await session.send(lane, run.event_json(event).decode())
+        steering.running[run.response.id] = (lane, run)
+        try:
+            async with aclosing(service.events(run)) as batches:  # a client gone mid-way ends the run now
+                async for events in batches:
+                    for event in events:
+                        await session.send(lane, run.event_json(event).decode())
+        finally:
+            steering.running.pop(run.response.id, None)
     except ResponsaError as error:
         session.evict(previous)
+        for steer in committing or ():
+            await session.send_json(lane, steer.failed("successor_creation_failed", error.message))
         await session.send_error(lane, error)
         return
     if run.response.status in ("completed", "incomplete"):
         session.keep(lane, run.response.id, [*run.ctx.prior, *run.response.output])
     else:
         session.evict(previous)
+    steers = steering.take(run.response.id)
+    if not steers or run.response.status not in ("completed", "incomplete"):
+        for steer in steers:
+            await session.send_json(lane, steer.failed("response_not_active", "The response did not finish."))
+        return
+    if run.builder.needs_client:  # it waits for the client: the input waits with it
+        steering.hold(run.response.id, steers)
+        for steer in steers:
+            await session.send_json(lane, steer.pending(run.required_input()))
+        return
+    await _serve_one(session, lane, successor(message, run.response.id, steers), steers)
+
+
+def successor(message: dict[str, Any], steered: str, steers: list[Steer]) -> dict[str, Any]:
+    """The ``response.create`` of a steered response's successor: its settings, continuing it, with
+    the steering input (in the order it was accepted) as its input."""
+    inherited = {key: value for key, value in message.items() if key not in ("input", "generate")}
+    return {**inherited, "previous_response_id": steered, "input": [part for steer in steers for part in steer.input]}
+
+
+def with_input_first(request: CreateResponseRequest, first: list[dict[str, Any]]) -> CreateResponseRequest:
+    """``request`` with ``first`` before its own input."""
+    own = request.input
+    given = [{"role": "user", "content": own}] if isinstance(own, str) else [item.model_dump() for item in own or ()]
+    return CreateResponseRequest.model_validate({**request.model_dump(by_alias=True), "input": [*first, *given]})
 
 
 async def responses_socket(socket: WebSocket) -> None:

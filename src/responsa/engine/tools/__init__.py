@@ -4,6 +4,7 @@ and the ones the server runs (mcp, file_search: :class:`ServerToolKind`); third-
 through the ``responsa.tool_kinds`` entry-point group. See docs/architecture.md, "Adding a tool kind"."""
 
 from ._annotations import Annotations
+from ._answers import answer_stub
 from ._kind import (
     Closed,
     OpenCall,
@@ -47,6 +48,7 @@ __all__ = [
     "ToolServices",
     "ToolSetup",
     "Where",
+    "answer_stub",
     "chosen_by_name",
     "id_prefix",
     "kind_for_item",

@@ -1,0 +1,121 @@
+"""Steering on the WebSocket (``response.steer``) for every model: the running response stops at the
+next safe point, ends ``incomplete`` with reason ``steered``, and its successor starts by itself with
+the steering input, chained to it; on the simulator (a slow profile), an upstream (one that stalls)
+and the embedded model. Input steering cannot take comes back in ``response.steer.failed``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+from openai.types.responses import ResponseSteerAcceptedEvent, ResponseSteerFailedEvent
+from websockets.sync.client import ClientConnection, connect
+
+from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
+from responsa.config import Settings
+from tests.backends.mock_upstream import Stream, text_chunks
+from tests.backends.test_chat_completions import Rig, start_rig
+from tests.conftest import LiveServer, serve
+from tests.http.test_websocket import TERMINAL, turn, ws_url
+
+SLOW = "[models.slowpoke]\nttft_ms = 100\ntokens_per_second = 20\n"
+LONG = "Reply with: " + " ".join(f"word{index}" for index in range(60))
+STEER = "Stop there and just say hello."
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    folder = tmp_path_factory.mktemp("steering")
+    (folder / "profiles.toml").write_text(SLOW)
+    with serve(Settings(db_url=f"sqlite:///{folder / 'r.db'}", sim_profiles=folder / "profiles.toml")) as live:
+        yield live
+
+
+@pytest.fixture
+def rig(tmp_path: Path) -> Iterator[Rig]:
+    yield from start_rig(tmp_path)
+
+
+def steer_mid_response(socket: ClientConnection, **body: Any) -> list[dict[str, Any]]:
+    """Start a response, steer it once its first text arrives, and read until the successor ends."""
+    socket.send(json.dumps({"type": "response.create", **body}))
+    messages: list[dict[str, Any]] = []
+    steered = False
+    while True:
+        message = json.loads(socket.recv(timeout=120))
+        messages.append(message)
+        if message["type"] == "response.output_text.delta" and not steered:
+            target = messages[0]["response"]["id"]
+            socket.send(json.dumps({"type": "response.steer", "previous_response_id": target, "input": STEER}))
+            steered = True
+        ends = [m for m in messages if m["type"] in TERMINAL]
+        if len(ends) == 2 or (ends and ends[-1]["type"] == "error"):
+            return messages
+
+
+def check_steered(messages: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The steered response and its successor, after checking the events between them."""
+    (accepted,) = [m for m in messages if m["type"] == "response.steer.accepted"]
+    ResponseSteerAcceptedEvent.model_validate(accepted)  # the SDK's shape
+    first, second = [m["response"] for m in messages if m["type"] in TERMINAL]
+    assert accepted["steer"]["previous_response_id"] == first["id"] and accepted["steer"]["id"].startswith("steer_")
+    assert first["status"] == "incomplete" and first["incomplete_details"] == {"reason": "steered"}
+    created = [m["response"] for m in messages if m["type"] == "response.created"]
+    assert [response["id"] for response in created] == [first["id"], second["id"]]
+    assert second["previous_response_id"] == first["id"] and second["status"] == "completed"
+    kinds = [m["type"] for m in messages]
+    assert kinds.index("response.steer.accepted") < kinds.index("response.incomplete") < len(kinds) - 1
+    return first, second
+
+
+def test_a_steered_response_stops_and_its_successor_answers_the_steer(server: LiveServer) -> None:
+    with connect(ws_url(server)) as socket:
+        messages = steer_mid_response(socket, model="slowpoke", input=LONG)
+    first, second = check_steered(messages)
+    assert "word59" not in json.dumps(first["output"])  # it stopped early
+    with openai.OpenAI(base_url=server.v1, api_key="-", max_retries=0) as client:
+        committed = client.responses.input_items.list(second["id"]).data
+        assert [item.content[0].text for item in committed if item.type == "message"] == [STEER]  # type: ignore[union-attr]
+        assert client.responses.retrieve(first["id"]).incomplete_details.reason == "steered"  # type: ignore[union-attr]
+
+
+def test_steering_an_upstream_that_stalls_stops_it_at_once(rig: Rig) -> None:
+    rig.first.script.extend([Stream(text_chunks("Counting: one, two,"), stall_after=60),
+                             Stream(text_chunks("Hello!"))])  # fmt: skip
+    with connect(ws_url(rig.server)) as socket:
+        messages = steer_mid_response(socket, model="up-model", input="Count to a thousand.", store=False)
+    _first, second = check_steered(messages)
+    assert second["output"][-1]["content"][0]["text"] == "Hello!"
+    asked = rig.first.requests[-1]["messages"]
+    assert asked[-1] == {"role": "user", "content": STEER}
+    assert any("Counting: one, two," in str(message.get("content")) for message in asked)  # the part it wrote
+
+
+def test_steering_the_embedded_model(server: LiveServer) -> None:
+    with connect(ws_url(server)) as socket:
+        messages = steer_mid_response(socket, model=DEFAULT_MODEL_NAME, input="Write a long story about a fox.",
+                                      max_output_tokens=200)  # fmt: skip
+    check_steered(messages)
+
+
+def test_steering_input_that_cannot_be_taken_comes_back(server: LiveServer) -> None:
+    with connect(ws_url(server)) as socket:
+        done = turn(socket, model="sim", input="hello")[-1]["response"]
+        cases = [
+            ({"previous_response_id": "resp_unknown", "input": STEER}, "response_not_found"),
+            ({"previous_response_id": done["id"], "input": STEER}, "response_already_completed"),
+            ({"previous_response_id": done["id"], "input": [{"role": "assistant", "content": "x"}]}, "invalid_input"),
+            ({"previous_response_id": done["id"], "input": STEER, "stream_id": "a"}, "invalid_input"),
+        ]
+        for body, code in cases:
+            socket.send(json.dumps({"type": "response.steer", **body}))
+            failed = json.loads(socket.recv(timeout=10))
+            assert failed["type"] == "response.steer.failed" and failed["error"]["code"] == code, failed
+            assert failed["steer"]["input"] == body["input"]
+            if code != "invalid_input":  # the SDK's type holds valid input only
+                ResponseSteerFailedEvent.model_validate(failed)
+        assert turn(socket, model="sim", input="still here")[-1]["type"] == "response.completed"
