@@ -12,7 +12,7 @@ from typing import Any
 
 import openai
 import pytest
-from openai.types.responses import ResponseSteerAcceptedEvent, ResponseSteerFailedEvent
+from openai.types.responses import ResponseSteerAcceptedEvent, ResponseSteerFailedEvent, ResponseSteerPendingEvent
 from websockets.sync.client import ClientConnection, connect
 
 from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
@@ -21,6 +21,7 @@ from tests.backends.mock_upstream import Stream, text_chunks
 from tests.backends.test_chat_completions import Rig, start_rig
 from tests.conftest import LiveServer, serve
 from tests.http.test_websocket import TERMINAL, turn, ws_url
+from tests.test_codex import call_chunks
 
 SLOW = "[models.slowpoke]\nttft_ms = 100\ntokens_per_second = 20\n"
 LONG = "Reply with: " + " ".join(f"word{index}" for index in range(60))
@@ -119,3 +120,37 @@ def test_steering_input_that_cannot_be_taken_comes_back(server: LiveServer) -> N
             if code != "invalid_input":  # the SDK's type holds valid input only
                 ResponseSteerFailedEvent.model_validate(failed)
         assert turn(socket, model="sim", input="still here")[-1]["type"] == "response.completed"
+
+
+def test_a_steer_for_a_response_that_waits_for_the_client_is_pending(rig: Rig) -> None:
+    weather = {"type": "function", "name": "get_weather", "description": "The weather in a city.",
+               "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}  # fmt: skip
+    call, _finish = call_chunks("get_weather", {"city": "Paris"})
+    more = {"choices": [{"index": 0, "delta": {"content": "Checking the weather."}}]}  # closes the call; then it stalls
+    rig.first.script.extend([Stream([call, more], stall_after=60),
+                             Stream(text_chunks("Sunny; and hello!"))])  # fmt: skip
+    with connect(ws_url(rig.server)) as socket:
+        socket.send(json.dumps({"type": "response.create", "model": "up-model", "input": "Weather in Paris?",
+                                "tools": [weather], "store": False}))  # fmt: skip
+        messages = []
+        while not messages or messages[-1]["type"] != "response.steer.pending":
+            messages.append(json.loads(socket.recv(timeout=30)))
+            if messages[-1]["type"] == "response.output_text.delta":  # the call is made; the upstream stalls
+                target = messages[0]["response"]["id"]
+                socket.send(json.dumps({"type": "response.steer", "previous_response_id": target, "input": STEER}))
+        kinds = [message["type"] for message in messages]
+        assert kinds[-2:] == ["response.completed", "response.steer.pending"]
+        assert kinds.index("response.steer.accepted") < kinds.index("response.completed")
+        assert messages[-2]["response"]["status"] == "completed"  # it ended waiting for the client, not steered
+        pending = messages[-1]
+        ResponseSteerPendingEvent.model_validate(pending)
+        assert pending["reason"] == "waiting_for_required_input"
+        (stub,) = pending["required_input"]
+        assert stub == {"type": "function_call_output", "call_id": "call_1", "name": "get_weather"}
+        answer = {**stub, "output": "Sunny."}
+        answer.pop("name")
+        follow = turn(socket, model="up-model", tools=[weather], store=False, input=[answer],
+                      previous_response_id=pending["steer"]["previous_response_id"])  # fmt: skip
+    assert follow[-1]["type"] == "response.completed"
+    asked = rig.first.requests[-1]["messages"]
+    assert {"role": "user", "content": STEER} in asked and asked[-1]["role"] == "tool"  # the steer went first

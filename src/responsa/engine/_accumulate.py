@@ -377,6 +377,10 @@ class OutputBuilder:
         self.finished = True
         return events
 
+    def settle(self) -> list[StreamEvent]:
+        """Close what the model left open (``incomplete``), before the response ends as it is."""
+        return self._close_open("incomplete", phase=None)
+
     def steered(self) -> list[StreamEvent]:
         """Stop for steering: open items end ``incomplete``, and so does the response, with reason
         ``steered`` (its successor, with the steering input, starts next)."""

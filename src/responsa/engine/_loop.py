@@ -150,8 +150,11 @@ class RunLoop:
                 if run.shutting_down:
                     shut = "The server shut down before this response finished."
                     raise ServiceUnavailable(shut, code="server_shutdown")
-                yield builder.steered() if run.steered else builder.cancel()
-                return
+                if not (run.steered and builder.needs_client):
+                    yield builder.steered() if run.steered else builder.cancel()
+                    return
+                # Steered while it already waits for the client: it ends as it is, the steering with it.
+                yield builder.settle()
             if builder.needs_client or not calls:  # needs_client, or final
                 break
             # again: a forced choice is met once the server has run the call it forced (as OpenAI does).
