@@ -346,16 +346,20 @@ class OutputBuilder:
 
     def complete(self) -> list[StreamEvent]:
         """End the response: ``completed``, or ``incomplete`` when the last turn hit the token limit."""
+        if self._reason == "length":
+            return self._conclude("incomplete", "max_output_tokens")
+        return self._conclude("completed")
+
+    def _conclude(self, status: Literal["completed", "incomplete"], reason: str | None = None) -> list[StreamEvent]:
+        """The response's end: its usage, status (with why, if incomplete) and terminal event."""
         if self._usage is not None:
             self.response.usage = usage_of(self._usage)
-        if self._reason == "length":
-            self.response.status = "incomplete"
-            self.response.incomplete_details = IncompleteDetails(reason="max_output_tokens")
-        else:
-            self.response.status = "completed"
+        self.response.status = status
+        if reason is not None:
+            self.response.incomplete_details = IncompleteDetails(reason=reason)
         self.response.completed_at = int(time.time())
         self.finished = True
-        return self.emitter.lifecycle("response.incomplete" if self._reason == "length" else "response.completed")
+        return self.emitter.lifecycle("response.completed" if status == "completed" else "response.incomplete")
 
     def finish(self, finish: Finish) -> list[StreamEvent]:
         """End the only turn and the response."""
@@ -384,15 +388,8 @@ class OutputBuilder:
     def steered(self) -> list[StreamEvent]:
         """Stop for steering: open items end ``incomplete``, and so does the response, with reason
         ``steered`` (its successor, with the steering input, starts next)."""
-        events = self._close_open("incomplete", phase=None)
-        events += self._cut_server_calls()
-        if self._usage is not None:
-            self.response.usage = usage_of(self._usage)
-        self.response.status = "incomplete"
-        self.response.incomplete_details = IncompleteDetails(reason="steered")
-        self.response.completed_at = int(time.time())
-        self.finished = True
-        return events + self.emitter.lifecycle("response.incomplete")
+        events = self._close_open("incomplete", phase=None) + self._cut_server_calls()
+        return events + self._conclude("incomplete", "steered")
 
     def _cut_server_calls(self) -> list[StreamEvent]:
         """The server's calls a cancel stopped (or kept from starting) end ``incomplete`` (``failed``
