@@ -73,6 +73,7 @@ def test_public_api_is_pinned() -> None:
     assert set(responsa.engine.__all__) == {
         "DEFAULT_IMAGES_MODEL",
         "Compactor",
+        "PromptLibrary",
         "ContainerService",
         "ConversationService",
         "Embedder",

@@ -111,6 +111,15 @@ class Settings:
         summary="TOML file of simulated model profiles (see docs/simulator.md).",
         doc="TOML of simulated model profiles (see [simulator.md](simulator.md)).",
     )
+    prompts_dir: Path | None = option(
+        None,
+        shown="none",
+        summary="Directory of reusable prompts, one TOML file a prompt (see docs/api.md).",
+        doc=(
+            "Directory of reusable prompts, one TOML file a prompt named by its id, each version a table "
+            "(see [api.md](api.md#reusable-prompts)); without it a create's `prompt` is a `400`."
+        ),
+    )
     sim_fault_rate: float = option(
         0.0,
         minimum=0,

@@ -7,6 +7,7 @@ from ._conversations import ConversationService
 from ._documents import probe_pdf_text
 from ._files import FileService
 from ._periodic import every
+from ._prompts import PromptLibrary
 from ._run import Run
 from ._sealing import Sealer
 from ._service import ResponseService
@@ -22,6 +23,7 @@ __all__ = [
     "Embedder",
     "FileService",
     "OutputBuilder",
+    "PromptLibrary",
     "ResponseService",
     "Run",
     "Sealer",

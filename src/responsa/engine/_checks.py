@@ -72,7 +72,6 @@ def _check_unsupported(request: CreateResponseRequest) -> None:
 
 
 _NOT_SERVED = {
-    "prompt": "reusable prompts are not served yet; send the instructions and input themselves",
     "moderation": "no moderation model is configured",
     "prompt_cache_options": "explicit prompt-cache breakpoints and their diagnostics are not kept",
 }

@@ -38,6 +38,7 @@ from ._context import checked_context, load_history, normalize_input
 from ._images import check_images
 from ._model_request import build_model_request
 from ._new_response import new_response, unavailable_hosted
+from ._prompts import PromptLibrary
 from ._reasoning_seal import ReasoningSeal
 from ._run import Run, RunContext, model_call_done, open_model_call
 from ._timeline import Timeline
@@ -64,7 +65,10 @@ class Opener:
         vector_stores: VectorStoreService | None = None,
         web: WebSearch | None = None,
         containers: ContainerService | None = None,
+        prompts: PromptLibrary | None = None,
     ) -> None:
+        self.prompts = prompts or PromptLibrary(None)
+        """The reusable prompts creates may name."""
         self._store = store
         self._containers = containers
         self._vector_stores = vector_stores
@@ -94,6 +98,7 @@ class Opener:
         not called: it completes with no output.
         """
         received = time.time()
+        request = self.prompts.apply(request)
         check_request(request)
         if isinstance(request.input, list) and len(request.input) > self._max_input_items:
             raise InvalidRequest(
@@ -174,6 +179,7 @@ class Opener:
         """What ``usage.input_tokens`` of a create with this body would be: the model request a create
         builds (context, tools, what server-run tools record before the model reads), counted by the
         model's tokenizer."""
+        request = self.prompts.apply(request)
         check_request(request)
         backend = self._backends.resolve(request.model)
         plan = await self._plan(request, None, tenant, None, backend)

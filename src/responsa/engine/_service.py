@@ -42,6 +42,7 @@ from ._leases import Leases
 from ._loop import RunLoop
 from ._opening import Opener
 from ._periodic import every
+from ._prompts import PromptLibrary
 from ._run import Run
 from ._tenant_views import tenant_view
 from ._vector_stores import VectorStoreService
@@ -72,6 +73,7 @@ class ResponseService:
         admission: tuple[int, int, float] = (256, 64, 2.0),
         web: WebSearch | None = None,
         containers: ContainerService | None = None,
+        prompts: PromptLibrary | None = None,
     ) -> None:
         self._store = store
         self._backends = backends
@@ -91,6 +93,7 @@ class ResponseService:
             vector_stores,
             web,
             containers,
+            prompts,
         )
         self._loop = RunLoop(self._running, self.leases, on_usage)
         self.tenant = store.tenant
@@ -119,6 +122,10 @@ class ResponseService:
     ) -> Run:
         """Validate, rebuild context, do the MCP groundwork and open the model stream (see ``Opener``)."""
         return await self._opener.open(request, fault, self.tenant, history, generate)
+
+    def prompts(self) -> list[dict[str, Any]]:
+        """The reusable prompts a create can name (``--prompts-dir``), with their versions."""
+        return self._opener.prompts.listing()
 
     async def input_tokens(self, request: CreateResponseRequest) -> int:
         """What ``usage.input_tokens`` of a create with this body would be (see ``Opener``)."""

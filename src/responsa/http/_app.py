@@ -22,6 +22,7 @@ from responsa.engine import (
     ConversationService,
     Embedder,
     FileService,
+    PromptLibrary,
     ResponseService,
     Sealer,
     VectorStoreService,
@@ -185,6 +186,7 @@ def create_app(settings: Settings) -> Starlette:
                 vector_stores=vector_stores,
                 web=web,
                 containers=containers,
+                prompts=PromptLibrary(settings.prompts_dir),
             )
             metrics.workers = registry.workers
             hosted = {"web_search": web_status, "image_generation": images_status(registry),

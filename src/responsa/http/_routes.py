@@ -107,6 +107,11 @@ async def list_input_items(request: Request) -> Response:
     return json_response(page_body(found))
 
 
+async def list_prompts(request: Request) -> Response:
+    """The reusable prompts of ``--prompts-dir`` (read at start), with their versions."""
+    return json_response({"object": "list", "data": services(request).responses.prompts()})
+
+
 async def health(request: Request) -> Response:
     """200 while the server can serve, 503 while its store cannot take writes (a full disk, a
     read-only or vanished database), saying why: a load balancer or an operator sees the truth."""
@@ -138,6 +143,7 @@ def routes() -> list[BaseRoute]:
             Route(f"{prefix}/responses/{{response_id}}/input_items", list_input_items, methods=["GET"]),
             Route(f"{prefix}/responses/{{response_id}}/timeline", get_timeline, methods=["GET"]),
             Route(f"{prefix}/models", list_models, methods=["GET"]),
+            Route(f"{prefix}/prompts", list_prompts, methods=["GET"]),
             *chat_routes(prefix),
             *conversation_routes(prefix),
             *compaction_routes(prefix),
