@@ -44,12 +44,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         yield live
 
 
-@pytest.fixture
-def client(server: LiveServer) -> Iterator[openai.OpenAI]:
-    with openai.OpenAI(base_url=server.v1, api_key="-", max_retries=0) as sdk:
-        yield sdk
-
-
 def test_a_prompt_fills_instructions_and_input_and_is_echoed(client: openai.OpenAI) -> None:
     response = client.responses.create(model="sim", prompt={"id": "pmpt_travel", "version": "1",
                                                              "variables": {"city": "Lisbon"}})  # fmt: skip
