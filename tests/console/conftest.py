@@ -55,6 +55,9 @@ def mcp_url() -> Iterator[str]:
 def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """The server: keys for alice and bob, one healthy upstream worker and one that is down."""
     db = tmp_path_factory.mktemp("console") / "r.db"
+    prompts = db.parent / "prompts"
+    prompts.mkdir()
+    (prompts / "pmpt_greeting.toml").write_text('[versions.1]\ninstructions = "Greet {{name}}."\n')
     with ExitStack() as stack:
         upstream = MockUpstream(models=("up-model",))
         healthy = f"{stack.enter_context(serve_app(upstream.app)).url}/v1"
@@ -65,6 +68,7 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
             models=(UpstreamConfig(name="up-model", urls=(healthy, down)),),
             upstream_health_interval_secs=0.5,
             sim_token_delay_ms=15,
+            prompts_dir=prompts,
             mcp_allow_hosts=("127.0.0.1",),  # with API keys, loopback MCP servers must be allowed by name
         )
         yield stack.enter_context(serve(settings))

@@ -249,6 +249,7 @@ def test_the_server_page_shows_models_workers_and_counters(watched: Watched, scr
     expect(page.locator("ul.models")).to_contain_text("up-model")
     expect(page.locator("ul.models")).to_contain_text(DEFAULT_MODEL_NAME)
     expect(page.locator("ul.models")).to_contain_text("gpt-4.1")
+    expect(page.locator("ul.prompts")).to_contain_text("pmpt_greeting (versions 1)")
     workers = page.locator("table.workers tbody tr")
     expect(workers).to_have_count(2)
     expect(page.locator("table.workers")).to_contain_text("down")  # the worker nobody listens on

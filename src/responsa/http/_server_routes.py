@@ -25,6 +25,7 @@ async def server_status(request: Request) -> Response:
             "version": __version__,
             "started_at": state.started_at,
             "models": state.models,
+            "prompts": state.responses.prompts(),
             "workers": [asdict(worker) for worker in state.workers()],
             "hosted_tools": state.hosted_tools,
             "capabilities": {capability.name: capability.as_json() for capability in state.capabilities},

@@ -1,4 +1,4 @@
-// The server page: models, upstream workers' health and latency, active streams and request rates
+// The server page: models, reusable prompts, upstream workers' health and latency, active streams and request rates
 // (GET /v1/server, read every two seconds; rates are the difference between two readings).
 
 import { get } from "./api.js";
@@ -32,6 +32,9 @@ function view(status, rate) {
     h("table", { class: "list" }, h("tbody", {}, Object.entries(status.requests).map(([code, count]) => h("tr", {}, h("th", {}, code), h("td", {}, String(count)))))),
     h("h2", {}, "Models"),
     h("ul", { class: "models" }, status.models.map((model) => h("li", {}, model))),
+    h("h2", {}, "Prompts"),
+    status.prompts.length === 0 ? h("p", { class: "muted" }, "No reusable prompts (--prompts-dir).") :
+      h("ul", { class: "prompts" }, status.prompts.map((prompt) => h("li", {}, `${prompt.id} (versions ${prompt.versions.join(", ")})`))),
     h("h2", {}, "Upstream workers"),
     status.workers.length === 0 ? h("p", { class: "muted" }, "No upstream workers: models are served in this process.") :
       h("table", { class: "list workers" },
