@@ -84,6 +84,7 @@ async def _serve_one(
     made = services(session.socket)
     service, limiter, steering = made.responses.for_tenant(session.tenant), made.limiter, session.steering
     previous: str | None = None
+    held: list[Steer] = []
     try:
         request, generate = _parse(message, made.limits.create_defaults)
         previous = request.previous_response_id
@@ -102,7 +103,7 @@ async def _serve_one(
             steering.running.pop(run.response.id, None)
     except ResponsaError as error:
         session.evict(previous)
-        for steer in committing or ():
+        for steer in [*(committing or ()), *held]:  # input the server owned and cannot commit comes back
             await session.send_json(lane, steer.failed("successor_creation_failed", error.message))
         await session.send_error(lane, error)
         return
