@@ -150,6 +150,13 @@ def sqlite_server(factory: pytest.TempPathFactory, name: str, **settings: Any) -
         yield live
 
 
+def profiled_server(factory: pytest.TempPathFactory, name: str, profiles: str, **settings: Any) -> Iterator[LiveServer]:
+    """``sqlite_server`` with these simulated model profiles (TOML, see docs/simulator.md)."""
+    path = factory.mktemp(f"{name}-profiles") / "profiles.toml"
+    path.write_text(profiles)
+    yield from sqlite_server(factory, name, sim_profiles=path, **settings)
+
+
 @contextmanager
 def fresh_postgres_database() -> Iterator[str]:
     """A new, empty PostgreSQL database for the block (dropped after it).

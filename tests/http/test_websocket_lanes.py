@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 from websockets.sync.client import ClientConnection, connect
 
-from responsa.config import Settings
-from tests.conftest import LiveServer, serve
+from tests.conftest import LiveServer, profiled_server
 from tests.http.test_websocket import TERMINAL, assert_error, turn, ws_url
 
 SLOW = "[models.slowpoke]\nttft_ms = 150\ntokens_per_second = 40\n"
@@ -21,11 +20,7 @@ SLOW = "[models.slowpoke]\nttft_ms = 150\ntokens_per_second = 40\n"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    folder = tmp_path_factory.mktemp("lanes")
-    (folder / "profiles.toml").write_text(SLOW)
-    settings = Settings(db_url=f"sqlite:///{folder / 'r.db'}", sim_profiles=folder / "profiles.toml", embedded=False)
-    with serve(settings) as live:
-        yield live
+    yield from profiled_server(tmp_path_factory, "lanes", SLOW, embedded=False)
 
 
 def send(socket: ClientConnection, **body: Any) -> None:

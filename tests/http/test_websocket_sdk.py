@@ -10,8 +10,7 @@ from typing import Any
 import openai
 import pytest
 
-from responsa.config import Settings
-from tests.conftest import LiveServer, serve
+from tests.conftest import LiveServer, profiled_server
 
 SLOW = "[models.slowpoke]\nttft_ms = 100\ntokens_per_second = 20\n"
 LONG = "Reply with: " + " ".join(f"word{index}" for index in range(40))
@@ -20,11 +19,7 @@ ENDS = {"response.completed", "response.incomplete", "response.failed", "error"}
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    folder = tmp_path_factory.mktemp("sdk-socket")
-    (folder / "profiles.toml").write_text(SLOW)
-    settings = Settings(db_url=f"sqlite:///{folder / 'r.db'}", sim_profiles=folder / "profiles.toml", embedded=False)
-    with serve(settings) as live:
-        yield live
+    yield from profiled_server(tmp_path_factory, "sdk-socket", SLOW, embedded=False)
 
 
 def until_ends(connection: Any, count: int) -> list[Any]:

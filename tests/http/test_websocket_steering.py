@@ -16,10 +16,9 @@ from openai.types.responses import ResponseSteerAcceptedEvent, ResponseSteerFail
 from websockets.sync.client import ClientConnection, connect
 
 from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
-from responsa.config import Settings
 from tests.backends.mock_upstream import Stream, text_chunks
 from tests.backends.test_chat_completions import Rig, start_rig
-from tests.conftest import LiveServer, serve
+from tests.conftest import LiveServer, profiled_server
 from tests.http.test_websocket import TERMINAL, turn, ws_url
 from tests.test_codex import call_chunks
 
@@ -30,10 +29,7 @@ STEER = "Stop there and just say hello."
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    folder = tmp_path_factory.mktemp("steering")
-    (folder / "profiles.toml").write_text(SLOW)
-    with serve(Settings(db_url=f"sqlite:///{folder / 'r.db'}", sim_profiles=folder / "profiles.toml")) as live:
-        yield live
+    yield from profiled_server(tmp_path_factory, "steering", SLOW)
 
 
 @pytest.fixture

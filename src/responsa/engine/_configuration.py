@@ -35,7 +35,7 @@ def configured(request: CreateResponseRequest, context: Sequence[Item]) -> Creat
     if not changes:
         return request
     try:
-        return CreateResponseRequest.model_validate({**request.model_dump(mode="json", by_alias=True), **changes})
+        return request.revised(changes)
     except ValidationError as exc:
         raise InvalidRequest(
             f"A 'configuration_update' item asks for a setting that is not valid: {exc.errors()[0]['msg']}.",

@@ -100,15 +100,12 @@ def _read(asked: Any) -> tuple[str, str | None, dict[str, Any]]:
 def _filled(
     request: CreateResponseRequest, version: _Version, variables: dict[str, Any], echo: dict[str, Any]
 ) -> CreateResponseRequest:
-    body = request.model_dump(mode="json", by_alias=True, exclude_none=True)
-    if body.get("instructions") is None and version.instructions is not None:
-        body["instructions"] = _text(version.instructions, variables)
-    own = body.get("input")
-    own_items = [{"role": "user", "content": own}] if isinstance(own, str) else list(own or [])
-    body["input"] = [*(_message(message, variables) for message in version.input), *own_items]
-    body["prompt"] = echo
+    changes: dict[str, Any] = {"prompt": echo}
+    if request.instructions is None and version.instructions is not None:
+        changes["instructions"] = _text(version.instructions, variables)
+    changes["input"] = request.input_after([_message(message, variables) for message in version.input])
     try:
-        return CreateResponseRequest.model_validate(body)
+        return request.revised(changes)
     except ValidationError as exc:
         raise InvalidRequest(f"The prompt's input is not valid: {exc.errors()[0]['msg']}.", param="prompt") from None
 
@@ -132,11 +129,8 @@ def _text(text: str, variables: dict[str, Any]) -> str:
 def _message(message: dict[str, Any], variables: dict[str, Any]) -> dict[str, Any]:
     content = message.get("content")
     if isinstance(content, str):
-        whole = _VARIABLE.fullmatch(content.strip())
-        given = variables.get(whole.group(1)) if whole else None
-        if isinstance(given, dict) and given.get("type") in ("input_image", "input_file"):
-            return {**message, "content": [given]}
-        return {**message, "content": _text(content, variables)}
+        part = _part_variable(content, variables)
+        return {**message, "content": [part] if part is not None else _text(content, variables)}
     return {**message, "content": [_part(part, variables) for part in content or []]}
 
 
@@ -144,8 +138,12 @@ def _part(part: dict[str, Any], variables: dict[str, Any]) -> dict[str, Any]:
     text = part.get("text")
     if not isinstance(text, str):
         return part
+    whole = _part_variable(text, variables)
+    return whole if whole is not None else {**part, "text": _text(text, variables)}
+
+
+def _part_variable(text: str, variables: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``input_image`` or ``input_file`` variable that ``text`` is exactly a placeholder of."""
     whole = _VARIABLE.fullmatch(text.strip())
     given = variables.get(whole.group(1)) if whole else None
-    if isinstance(given, dict) and given.get("type") in ("input_image", "input_file"):
-        return given
-    return {**part, "text": _text(text, variables)}
+    return given if isinstance(given, dict) and given.get("type") in ("input_image", "input_file") else None

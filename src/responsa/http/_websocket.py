@@ -90,7 +90,9 @@ async def _serve_one(
         previous = request.previous_response_id
         held = steering.release(previous)
         if held:  # steering input accepted while the response waited for the client goes first
-            request = with_input_first(request, [part for steer in held for part in steer.input])
+            request = _revised(
+                request, {"input": request.input_after([part for steer in held for part in steer.input])}
+            )
         await limiter.admit(session.tenant)
         run = await service.start(request, history=session.history(request), generate=generate)
         steering.running[run.response.id] = (lane, run)
@@ -131,11 +133,11 @@ def successor(message: dict[str, Any], steered: str, steers: list[Steer]) -> dic
     return {**inherited, "previous_response_id": steered, "input": [part for steer in steers for part in steer.input]}
 
 
-def with_input_first(request: CreateResponseRequest, first: list[dict[str, Any]]) -> CreateResponseRequest:
-    """``request`` with ``first`` before its own input."""
-    own = request.input
-    given = [{"role": "user", "content": own}] if isinstance(own, str) else [item.model_dump() for item in own or ()]
-    return CreateResponseRequest.model_validate({**request.model_dump(by_alias=True), "input": [*first, *given]})
+def _revised(request: CreateResponseRequest, changes: dict[str, Any]) -> CreateResponseRequest:
+    try:
+        return request.revised(changes)
+    except ValidationError as exc:
+        raise invalid_from_validation(exc) from None
 
 
 async def responses_socket(socket: WebSocket) -> None:

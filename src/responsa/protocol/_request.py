@@ -230,3 +230,17 @@ class CreateResponseRequest(WireModel):
         if isinstance(self.conversation, ConversationRef):
             return self.conversation.id
         return self.conversation
+
+    def revised(self, changes: dict[str, Any]) -> CreateResponseRequest:
+        """This request with ``changes`` (wire-form values), validated again as a body would be (a
+        ``ValidationError`` for what is not valid): for what the server fills in from elsewhere (a
+        prompt, a configuration update, queued steering input)."""
+        body = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return type(self).model_validate({**body, **changes})
+
+    def input_after(self, first: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The wire form of an ``input`` that is ``first``, then this request's own input."""
+        own = self.input
+        if isinstance(own, str):
+            return [*first, {"role": "user", "content": own}]
+        return [*first, *(item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in own or ())]
