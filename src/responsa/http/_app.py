@@ -61,6 +61,7 @@ async def configured_backends(settings: Settings) -> list[Backend]:
             _strategy(model.strategy),
             model.context_window,
             model.vision,
+            model.moderation,
         )
         for model in settings.models
     ]

@@ -7,7 +7,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from responsa.engine import ResponseService
-from responsa.protocol import CreateResponseRequest, DeletedObject, InvalidRequest
+from responsa.protocol import CreateResponseRequest, DeletedObject, InvalidRequest, ModerationRequest
 
 from ._chat_routes import chat_routes
 from ._compaction_routes import compaction_routes
@@ -112,6 +112,12 @@ async def list_prompts(request: Request) -> Response:
     return json_response({"object": "list", "data": services(request).responses.prompts()})
 
 
+async def create_moderation(request: Request) -> Response:
+    """OpenAI's ``POST /v1/moderations``, by a moderation model this server serves."""
+    asked = await read_model(request, ModerationRequest)
+    return json_response(await _service(request).moderate(asked.texts(), asked.model))
+
+
 async def health(request: Request) -> Response:
     """200 while the server can serve, 503 while its store cannot take writes (a full disk, a
     read-only or vanished database), saying why: a load balancer or an operator sees the truth."""
@@ -144,6 +150,7 @@ def routes() -> list[BaseRoute]:
             Route(f"{prefix}/responses/{{response_id}}/timeline", get_timeline, methods=["GET"]),
             Route(f"{prefix}/models", list_models, methods=["GET"]),
             Route(f"{prefix}/prompts", list_prompts, methods=["GET"]),
+            Route(f"{prefix}/moderations", create_moderation, methods=["POST"]),
             *chat_routes(prefix),
             *conversation_routes(prefix),
             *compaction_routes(prefix),

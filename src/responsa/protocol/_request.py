@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ._base import WireModel, WirePart
+from ._errors import InvalidRequest
 from ._items import Item
 from ._metadata import Metadata
 from ._tools import Tool, ToolChoice
@@ -19,6 +20,9 @@ __all__ = [
     "ImageOptions",
     "JsonObjectFormat",
     "JsonSchemaFormat",
+    "ModerationOptions",
+    "ModerationRequest",
+    "PromptCacheOptions",
     "ReasoningConfig",
     "TextConfig",
     "TextFormat",
@@ -89,6 +93,57 @@ class AccessPrograms(WirePart):
     """Domain access programs a request asks for (openai 3.57); echoed on the response."""
 
     cyber: Literal["standard", "daybreak_blue", "daybreak_red"] | None = None
+
+
+class PromptCacheOptions(WirePart):
+    """How the request's prefix is cached (openai 3.57): see docs/api.md for what each does here."""
+
+    mode: Literal["implicit", "explicit"] = "implicit"
+    ttl: Literal["30m", "12h"] = "30m"
+    prewarm: bool = False
+    comparison_response_id: str | None = None
+
+
+class ModerationMode(WirePart):
+    """What a moderation result does to one side of a response."""
+
+    mode: Literal["score", "block"]
+
+
+class ModerationPolicy(WirePart):
+    input: ModerationMode | None = None
+    output: ModerationMode | None = None
+
+
+class ModerationOptions(WirePart):
+    """``moderation`` (openai 3.57): the moderation model, and what its results do (default: score both)."""
+
+    model: str
+    policy: ModerationPolicy | None = None
+
+
+class ModerationRequest(WirePart):
+    """``POST /v1/moderations``: a text, several, or OpenAI's multi-modal parts (``{"type": "text", ...}``)."""
+
+    input: str | list[str | dict[str, Any]]
+    model: str | None = None
+
+    def texts(self) -> list[str]:
+        """The texts to judge, one per input; a part that is not text is a 400 naming it."""
+        if isinstance(self.input, str):
+            return [self.input]
+        texts: list[str] = []
+        for index, entry in enumerate(self.input):
+            if isinstance(entry, str):
+                texts.append(entry)
+            elif entry.get("type") == "text" and isinstance(entry.get("text"), str):
+                texts.append(entry["text"])
+            else:
+                raise InvalidRequest(
+                    "Only text is moderated here: the moderation models this server serves do not read images.",
+                    param=f"input[{index}]", code="unsupported_value",
+                )  # fmt: skip
+        return texts
 
 
 class BackgroundOptions(WirePart):
@@ -165,6 +220,8 @@ class CreateResponseRequest(WireModel):
     image: ImageOptions | None = None
     access_programs: AccessPrograms | None = None
     background_options: BackgroundOptions | None = None
+    prompt_cache_options: PromptCacheOptions | None = None
+    moderation: ModerationOptions | None = None
     user: str | None = None
     # Sampling extras of SGLang / vLLM / OpenVINO (seeds 000, 004).
     top_k: int | None = None

@@ -21,11 +21,13 @@ import orjson
 from responsa import tracing
 from responsa.backends._base import Backend, ModelEvent, ModelRequest, WorkerState, estimate_tokens
 from responsa.backends._images import ImageRequest, ImageUpdate
+from responsa.backends._moderation import ModerationVerdict
 from responsa.protocol import Capability, InvalidRequest, ModelError, RateLimited, ResponsaError, ServiceUnavailable
 
 from ._decode import ChunkDecoder, completion_as_chunk
 from ._images import draw
 from ._memo import TranslationMemo
+from ._moderation import moderate
 from ._text_chunks import TextChunks
 from ._translate import chat_body, chat_request
 from ._workers import Strategy, Worker, WorkerPool
@@ -48,6 +50,9 @@ class UpstreamModel:
     """Tokens the model reads and writes in one turn, from the model registry (for ``truncation: auto``)."""
     vision: bool = True
     """Whether the model reads images; ``vision = false`` in the registry makes ``input_image`` a 400."""
+    moderation: str | None = None
+    """``openai``: a moderation model behind ``POST /moderations``; ``guard``: a guard model (Llama Guard)
+    answering ``safe`` or ``unsafe`` and its hazard codes by Chat Completions. Either moderates only."""
 
 
 LONG_CONTEXT = 64
@@ -100,7 +105,15 @@ class ChatCompletionsBackend(Backend):
         return upstream.context_window if upstream is not None else None
 
     def models(self) -> Sequence[str]:
-        return list(self._models)
+        return [name for name, model in self._models.items() if model.moderation is None]
+
+    def moderation_models(self) -> Sequence[str]:
+        return [name for name, model in self._models.items() if model.moderation is not None]
+
+    async def moderate(self, model: str, texts: Sequence[str]) -> list[ModerationVerdict]:
+        """By the upstream's moderation model, on its healthy workers in turn (see ``_moderation``)."""
+        served = self._models[model]
+        return await moderate(self._session(), self._pools[model].candidates(), served, texts)
 
     @asynccontextmanager
     async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[list[ModelEvent]]]:
@@ -113,7 +126,7 @@ class ChatCompletionsBackend(Backend):
             headers["authorization"] = f"Bearer {model.api_key}"
         tracing.inject(headers)  # the upstream's spans join this model call's trace
         last_error: ResponsaError | None = None
-        for worker in pool.candidates():
+        for worker in pool.candidates(request.cache_key if request.reuse_prefix else None):
             worker.in_flight += 1
             try:
                 response = await self._open(worker, body, headers)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -46,14 +47,27 @@ class WorkerPool:
     def of(cls, urls: list[str], strategy: Strategy = "least_busy") -> WorkerPool:
         return cls([Worker(url.rstrip("/")) for url in urls], strategy)
 
-    def candidates(self) -> list[Worker]:
-        """Healthy workers, best first; the request tries them in this order until one answers."""
+    def candidates(self, cache_key: str | None = None) -> list[Worker]:
+        """Healthy workers, best first; the request tries them in this order until one answers. With a
+        ``cache_key`` (``prompt_cache_key``) the worker the key hashes to comes first (rendezvous
+        hashing: a key keeps its worker while others come and go), so its prefix cache is reused."""
         healthy = [worker for worker in self.workers if worker.healthy]
         if self.strategy == "round_robin" and healthy:
             start = next(self._turn) % len(healthy)
-            return healthy[start:] + healthy[:start]
-        return sorted(healthy, key=lambda worker: worker.in_flight)
+            ordered = healthy[start:] + healthy[:start]
+        else:
+            ordered = sorted(healthy, key=lambda worker: worker.in_flight)
+        if cache_key is not None and len(ordered) > 1:
+            home = max(ordered, key=lambda worker: _affinity(cache_key, worker.url))
+            ordered.remove(home)
+            ordered.insert(0, home)
+        return ordered
 
     @property
     def any_healthy(self) -> bool:
         return any(worker.healthy for worker in self.workers)
+
+
+def _affinity(key: str, url: str) -> bytes:
+    """The rendezvous weight of ``url`` for ``key``: the highest holds the key."""
+    return hashlib.blake2b(f"{key}\n{url}".encode(), digest_size=8).digest()

@@ -186,7 +186,8 @@ class InferenceThread:
             writer = OutputWriter(job.emit, request, forced, template, thinking=template.opens_thinking(prompt))
             generation = Generation(
                 tokens, sampler, writer, limit=min(request.max_output_tokens or budget, budget), report=job.emit,
-                cancelled=job.cancelled, fresh=sampling.seed is not None or media is not None,
+                cancelled=job.cancelled,
+                fresh=sampling.seed is not None or media is not None or not request.reuse_prefix,
                 ignore_eos=sampling.ignore_eos,
                 top_logprobs=request.logprobs, special=not request.skip_special_tokens, media=media,
             )  # fmt: skip

@@ -36,6 +36,7 @@ from responsa.backends._base import (
     one_at_a_time,
     read_texts,
 )
+from responsa.backends._moderation import ModerationVerdict
 from responsa.protocol import (
     FunctionCall,
     FunctionCallOutput,
@@ -52,6 +53,7 @@ from responsa.protocol import (
 
 from ._hosted import HOSTED_TYPES, describe, hosted_call
 from ._logprobs import invent_logprobs
+from ._moderation import MODERATION_MODEL, classify
 from ._profiles import EFFORT_MULTIPLIERS, ModelProfile, default_profiles
 from ._schema import Hints, instance_for
 from ._text import count_tokens, extractive_summary, prose, reasoning_summary, split_tokens
@@ -101,6 +103,12 @@ class SimulatorBackend(Backend):
 
     def models(self) -> Sequence[str]:
         return list(self._profiles)
+
+    def moderation_models(self) -> Sequence[str]:
+        return (MODERATION_MODEL,)
+
+    async def moderate(self, model: str, texts: Sequence[str]) -> list[ModerationVerdict]:
+        return [classify(text) for text in texts]
 
     def hosted_tools(self) -> frozenset[str]:
         return HOSTED_TYPES
@@ -274,6 +282,8 @@ def _last_turn(request: ModelRequest) -> _Turn:
     for item in reversed(request.items):
         if isinstance(item, FunctionCallOutput):
             results.append((calls.get(item.call_id, "the tool"), item_text(item)))
+        elif isinstance(item, Message) and (item.model_extra or {}).get("answers_call") in calls:  # an async result
+            results.append((calls[item.model_extra["answers_call"]], item_text(item).partition("\n")[2]))  # type: ignore[index]
         elif isinstance(item, Message) and item.role == "user":
             return _Turn(item_text(item), list(reversed(results)))
     return _Turn(request.instructions or "", list(reversed(results)))

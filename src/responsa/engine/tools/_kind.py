@@ -73,6 +73,8 @@ class Route:
     namespace: str | None = None
     custom: CustomTool | None = None
     target: Any = None
+    asynchronous: bool = False
+    """A function or custom tool declared ``"async": true``: the model goes on without its result."""
 
 
 @dataclass
@@ -169,6 +171,13 @@ class Replay:
     def find(self, item_id: str) -> Item | None:
         """An item of the context by id (an approval's request)."""
         return self._by_id.get(item_id)
+
+    @cached_property
+    def asynchronous_calls(self) -> dict[str, Item]:
+        """The calls of asynchronous tools in the context (``async: true``), by ``call_id``. Found among
+        the items with fields of no model (most have none): one cheap pass over a long context."""
+        return {getattr(item, "call_id", ""): item for item in self.items
+                if item.__pydantic_extra__ and item.__pydantic_extra__.get("async") is True}  # fmt: skip
 
 
 def chosen_by_name(ref: ToolRef, name: str, route: Route) -> bool:

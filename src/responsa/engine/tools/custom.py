@@ -27,6 +27,7 @@ from responsa.protocol import (
 )
 
 from ._arguments import as_object
+from ._async_calls import acknowledged, answer_read_late, asks_async, is_async, read_with_acknowledgement
 from ._kind import Closed, ItemEnd, Replay, Route, ToolPlan, Where, chosen_by_name
 
 __all__ = ["KIND", "InputDecoder", "offer_named"]
@@ -53,7 +54,10 @@ class _Call:
 
     def close(self, arguments: str, status: ItemEnd, where: Where) -> Closed:
         self.item.input, self.item.status = InputDecoder.final(arguments), status
-        return Closed([CustomToolCallInputDone(input=self.item.input, **where)], needs_client=True)
+        done = CustomToolCallInputDone(input=self.item.input, **where)
+        if is_async(self.item):  # the client runs it; the model goes on
+            return Closed([done], run=acknowledged(self.item))
+        return Closed([done], needs_client=True)
 
 
 class CustomKind:
@@ -66,8 +70,9 @@ class CustomKind:
             offer_named(tool, tools, None, param)
 
     def open_call(self, route: Route, call_id: str) -> _Call:
+        marks = {"async": True} if route.asynchronous else {}
         return _Call(CustomToolCall(id=new_id("ctc"), call_id=call_id, name=route.name, input="",
-                                    namespace=route.namespace))  # fmt: skip
+                                    namespace=route.namespace, **marks))  # fmt: skip
 
     def chosen(self, ref: ToolRef, name: str, route: Route) -> bool:
         return chosen_by_name(ref, name, route)
@@ -75,9 +80,13 @@ class CustomKind:
     def replay(self, item: Item, context: Replay) -> list[Item] | None:
         if isinstance(item, CustomToolCall):
             name = context.tools.model_name(item.name, item.namespace)
-            return [FunctionCall(id=item.id, call_id=item.call_id or item.id or "", name=name,
-                                 arguments=json.dumps({"input": item.input}), status="completed")]  # fmt: skip
+            call = FunctionCall(id=item.id, call_id=item.call_id or item.id or "", name=name,
+                                arguments=json.dumps({"input": item.input}), status="completed")  # fmt: skip
+            return read_with_acknowledgement(call) if is_async(item) else [call]
         if isinstance(item, CustomToolCallOutput):
+            late = answer_read_late(item, context)
+            if late is not None:
+                return late
             return [FunctionCallOutput(id=item.id, call_id=item.call_id, output=item_text(item), status="completed")]
         return None
 
@@ -85,7 +94,7 @@ class CustomKind:
 def offer_named(tool: CustomTool, tools: ToolPlan, namespace: str | None, param: str) -> None:
     name = tools.model_name(tool.name, namespace)
     function = FunctionTool(name=name, description=_description(tool), parameters=_INPUT_SCHEMA)
-    tools.add(function, Route("custom", tool.name, namespace, custom=tool), param)
+    tools.add(function, Route("custom", tool.name, namespace, custom=tool, asynchronous=asks_async(tool)), param)
 
 
 def _description(tool: CustomTool) -> str:

@@ -12,6 +12,7 @@ from responsa.protocol import (
     FunctionCall,
     FunctionCallArgumentsDelta,
     FunctionCallArgumentsDone,
+    FunctionCallOutput,
     FunctionTool,
     Item,
     NamespaceTool,
@@ -22,6 +23,7 @@ from responsa.protocol import (
 )
 
 from . import custom
+from ._async_calls import acknowledged, answer_read_late, asks_async, is_async, read_with_acknowledgement
 from ._kind import Closed, ItemEnd, Replay, Route, ToolPlan, Where, chosen_by_name
 
 __all__ = ["KIND"]
@@ -40,6 +42,8 @@ class _Call:
     def close(self, arguments: str, status: ItemEnd, where: Where) -> Closed:
         self.item.arguments, self.item.status = arguments, status
         done = FunctionCallArgumentsDone(name=self.item.name, arguments=arguments, **where)
+        if is_async(self.item):  # the client runs it; the model goes on
+            return Closed([done], run=acknowledged(self.item))
         return Closed([done], needs_client=True)
 
 
@@ -56,18 +60,26 @@ class FunctionKind:
             offer_named(tool, tools, None, param)
 
     def open_call(self, route: Route, call_id: str) -> _Call:
+        marks = {"async": True} if route.asynchronous else {}
         return _Call(FunctionCall(id=new_id("fc"), call_id=call_id, name=route.name, arguments="",
-                                  namespace=route.namespace, status="in_progress"))  # fmt: skip
+                                  namespace=route.namespace, status="in_progress", **marks))  # fmt: skip
 
     def chosen(self, ref: ToolRef, name: str, route: Route) -> bool:
         return chosen_by_name(ref, name, route)
 
     def replay(self, item: Item, context: Replay) -> list[Item] | None:
-        if not isinstance(item, FunctionCall) or item.namespace is None:
-            return None  # a plain function call (and any output) is read as it is
-        name = context.tools.model_name(item.name, item.namespace)
-        return [FunctionCall(id=item.id, call_id=item.call_id or item.id or "", name=name, arguments=item.arguments,
-                             status="completed")]  # fmt: skip
+        if isinstance(item, FunctionCallOutput):
+            return answer_read_late(item, context)
+        if not isinstance(item, FunctionCall):
+            return None
+        call = item
+        if item.namespace is not None:
+            name = context.tools.model_name(item.name, item.namespace)
+            call = FunctionCall(id=item.id, call_id=item.call_id or item.id or "", name=name, arguments=item.arguments,
+                                status="completed")  # fmt: skip
+        if is_async(item):
+            return read_with_acknowledgement(call)
+        return None if call is item else [call]  # a plain function call is read as it is
 
 
 def offer_named(tool: FunctionTool | CustomTool, tools: ToolPlan, namespace: str | None, param: str) -> None:
@@ -77,7 +89,7 @@ def offer_named(tool: FunctionTool | CustomTool, tools: ToolPlan, namespace: str
         return
     name = tools.model_name(tool.name, namespace)
     function = tool if namespace is None else tool.model_copy(update={"name": name})
-    tools.add(function, Route("function", tool.name, namespace), param)
+    tools.add(function, Route("function", tool.name, namespace, asynchronous=asks_async(tool)), param)
 
 
 KIND = FunctionKind()

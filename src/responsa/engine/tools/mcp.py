@@ -184,6 +184,7 @@ class _Call:
         self.item.arguments = arguments
         done = McpCallArgumentsDone(arguments=arguments, **where)
         if status == "incomplete":
+            self.item.status = "incomplete"
             return Closed([done])  # cut off: not run
         return Closed([done], run=partial(_run, self.server, self.item))
 
