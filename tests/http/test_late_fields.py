@@ -134,3 +134,26 @@ def test_a_configuration_update_can_ask_for_json(client: openai.OpenAI) -> None:
     response = client.responses.create(model="sim", input=[{"role": "user", "content": "Where?"}, update])  # type: ignore[list-item]
     assert response.text is not None and response.text.format.type == "json_schema"
     assert response.output_text.startswith("{") and '"city"' in response.output_text
+
+
+@pytest.mark.parametrize(
+    ("tools", "param"),
+    [
+        ([{"type": "function", "name": "f", "allowed_callers": ["programmatic"]}], "tools[0].allowed_callers"),
+        ([{"type": "custom", "name": "c", "allowed_callers": ["direct", "programmatic"]}], "tools[0].allowed_callers"),
+        ([{"type": "namespace", "name": "ns", "tools": [{"type": "function", "name": "g",
+                                                         "allowed_callers": ["programmatic"]}]}],
+         "tools[0].tools[0].allowed_callers"),
+    ],
+)  # fmt: skip
+def test_a_tool_only_programs_may_call_is_a_400(client: openai.OpenAI, tools: list[Any], param: str) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.responses.create(model="sim", input="Hello", tools=tools)
+    assert caught.value.param == param
+
+
+def test_direct_callers_are_served(client: openai.OpenAI) -> None:
+    tool = {"type": "function", "name": "get_weather", "allowed_callers": ["direct"],
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}  # fmt: skip
+    response = client.responses.create(model="sim", input="Weather in Paris?", tools=[tool])  # type: ignore[list-item]
+    assert response.output[0].type == "function_call"

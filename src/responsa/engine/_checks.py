@@ -12,6 +12,7 @@ from responsa.protocol import (
     InvalidRequest,
     JsonSchemaFormat,
     NamespaceTool,
+    Tool,
 )
 
 from ._includes import check_includes
@@ -135,6 +136,7 @@ def _check_conversation(request: CreateResponseRequest) -> None:
 def _check_tools(request: CreateResponseRequest) -> None:
     for index, tool in enumerate(request.tools):
         param = f"tools[{index}]"
+        _check_callers(tool, param)
         if isinstance(tool, FunctionTool):
             _check_function(tool, param)
         elif isinstance(tool, NamespaceTool):
@@ -145,6 +147,22 @@ def _check_tools(request: CreateResponseRequest) -> None:
         elif not (tool.type in HOSTED_TOOLS or kind_for_tool(tool.type) is not None):
             raise InvalidRequest(
                 f"Tool type '{tool.type}' is not supported yet.", param=f"{param}.type", code="unsupported_value"
+            )
+
+
+def _check_callers(tool: Tool, param: str) -> None:
+    """``allowed_callers`` (openai 3.57): only ``direct`` calls are served here; a tool that programs
+    may call (``programmatic``, OpenAI's programmatic tool calling) is a 400, never offered as if direct."""
+    callers = (tool.model_extra or {}).get("allowed_callers")
+    inner = getattr(tool, "tools", None) or ()
+    for where, entry in [(param, callers), *((f"{param}.tools[{i}]", (t.model_extra or {}).get("allowed_callers"))
+                                             for i, t in enumerate(inner))]:  # fmt: skip
+        if entry is not None and (not isinstance(entry, list) or set(entry) != {"direct"}):
+            raise InvalidRequest(
+                "Only direct tool calls are served here ('allowed_callers': ['direct']): programmatic tool calling "
+                "is not.",
+                param=f"{where}.allowed_callers",
+                code="unsupported_value",
             )
 
 

@@ -10,7 +10,7 @@ result; in ``block`` mode it blocks (what was not judged is not let through)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,7 +102,9 @@ class ModerationRun:
         response.moderation = {"input": self.input_result, "output": output}  # type: ignore[attr-defined]  # OpenAI's field
         return self.output_mode == "block" and flagged
 
-    async def held(self, turns: AsyncIterator[list[StreamEvent]], finished: Any) -> AsyncIterator[list[StreamEvent]]:
+    async def held(
+        self, turns: AsyncIterator[list[StreamEvent]], finished: Callable[[], bool]
+    ) -> AsyncIterator[list[StreamEvent]]:
         """The run's events, held back until it ends: all of them if the output passed; else only its
         end, numbered on from the last event sent (nothing of the withheld output was)."""
         kept: list[StreamEvent] = []
