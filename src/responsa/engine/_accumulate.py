@@ -334,7 +334,9 @@ class OutputBuilder:
                 self._waiting.append((closed.run, where))
                 return events  # done once the server has run it
         elif isinstance(item, Reasoning):
-            events += self.emitter.emit_all(close_reasoning(item, where, open_item.chunks, open_item.summary_chunks))
+            asked = self.response.reasoning is not None and self.response.reasoning.summary is not None
+            ended = close_reasoning(item, where, open_item.chunks, open_item.summary_chunks, asked)
+            events += self.emitter.emit_all(ended)
             item.status = status
             if self.seal_reasoning is not None:
                 self.seal_reasoning(item)
@@ -370,7 +372,8 @@ class OutputBuilder:
         self.response.status = status
         if reason is not None:
             self.response.incomplete_details = IncompleteDetails(reason=reason)
-        self.response.completed_at = int(time.time())
+        if status == "completed":  # OpenAI's type: present only when the status is completed
+            self.response.completed_at = int(time.time())
         self.finished = True
         return self.emitter.lifecycle("response.completed" if status == "completed" else "response.incomplete")
 

@@ -60,6 +60,14 @@ def _check_unsupported(request: CreateResponseRequest) -> None:
             param="response_format",
             code="mutually_exclusive_parameters",
         )
+    for name in _SPECULATIVE:
+        if extra.get(name) is not None:
+            raise InvalidRequest(
+                f"'{name}' is not supported here: no backend here decodes speculatively (with a draft model or "
+                "prompt lookup), so it would change nothing.",
+                param=name,
+                code="unsupported_parameter",
+            )
     _check_late_options(request)
     for name, only, why in _ONLY_VALUES:
         value = getattr(request, name)
@@ -101,6 +109,10 @@ def _check_late_options(request: CreateResponseRequest) -> None:
     if window in ("2h", "8h") and request.stream:
         raise InvalidRequest(f"The '{window}' completion window cannot be streamed.", param="stream")
 
+
+_SPECULATIVE = ("num_assistant_tokens", "assistant_confidence_threshold", "max_ngram_size")
+"""OpenVINO Model Server's speculative decoding controls, valid there only with a draft model or prompt
+lookup configured: a 400 here, never accepted without effect."""
 
 _ONLY_VALUES = (
     ("n", 1, "a response has one output"),

@@ -20,13 +20,14 @@ from responsa.protocol import (
     WebSearchCall,
 )
 
-__all__ = ["check_includes", "create_view", "shown", "with_includes"]
+__all__ = ["ENCRYPTED_REASONING", "check_includes", "create_view", "shown", "with_includes"]
 
 LOGPROBS = "message.output_text.logprobs"
 SEARCH_RESULTS = "file_search_call.results"
 WEB_SOURCES = "web_search_call.action.sources"
 WEB_RESULTS = "web_search_call.results"
 CODE_OUTPUTS = "code_interpreter_call.outputs"
+ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
 ItemT = TypeVar("ItemT", bound=Item)
 _WITH_OPTIONAL_DATA = (FileSearchCall, WebSearchCall, CodeInterpreterCall)

@@ -229,6 +229,9 @@ class Opener:
         compaction items, reasoning another server sealed left out), its tools and what the server-run
         ones record, and the hosted tools left out."""
         store = self._store.scoped(tenant)
+        if request.background and not store.retention.responses_enabled:  # as `store: false` is
+            raise InvalidRequest("Background responses must be stored, and this server stores no responses "
+                                 "(--responses-store-max-entries 0).", param="background")  # fmt: skip
         history = list(history) if history is not None else await load_history(store, request)
         input_items = await normalize_input(store, request)
         context, classes = checked_context(history, input_items)
@@ -257,6 +260,21 @@ class Opener:
             seal = None
         ctx = RunContext(request, store, backend, tools, unavailable, fault, input_items)
         return _Plan(ctx, context, classes, recorded, ignored, compactor, seal, withheld, diagnostics)
+
+    def sealed_reasoning(self, response: ResponseObject, tenant: str) -> ResponseObject:
+        """``response`` with each reasoning item sealed as a create asking for
+        ``reasoning.encrypted_content`` seals it (for a retrieve that asks); as it is on a server that
+        does not seal."""
+        if self._compactor is None:
+            return response
+        seal = self._compactor.for_tenant(tenant).reasoning_seal()
+        output: list[Item] = []
+        for item in response.output:
+            if isinstance(item, Reasoning):
+                item = item.model_copy()
+                seal.seal(item)
+            output.append(item)
+        return response.model_copy(update={"output": output})
 
     def _images_model(self, model: str) -> Backend | None:
         """The backend that draws with ``model``, if one serves it as an images model."""

@@ -41,9 +41,16 @@ def reasoning_delta(where: Where, chunks: list[str], text: str, summary: bool) -
     return events
 
 
-def close_reasoning(item: Reasoning, where: Where, chunks: list[str], summary_chunks: list[str]) -> list[StreamEvent]:
-    """Fill ``item`` with what streamed and close the parts that were opened."""
+def close_reasoning(
+    item: Reasoning, where: Where, chunks: list[str], summary_chunks: list[str], summary_asked: bool = False
+) -> list[StreamEvent]:
+    """Fill ``item`` with what streamed and close the parts that were opened. Where a summary was asked
+    (``reasoning.summary``) and the model wrote its reasoning but no summary (a thinking model behind
+    an upstream, the embedded model), the reasoning text itself is the summary, with the summary's
+    events (added, one delta, done) here at the item's end: no summariser runs."""
     events: list[StreamEvent] = []
+    if summary_asked and chunks and not summary_chunks:
+        events += reasoning_delta(where, summary_chunks, "".join(chunks), summary=True)
     if chunks:
         part = ReasoningText(text="".join(chunks))
         item.content = [part]

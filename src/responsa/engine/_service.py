@@ -37,7 +37,7 @@ from ._checks import KNOWN_INCLUDES
 from ._compaction import Compactor
 from ._containers import ContainerService
 from ._event_log import EventLog, replay
-from ._includes import check_includes, create_view, with_includes
+from ._includes import ENCRYPTED_REASONING, check_includes, create_view, with_includes
 from ._leases import Leases
 from ._loop import RunLoop
 from ._moderation import classify
@@ -226,7 +226,11 @@ class ResponseService:
         response = await self._scoped.get_response(response_id)
         if response is None:
             raise NotFound(f"Response with id '{response_id}' not found.", param="response_id")
-        return create_view(response) if include is None else with_includes(response, include)
+        if include is None:
+            return create_view(response)
+        if ENCRYPTED_REASONING in include and ENCRYPTED_REASONING not in response.shown_includes:
+            response = self._opener.sealed_reasoning(response, self.tenant)  # as a create asking would have
+        return with_includes(response, include)
 
     async def timeline(self, response_id: str) -> dict[str, Any]:
         """The response's timing record (see ``Timeline``); responses stored before it existed have none."""

@@ -123,6 +123,16 @@ class OutputTextDone(_Event):
 
 class FunctionCallArgumentsDelta(_PieceDelta):
     type: Literal["response.function_call_arguments.delta"] = "response.function_call_arguments.delta"
+    call_id: str | None = None
+    """The call's ``call_id``, as OpenVINO Model Server sends it (OpenAI's type has no such field; its
+    clients read past it)."""
+
+    @classmethod
+    def of_call(cls, item_id: str, output_index: int, delta: str, call_id: str) -> Self:
+        """One token's piece of a call's arguments, without validation (see :func:`.new_model`)."""
+        fields = {"sequence_number": 0, "type": "response.function_call_arguments.delta", "item_id": item_id,
+                  "output_index": output_index, "delta": delta, "call_id": call_id}  # fmt: skip
+        return new_model(cls, fields, {"item_id", "output_index", "delta", "call_id"}, {})
 
 
 class FunctionCallArgumentsDone(_Event):

@@ -56,7 +56,7 @@ class FunctionTool(WireModel):
 def _flat_function(value: Any) -> Any:
     """Chat Completions' ``{"type": "function", "function": {...}}`` (what OpenVINO's and older
     clients send) as the flat Responses form, which is what is echoed."""
-    if isinstance(value, dict) and isinstance(value.get("function"), dict):
+    if isinstance(value, dict) and isinstance(value.get("function"), dict) and "name" in value["function"]:
         flat = {key: item for key, item in value.items() if key != "function"}
         return {**value["function"], **flat}
     return value

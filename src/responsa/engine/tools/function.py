@@ -37,7 +37,7 @@ class _Call:
         return ()
 
     def delta(self, chunk: str, where: Where) -> Sequence[StreamEvent]:
-        return [FunctionCallArgumentsDelta.of_token(where["item_id"], where["output_index"], chunk)]
+        return [FunctionCallArgumentsDelta.of_call(where["item_id"], where["output_index"], chunk, self.item.call_id)]
 
     def close(self, arguments: str, status: ItemEnd, where: Where) -> Closed:
         self.item.arguments, self.item.status = arguments, status

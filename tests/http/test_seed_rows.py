@@ -1,0 +1,161 @@
+"""Behaviours the seed servers document that responsa got wrong (issue 55), each through the HTTP API:
+background with storage off, a reasoning summary from a thinking model's reasoning, encrypted reasoning
+asked at retrieve, ``call_id`` on argument deltas, ``completed_at`` only when completed, and the param
+of a Chat-Completions-shaped ``tool_choice`` without a name."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
+from tests.backends.mock_upstream import Stream
+from tests.backends.test_chat_completions import Rig, start_rig
+from tests.conftest import LiveServer, sqlite_server
+from tests.http.test_encrypted_reasoning import next_turn, reasoning_of, transformations
+from tests.http.test_streaming import WEATHER_TOOL, http_chunks, parse_frames
+from tests.spec import openai_event
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    yield from sqlite_server(tmp_path_factory, "seed-rows")
+
+
+@pytest.fixture
+def rig(tmp_path: Path) -> Iterator[Rig]:
+    yield from start_rig(tmp_path)
+
+
+def test_background_with_storage_off_is_a_400_as_store_false_is(tmp_path_factory: pytest.TempPathFactory) -> None:
+    for live in sqlite_server(tmp_path_factory, "no-store", responses_store_max_entries=0):
+        with openai.OpenAI(base_url=live.v1, api_key="-", max_retries=0) as client:
+            with pytest.raises(openai.BadRequestError) as caught:
+                client.responses.create(model="sim", input="Hello", background=True)
+            assert caught.value.param == "background"
+            assert client.responses.create(model="sim", input="Hello").status == "completed"  # the rest works
+
+
+THINKING = [
+    {"choices": [{"index": 0, "delta": {"reasoning_content": "Two and two "}}]},
+    {"choices": [{"index": 0, "delta": {"reasoning_content": "make four."}}]},
+    {"choices": [{"index": 0, "delta": {"content": "4"}}]},
+    {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+]
+
+
+def test_a_thinking_upstream_gives_a_summary_when_one_is_asked(rig: Rig) -> None:
+    rig.first.script.append(Stream(THINKING))
+    body = {"model": "up-model", "input": "2+2?", "stream": True, "reasoning": {"summary": "auto"}}
+    events = parse_frames(rig.http.post("/v1/responses", json=body).content)
+    assert all(openai_event(event).type == event["type"] for event in events)
+    kinds = [event["type"] for event in events]
+    order = ["response.reasoning_summary_part.added", "response.reasoning_summary_text.delta",
+             "response.reasoning_summary_text.done", "response.reasoning_summary_part.done"]  # fmt: skip
+    assert [kind for kind in kinds if kind in order] == order
+    reasoning = events[-1]["response"]["output"][0]
+    assert reasoning["summary"] == [{"type": "summary_text", "text": "Two and two make four."}]
+    assert reasoning["content"][0]["text"] == "Two and two make four."
+    rig.first.script.append(Stream(THINKING))
+    unasked = rig.sdk.responses.create(model="up-model", input="2+2?")
+    assert unasked.output[0].type == "reasoning" and unasked.output[0].summary == []
+
+
+def test_encrypted_reasoning_can_be_asked_at_retrieve(client: openai.OpenAI) -> None:
+    created = client.responses.create(model="o4-mini", input="Plan it.", reasoning={"effort": "low"})
+    assert reasoning_of(created).get("encrypted_content") is None
+    retrieved = client.responses.retrieve(created.id, include=["reasoning.encrypted_content"])
+    sealed = reasoning_of(retrieved)
+    assert sealed["encrypted_content"].startswith("rsa1.") and "Plan" not in sealed["encrypted_content"]
+    follow = client.responses.create(model="o4-mini", input=next_turn(sealed), store=False)
+    assert transformations(follow) == []  # this server opens it: the model read it
+    assert reasoning_of(client.responses.retrieve(created.id)).get("encrypted_content") is None
+
+
+def test_argument_deltas_carry_the_call_id(server: LiveServer) -> None:
+    body = {"model": "sim", "input": "What is the weather in Paris?", "tools": [WEATHER_TOOL], "stream": True}
+    events = parse_frames(b"".join(http_chunks(server.url, body)))
+    (call,) = [event["item"] for event in events if event["type"] == "response.output_item.done"]
+    deltas = [event for event in events if event["type"] == "response.function_call_arguments.delta"]
+    assert deltas and {delta["call_id"] for delta in deltas} == {call["call_id"]}
+    assert all(openai_event(delta).type == delta["type"] for delta in deltas)
+
+
+def test_completed_at_is_set_only_on_completed_responses(client: openai.OpenAI) -> None:
+    cut = client.responses.create(model="sim", input="Tell me a long story about the sea.", max_output_tokens=3)
+    assert cut.status == "incomplete" and cut.completed_at is None
+    assert client.responses.retrieve(cut.id).completed_at is None
+    done = client.responses.create(model="sim", input="Hi")
+    assert done.status == "completed" and done.completed_at is not None
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({"tool_choice": {"type": "function", "function": {}}}, "tool_choice.function.name"),
+        ({"tools": [{"type": "function", "function": {"parameters": {}}}]}, "tools[0].function.name"),
+    ],
+)
+def test_a_chat_shaped_function_without_a_name_names_the_nested_field(
+    client: openai.OpenAI, body: dict[str, Any], param: str
+) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.responses.create(model="sim", input="Hi", **body)
+    assert caught.value.param == param and caught.value.code == "missing_required_parameter"
+
+
+@pytest.mark.parametrize("name", ["num_assistant_tokens", "assistant_confidence_threshold", "max_ngram_size"])
+def test_speculative_decoding_controls_are_a_400_naming_them(client: openai.OpenAI, name: str) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.responses.create(model="sim", input="Hi", extra_body={name: 3})
+    assert caught.value.param == name and caught.value.code == "unsupported_parameter"
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [({"max_output_tokens": 0}, "max_output_tokens"), ({"metadata": {f"k{n}": "v" for n in range(17)}}, "metadata")],
+)
+def test_mlxcel_bounds_are_400s_naming_the_field(client: openai.OpenAI, body: dict[str, Any], param: str) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.responses.create(model="sim", input="Hi", **body)
+    assert caught.value.param == param
+
+
+def test_developer_and_system_messages_are_system_turns_and_reasoning_input_is_not_read(rig: Rig) -> None:
+    rig.sdk.responses.create(model="up-model", input=[  # type: ignore[arg-type]
+        {"role": "developer", "content": "Answer in French."},
+        {"type": "message", "role": "system", "content": [{"type": "input_text", "text": "Be brief."}]},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "content": [{"type": "reasoning_text", "text": "hmm"}]},
+        {"role": "user", "content": "Hello"},
+    ])  # fmt: skip
+    sent = rig.first.requests[-1]["messages"]
+    assert [(message["role"], message["content"]) for message in sent] == [
+        ("system", "Answer in French."), ("system", "Be brief."), ("user", "Hello")]  # fmt: skip
+
+
+def test_with_response_storage_off_ids_cannot_be_retrieved_or_chained(tmp_path_factory: pytest.TempPathFactory) -> None:
+    for live in sqlite_server(tmp_path_factory, "no-store-ids", responses_store_max_entries=0):
+        with openai.OpenAI(base_url=live.v1, api_key="-", max_retries=0) as client:
+            made = client.responses.create(model="sim", input="Hello")
+            assert made.store is False  # storage off acts as store: false, and says so
+            with pytest.raises(openai.NotFoundError):
+                client.responses.retrieve(made.id)
+            with pytest.raises(openai.NotFoundError) as caught:
+                client.responses.create(model="sim", input="Again", previous_response_id=made.id)
+            assert caught.value.code == "previous_response_not_found"
+            with pytest.raises(openai.NotFoundError):
+                client.responses.delete(made.id)
+
+
+def test_top_k_is_honoured_by_the_embedded_model_with_ovms_values(client: openai.OpenAI) -> None:
+    def text(top_k: int) -> str:
+        response = client.responses.create(model=DEFAULT_MODEL_NAME, input="Name a colour.", temperature=1.0,
+                                           max_output_tokens=12, extra_body={"top_k": top_k})  # fmt: skip
+        return response.output_text
+
+    assert text(1) == text(1)  # one candidate: greedy, whatever the temperature
+    assert text(-1)  # -1: every token considered, as OVMS reads it
