@@ -11,6 +11,7 @@ import socket
 import time
 from collections.abc import Iterator
 
+import httpx
 import openai
 import pytest
 
@@ -79,8 +80,14 @@ def test_the_embedded_model_runs_its_slots_and_lines_up_the_rest(tmp_path_factor
         for stream in (*running, waiting):
             assert stream.join(60)
             assert stream.events[-1]["type"] in ("response.completed", "response.incomplete")
-        ended = min(stream.events[-1]["response"]["completed_at"] for stream in running)
+        # (incomplete responses have no completed_at: their end is in their timeline)
+        ended = min(_ended_at(server, stream.events[-1]["response"]["id"]) for stream in running)
         assert ended <= waiting.events[0]["response"]["created_at"] + 1  # it started when a slot freed
+
+
+def _ended_at(server: LiveServer, response_id: str) -> float:
+    marks = httpx.get(f"{server.v1}/responses/{response_id}/timeline", timeout=10).json()["marks"]
+    return next(mark["at"] for mark in marks if mark["event"] == "response.ended")
 
 
 @pytest.fixture
