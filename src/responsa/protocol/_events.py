@@ -128,11 +128,16 @@ class FunctionCallArgumentsDelta(_PieceDelta):
     clients read past it)."""
 
     @classmethod
-    def of_call(cls, item_id: str, output_index: int, delta: str, call_id: str) -> Self:
+    def of_call(cls, item_id: str, output_index: int, delta: str, call_id: str | None) -> Self:
         """One token's piece of a call's arguments, without validation (see :func:`.new_model`)."""
         fields = {"sequence_number": 0, "type": "response.function_call_arguments.delta", "item_id": item_id,
                   "output_index": output_index, "delta": delta, "call_id": call_id}  # fmt: skip
-        return new_model(cls, fields, {"item_id", "output_index", "delta", "call_id"}, {})
+        given = {"item_id", "output_index", "delta"} | ({"call_id"} if call_id is not None else set())
+        return new_model(cls, fields, given, {})
+
+    @classmethod
+    def of_token(cls, item_id: str, output_index: int, delta: str) -> Self:
+        return cls.of_call(item_id, output_index, delta, None)
 
 
 class FunctionCallArgumentsDone(_Event):
