@@ -159,37 +159,34 @@ def mcp() -> Iterator[str]:
         yield f"{live.url}/mcp"
 
 
-def test_a_steer_lets_the_server_call_running_finish(server: LiveServer, mcp: str) -> None:
+def steer_a_slow_mcp_call(server: LiveServer, mcp: str, model: str, steer_at: str) -> dict[str, Any]:
+    """A response forced to call the MCP server's ``slow_answer``, steered at its first ``steer_at``
+    event; the steered response, once its successor has ended."""
     tool = {"type": "mcp", "server_label": "calc", "server_url": mcp, "require_approval": "never"}
     with connect(ws_url(server)) as socket:
-        socket.send(json.dumps({"type": "response.create", "model": "sim", "input": "Wait 1 seconds for the answer",
+        socket.send(json.dumps({"type": "response.create", "model": model, "input": "Wait 1 seconds for the answer",
                                 "tools": [tool], "tool_choice": {"type": "mcp", "server_label": "calc",
                                                                  "name": "slow_answer"}}))  # fmt: skip
         messages: list[dict[str, Any]] = []
+        steered = False
         while len([m for m in messages if m["type"] in TERMINAL]) < 2:
             messages.append(json.loads(socket.recv(timeout=60)))
-            if messages[-1]["type"] == "response.mcp_call_arguments.done" and len(messages) < 20:  # running now
+            if messages[-1]["type"] == steer_at and not steered:
                 target = messages[0]["response"]["id"]
                 socket.send(json.dumps({"type": "response.steer", "previous_response_id": target, "input": STEER}))
+                steered = True
     first, _second = check_steered(messages)
+    return first
+
+
+def test_a_steer_lets_the_server_call_running_finish(server: LiveServer, mcp: str) -> None:
+    first = steer_a_slow_mcp_call(server, mcp, "sim", steer_at="response.mcp_call_arguments.done")  # running now
     (call,) = [item for item in first["output"] if item["type"] == "mcp_call"]
     assert call["status"] == "completed" and call["output"] == "finally"  # finished, not cut
     assert first["output"][-1]["type"] == "mcp_call"  # and the model was not asked again
 
 
 def test_a_steer_while_the_model_writes_a_call_ends_it_incomplete(server: LiveServer, mcp: str) -> None:
-    tool = {"type": "mcp", "server_label": "calc", "server_url": mcp, "require_approval": "never"}
-    with connect(ws_url(server)) as socket:
-        socket.send(json.dumps({"type": "response.create", "model": "slowpoke", "input": "Wait 1 seconds",
-                                "tools": [tool], "tool_choice": {"type": "mcp", "server_label": "calc",
-                                                                 "name": "slow_answer"}}))  # fmt: skip
-        messages: list[dict[str, Any]] = []
-        while len([m for m in messages if m["type"] in TERMINAL]) < 2:
-            messages.append(json.loads(socket.recv(timeout=60)))
-            if messages[-1]["type"] == "response.mcp_call_arguments.delta" and "response.steer.accepted" not in [
-                m["type"] for m in messages]:  # fmt: skip
-                target = messages[0]["response"]["id"]
-                socket.send(json.dumps({"type": "response.steer", "previous_response_id": target, "input": STEER}))
-    first, _second = check_steered(messages)
+    first = steer_a_slow_mcp_call(server, mcp, "slowpoke", steer_at="response.mcp_call_arguments.delta")
     (call,) = [item for item in first["output"] if item["type"] == "mcp_call"]
     assert call["status"] == "incomplete" and call.get("output") is None  # cut while written: never run

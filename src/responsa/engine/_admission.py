@@ -98,14 +98,17 @@ class Admission:
             if waiter.outcome == "admitted":
                 self.leave()
             else:
-                self._later = [entry for entry in self._later if entry[2] is not waiter]
-                heapq.heapify(self._later)
+                self._drop_later(waiter)
             raise
         if waiter.outcome != "admitted":
-            self._later = [entry for entry in self._later if entry[2] is not waiter]
-            heapq.heapify(self._later)
+            self._drop_later(waiter)
             raise self._refusal(f"none free within its completion window ({patience:g}s)")
         yield
+
+    def _drop_later(self, waiter: _Waiter) -> None:
+        """``waiter`` out of the background work waiting apart (it gave up or was cancelled)."""
+        self._later = [entry for entry in self._later if entry[2] is not waiter]
+        heapq.heapify(self._later)
 
     def leave(self) -> None:
         """Hand the slot to the oldest waiter of the next tenant in turn (who then goes to the back);

@@ -36,12 +36,7 @@ def moderation_for(request: CreateResponseRequest, backends: BackendRegistry) ->
     options = request.moderation
     if options is None:
         return None
-    backend = backends.moderator(options.model)
-    if backend is None:
-        served = backends.moderation_models()
-        offer = f"served here: {', '.join(served)}" if served else "no moderation model is configured"
-        raise InvalidRequest(f"The moderation model '{options.model}' is not served ({offer}).",
-                             param="moderation.model", code="model_not_found")  # fmt: skip
+    backend = _moderator(backends, options.model, "moderation.model")
     policy = options.policy
     input_mode = policy.input.mode if policy is not None and policy.input is not None else "score"
     output_mode = policy.output.mode if policy is not None and policy.output is not None else "score"
@@ -53,15 +48,23 @@ async def classify(backends: BackendRegistry, texts: list[str], model: str | Non
     served), in OpenAI's shape."""
     served = backends.moderation_models()
     chosen = model or (served[0] if served else None)
-    backend = backends.moderator(chosen) if chosen is not None else None
-    if chosen is None or backend is None:
-        offer = f"served here: {', '.join(served)}" if served else "no moderation model is configured"
-        raise InvalidRequest(f"The moderation model '{chosen}' is not served ({offer}).", param="model",
-                             code="model_not_found")  # fmt: skip
+    backend = _moderator(backends, chosen, "model")
+    assert chosen is not None  # a backend serves it
     verdicts = await backend.moderate(chosen, texts)
     results = [{key: value for key, value in verdict_result(verdict, chosen).items() if key not in ("type", "model")}
                for verdict in verdicts]  # fmt: skip
     return {"id": new_id("modr", "-"), "model": chosen, "results": results}
+
+
+def _moderator(backends: BackendRegistry, model: str | None, param: str) -> Backend:
+    """The backend serving ``model`` as a moderation model, or a 400 on ``param`` naming those served."""
+    backend = backends.moderator(model) if model is not None else None
+    if backend is None:
+        served = backends.moderation_models()
+        offer = f"served here: {', '.join(served)}" if served else "no moderation model is configured"
+        raise InvalidRequest(f"The moderation model '{model}' is not served ({offer}).", param=param,
+                             code="model_not_found")  # fmt: skip
+    return backend
 
 
 def verdict_result(verdict: ModerationVerdict, model: str) -> dict[str, Any]:
