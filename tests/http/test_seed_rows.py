@@ -5,14 +5,16 @@ of a Chat-Completions-shaped ``tool_choice`` without a name."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
-from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
+from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME, PACKAGED_MAX_OUTPUT_TOKENS
 from tests.backends.mock_upstream import Stream
 from tests.backends.test_chat_completions import Rig, start_rig
 from tests.conftest import LiveServer, sqlite_server
@@ -159,3 +161,76 @@ def test_top_k_is_honoured_by_the_embedded_model_with_ovms_values(client: openai
 
     assert text(1) == text(1)  # one candidate: greedy, whatever the temperature
     assert text(-1)  # -1: every token considered, as OVMS reads it
+
+
+def test_sglang_request_defaults_are_echoed(client: openai.OpenAI) -> None:
+    made = client.responses.create(model="sim", input="Hello", user="u-7")
+    assert (made.store, made.parallel_tool_calls, made.tool_choice) == (True, True, "auto")
+    assert (made.temperature, made.top_p, made.user) == (1.0, 1.0, "u-7")
+    assert client.responses.retrieve(made.id).model_dump() == made.model_dump()  # stored by default
+
+
+def test_an_mcp_tool_written_as_sglang_writes_it_runs_and_is_echoed(client: openai.OpenAI) -> None:
+    tool = {"type": "mcp", "server_url": "http://localhost:8080/mcp", "server_label": "my-mcp-server",
+            "server_description": "My MCP server for data access", "require_approval": "never",
+            "allowed_tools": ["query_database", "search_files"]}  # fmt: skip
+    made = client.responses.create(model="sim", input="Query the database for users", tools=[tool])  # type: ignore[list-item]
+    assert made.status == "completed" and made.output[0].type == "mcp_list_tools"
+    assert {listed.name for listed in made.output[0].tools} <= {"query_database", "search_files"}
+    echoed = made.tools[0]
+    assert echoed.type == "mcp" and echoed.server_description == "My MCP server for data access"
+    assert (echoed.require_approval, echoed.allowed_tools) == ("never", ["query_database", "search_files"])
+
+
+def test_sampling_extensions_reach_an_upstream_only_when_sent(rig: Rig) -> None:
+    rig.sdk.responses.create(model="up-model", input="Write a story")
+    sent = rig.first.requests[-1]
+    assert not {"top_k", "min_p", "repetition_penalty", "stop"} & sent.keys()  # the upstream's own defaults
+
+
+def data_lines(raw: bytes) -> list[bytes]:
+    return [line.removeprefix(b"data: ") for line in raw.split(b"\n") if line.startswith(b"data: {")]
+
+
+def assert_obfuscated(raw: bytes) -> None:
+    """Every delta event carries ``obfuscation`` padding its JSON to a multiple of 64 bytes; no other does."""
+    events = parse_frames(raw)
+    deltas = [data for data in data_lines(raw) if json.loads(data)["type"].endswith(".delta")]
+    assert deltas and all(len(data) % 64 == 0 for data in deltas)
+    for event in events:
+        assert ("obfuscation" in event) == event["type"].endswith(".delta")
+        assert openai_event(event).type == event["type"]  # the SDK reads past it
+    text = "".join(event["delta"] for event in events if event["type"] == "response.output_text.delta")
+    assert text == events[-1]["response"]["output"][0]["content"][0]["text"]
+
+
+def test_stream_obfuscation_is_honoured_when_asked(server: LiveServer) -> None:
+    body = {"model": "sim", "input": "Tell me about the sea.", "stream": True}
+    plain = b"".join(http_chunks(server.url, body))
+    assert b'"obfuscation"' not in plain  # off unless asked (docs/api.md says why)
+    asked = {**body, "stream_options": {"include_obfuscation": True}}
+    assert_obfuscated(b"".join(http_chunks(server.url, asked)))
+    with httpx.Client(base_url=server.v1, timeout=30) as http:
+        queued = http.post("/responses", json={**asked, "background": True})
+        assert_obfuscated(queued.content)
+        response_id = parse_frames(queued.content)[0]["response"]["id"]
+        replayed = http.get(f"/responses/{response_id}", params={"stream": "true", "include_obfuscation": "true"})
+        assert_obfuscated(replayed.content)
+        bad = http.post("/responses", json={**body, "stream_options": {"include_obfuscation": "yes"}})
+        assert bad.status_code == 400 and bad.json()["error"]["param"] == "stream_options.include_obfuscation"
+        bad = http.get(f"/responses/{response_id}", params={"stream": "true", "include_obfuscation": "maybe"})
+        assert bad.status_code == 400 and bad.json()["error"]["param"] == "include_obfuscation"
+
+
+def test_the_embedded_models_cap_is_echoed_when_none_is_asked(client: openai.OpenAI) -> None:
+    made = client.responses.create(model=DEFAULT_MODEL_NAME, input="Say hi.", temperature=0)
+    assert made.max_output_tokens == PACKAGED_MAX_OUTPUT_TOKENS  # OVMS's max_tokens_limit, shown
+    assert made.usage is not None and made.usage.output_tokens <= PACKAGED_MAX_OUTPUT_TOKENS
+    assert client.responses.create(model="sim", input="Say hi.").max_output_tokens is None
+
+
+def test_a_structural_tag_format_is_a_400_naming_it(client: openai.OpenAI) -> None:
+    tag = {"type": "structural_tag", "structures": [{"begin": "<f>", "schema": {}, "end": "</f>"}], "triggers": ["<f>"]}
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.responses.create(model="sim", input="Hi", extra_body={"response_format": tag})
+    assert caught.value.param == "text.format"

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 from responsa import tracing
 from responsa.backends import Backend, Finish, FinishReason, ModelEvent, ModelRequest, TokenUsage
-from responsa.protocol import CreateResponseRequest, EventJson, Item, ResponsaError, ResponseObject, StreamEvent
+from responsa.protocol import (
+    CreateResponseRequest,
+    EventJson,
+    Item,
+    ResponsaError,
+    ResponseObject,
+    StreamEvent,
+    obfuscated,
+)
 from responsa.store import Store
 
 from ._accumulate import OutputBuilder
@@ -115,8 +123,10 @@ class Run:
 
     @property
     def event_json(self) -> EventJson:
-        """How this run's events are encoded: some were encoded ahead, while the model thought."""
-        return self.builder.emitter.event_json
+        """How this run's events are encoded: some were encoded ahead, while the model thought; delta
+        events padded when the request asked for stream obfuscation."""
+        encode = self.builder.emitter.event_json
+        return obfuscated(encode) if self.ctx.request.obfuscates else encode
 
     def end_span(self) -> None:
         """End the response's span with its outcome and token counts."""

@@ -36,6 +36,14 @@ def _service(request: Request) -> ResponseService:
     return services(request).responses.for_tenant(tenant_of(request))
 
 
+def _flag(request: Request, name: str) -> bool:
+    """A ``true``/``false`` query parameter (false when absent); anything else is a 400 naming it."""
+    raw = request.query_params.get(name, "false").lower()
+    if raw not in ("true", "false"):
+        raise InvalidRequest(f"Invalid '{name}': {raw!r}. Expected true or false.", param=name, code="invalid_value")
+    return raw == "true"
+
+
 async def create_response(request: Request) -> Response:
     create = await read_model(request, CreateResponseRequest, services(request).limits.create_defaults)
     service = _service(request)
@@ -43,7 +51,8 @@ async def create_response(request: Request) -> Response:
     if create.background:
         queued = await service.launch(run)
         if create.stream:
-            return sse_response(request, sse_logged(await service.follow(queued.id, after=-1)))
+            followed = await service.follow(queued.id, after=-1)
+            return sse_response(request, sse_logged(followed, obfuscating=create.obfuscates))
         return json_response(queued.model_dump(mode="json"))
     if create.stream:
         return sse_response(request, sse_stream(service.events(run), run.event_json))
@@ -62,7 +71,7 @@ async def list_responses(request: Request) -> Response:
 
 async def get_response(request: Request) -> Response:
     response_id = request.path_params["response_id"]
-    if request.query_params.get("stream", "false").lower() == "true":
+    if _flag(request, "stream"):
         raw = request.query_params.get("starting_after", "-1")
         try:
             after = int(raw)
@@ -71,7 +80,8 @@ async def get_response(request: Request) -> Response:
                 f"Invalid 'starting_after': {raw!r}. Expected an integer.", param="starting_after", code="invalid_value"
             ) from None
         followed = await _service(request).follow(response_id, after)
-        return sse_response(request, sse_logged(followed))
+        obfuscating = _flag(request, "include_obfuscation")
+        return sse_response(request, sse_logged(followed, obfuscating=obfuscating))
     query = request.query_params
     include = query.getlist("include") + query.getlist("include[]")
     response = await _service(request).get(response_id, include or None)

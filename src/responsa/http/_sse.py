@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from responsa.protocol import TERMINAL_EVENT_TYPES, EventJson, StreamEvent, event_json
+from responsa.protocol import TERMINAL_EVENT_TYPES, EventJson, StreamEvent, event_json, obfuscate
 from responsa.store import LoggedEvent
 
 from ._services import services
@@ -82,10 +82,14 @@ def _frames(events: list[StreamEvent], json: EventJson) -> bytes:
     return b"".join(parts)
 
 
-async def sse_logged(batches: AsyncIterator[list[LoggedEvent]]) -> AsyncIterator[bytes]:
-    """The frames of each batch of events replayed from a log (already JSON) as one chunk, then ``[DONE]``."""
+async def sse_logged(batches: AsyncIterator[list[LoggedEvent]], *, obfuscating: bool = False) -> AsyncIterator[bytes]:
+    """The frames of each batch of events replayed from a log (already JSON) as one chunk, then
+    ``[DONE]``; delta events padded when ``obfuscating`` (``stream_options.include_obfuscation``)."""
     async for events in batches:
-        yield b"".join([_HEADS[event.type] + event.data.encode() + _END for event in events])
+        if obfuscating:
+            yield b"".join([_HEADS[e.type] + obfuscate(e.type, e.data.encode()) + _END for e in events])
+        else:
+            yield b"".join([_HEADS[event.type] + event.data.encode() + _END for event in events])
     yield DONE
 
 

@@ -31,7 +31,7 @@ from ._errors import (
     ServiceUnavailable,
     StorageUnavailable,
 )
-from ._event_json import EventJson, event_json
+from ._event_json import EventJson, event_json, obfuscate, obfuscated
 from ._events import (
     CodeInterpreterCodeDelta,
     CodeInterpreterCodeDone,
@@ -352,6 +352,8 @@ __all__ = [
     "failure_of",
     "item_text",
     "new_id",
+    "obfuscate",
+    "obfuscated",
     "probe_in_child",
     "unvalidated",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from ._base import WireModel, WirePart
 from ._errors import InvalidRequest
@@ -182,6 +182,12 @@ def _text_from_response_format(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+class StreamOptions(WirePart):
+    """``stream_options``: ``include_obfuscation`` pads delta events (see :func:`obfuscated`)."""
+
+    include_obfuscation: StrictBool | None = None
+
+
 class CreateResponseRequest(WireModel):
     """Every field the seeds name; unknown fields are accepted and ignored."""
 
@@ -189,6 +195,12 @@ class CreateResponseRequest(WireModel):
     @classmethod
     def _response_format(cls, value: Any) -> Any:
         return _text_from_response_format(value) if isinstance(value, dict) else value
+
+    @property
+    def obfuscates(self) -> bool:
+        """Whether a stream's delta events carry ``obfuscation`` padding: asked with
+        ``stream_options.include_obfuscation: true`` (off unless asked; docs/api.md says why)."""
+        return self.stream_options is not None and self.stream_options.include_obfuscation is True
 
     model: str = Field(min_length=1)
     input: str | list[Item] | None = None
@@ -203,7 +215,7 @@ class CreateResponseRequest(WireModel):
     """In (0, 1], as OpenVINO checks it."""
     top_logprobs: int | None = Field(default=None, ge=0, le=20)
     stream: bool = False
-    stream_options: dict[str, Any] | None = None
+    stream_options: StreamOptions | None = None
     store: bool = True
     background: bool = False
     previous_response_id: str | None = None
