@@ -146,23 +146,23 @@ def test_random_faults_and_the_timeout_fault(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("tool", "prompt", "item_type", "middle"),
+    ("tool", "prompt", "item_type", "middle", "prefix"),
     [
-        ("web_search", "Search the latest news about comets", "web_search_call", "searching"),
-        ("web_search_2025_08_26", "Search the latest news about comets", "web_search_call", "searching"),
-        ("file_search", "Find it in my report file", "file_search_call", "searching"),
-        ("code_interpreter", "Calculate the sum of 2, 3 and 4", "code_interpreter_call", "interpreting"),
-        ("image_generation", "Draw a picture of a lighthouse", "image_generation_call", "generating"),
+        ("web_search", "Search the latest news about comets", "web_search_call", "searching", "ws_"),
+        ("web_search_2025_08_26", "Search the latest news about comets", "web_search_call", "searching", "ws_"),
+        ("file_search", "Find it in my report file", "file_search_call", "searching", "fs_"),
+        ("code_interpreter", "Calculate the sum of 2, 3 and 4", "code_interpreter_call", "interpreting", "ci_"),
+        ("image_generation", "Draw a picture of a lighthouse", "image_generation_call", "generating", "ig_"),
     ],
 )
 def test_built_in_tools_give_plausible_items(
-    sdk: openai.OpenAI, fast: LiveServer, tool: str, prompt: str, item_type: str, middle: str
+    sdk: openai.OpenAI, fast: LiveServer, tool: str, prompt: str, item_type: str, middle: str, prefix: str
 ) -> None:
     reply = sdk.responses.create(model="gpt-4.1", input=prompt, tools=[{"type": tool}],  # type: ignore[list-item]
                                  include=["code_interpreter_call.outputs"])  # fmt: skip
     assert [item.type for item in reply.output] == [item_type, "message"]
     call = reply.output[0]
-    assert call.status == "completed" and call.id
+    assert call.status == "completed" and call.id.startswith(prefix)  # the prefix real runs use
     if item_type == "web_search_call":
         assert "comets" in call.action.query and "comets" in reply.output_text  # type: ignore[union-attr]
     if item_type == "code_interpreter_call":

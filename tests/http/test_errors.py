@@ -78,6 +78,16 @@ def test_malformed_json(http: httpx.Client) -> None:
             "tools[0].parameters",
         ),
         ({"model": "sim", "input": "hi", "tools": [{"type": "computer_use_preview"}]}, "tools[0].type"),
+        (
+            {"model": "sim", "input": "hi", "tools": [{"type": "code_interpreter", "container": 5}]},
+            "tools[0].container",
+        ),
+        ({"model": "sim", "input": [{"type": "shell_call", "call_id": "c", "action": 5}]}, "input[0].action"),
+        (
+            {"model": "sim", "input": [{"type": "apply_patch_call", "call_id": "c", "operation": 5}]},
+            "input[0].operation",
+        ),
+        ({"model": "sim", "input": "hi", "tools": [{"type": "image_generation", "size": 5}]}, "tools[0].size"),
         ({"model": "sim", "input": "hi", "background": True, "store": False}, "store"),
         ({"model": "sim", "input": [{"type": "function_call_output", "call_id": "call_x", "output": "1"}]}, "input"),
     ],

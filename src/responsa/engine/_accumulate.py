@@ -12,8 +12,6 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from pydantic import TypeAdapter
-
 from responsa.backends import (
     Finish,
     FinishReason,
@@ -29,7 +27,6 @@ from responsa.backends import (
 from responsa.protocol import (
     Compaction,
     ContentPartEvent,
-    HostedToolEvent,
     IncompleteDetails,
     Item,
     Message,
@@ -50,20 +47,23 @@ from ._emitter import Emitter
 from ._reasoning_output import close_reasoning, reasoning_delta
 from ._timeline import Timeline
 from ._usage import add_usage, usage_of
-from .tools import Annotations, OpenCall, Recorded, Route, ServerContext, ServerRun, Where, open_call
+from .tools import (
+    Annotations,
+    OpenCall,
+    Recorded,
+    Route,
+    ServerContext,
+    ServerRun,
+    Where,
+    hosted_event,
+    open_call,
+    reported_call,
+)
 
 __all__ = ["OutputBuilder"]
 
 ItemEnd = Literal["completed", "incomplete"]
 Phase = Literal["commentary", "final_answer"]
-_HOSTED_PHASES = {
-    "web_search_call": "searching",
-    "file_search_call": "searching",
-    "code_interpreter_call": "interpreting",
-    "image_generation_call": "generating",
-}
-_items: TypeAdapter[Item] = TypeAdapter(Item)
-"""A built-in tool's item by its type (``file_search_call`` is typed, other hosted calls kept as sent)."""
 
 
 @dataclass
@@ -284,18 +284,14 @@ class OutputBuilder:
     def _hosted_call(self, call: HostedCall) -> list[StreamEvent]:
         """A built-in tool ran (inside the model's turn): the item with its progress events, at once."""
         events = self._close_open("completed")
-        prefix = call.item_type.removesuffix("_call")
-        item = _items.validate_python({"type": call.item_type, "id": new_id(prefix[:2] or "ht"), **call.fields})
+        item, phases = reported_call(call.item_type, call.fields)
         where = self.emitter.place(item)
         index = where["output_index"]
         started = item.model_copy(update={"status": "in_progress"})
         added = OutputItemEvent(type="response.output_item.added", output_index=index, item=started)
-        phases = [
-            HostedToolEvent.model_validate({"type": f"response.{call.item_type}.{phase}", **where})
-            for phase in ("in_progress", _HOSTED_PHASES[call.item_type], "completed")
-        ]
+        progress = [hosted_event(call.item_type, phase, where) for phase in phases]
         done = OutputItemEvent(type="response.output_item.done", output_index=index, item=item.model_copy())
-        return events + self.emitter.emit_all([added, *phases, done])
+        return events + self.emitter.emit_all([added, *progress, done])
 
     def _hidden_reasoning(self, encrypted_content: str | None) -> list[StreamEvent]:
         events: list[StreamEvent] = []

@@ -11,43 +11,16 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from responsa.protocol import InvalidRequest, ResponsaError
+from responsa.protocol import CreateResponseRequest, InvalidRequest, ResponsaError, union_tags
 
 __all__ = ["EXCEPTION_HANDLERS", "error_response", "invalid_from_validation", "json_response"]
 
 logger = logging.getLogger(__name__)
 
 _TYPE_NAMES = frozenset({"str", "int", "float", "bool", "dict", "list", "function-after", "function-before"})
-_TAGS = frozenset(
-    {
-        "message",
-        "function_call",
-        "function_call_output",
-        "reasoning",
-        "item_reference",
-        "unknown",
-        "input_text",
-        "input_image",
-        "input_file",
-        "output_text",
-        "refusal",
-        "function",
-        "custom",
-        "namespace",
-        "mcp",
-        "tool_search",
-        "file_search",
-        "web_search",
-        "image_generation",
-        "other",
-        "mode",
-        "allowed_tools",
-        "hosted",
-        "text",
-        "json_object",
-        "json_schema",
-    }
-)
+_TAGS = union_tags(CreateResponseRequest)
+"""The tags pydantic adds to an error's location inside a tagged union (a request's items, parts,
+tools, choices and formats are all in a create), taken from the protocol's unions."""
 _UNION_FIELDS = frozenset({"tool_choice", "format"})
 
 

@@ -1,7 +1,7 @@
 """Wire format: pydantic models of requests, responses, items, events and errors; and the capabilities
 the server reports (``Capability``, probed with ``probe_in_child``)."""
 
-from ._base import dump_dict, dump_json, unvalidated
+from ._base import dump_dict, dump_json, union_tags, unvalidated
 from ._capabilities import Capability
 from ._compaction import CompactionObject, InputTokensObject
 from ._containers import (
@@ -355,5 +355,6 @@ __all__ = [
     "obfuscate",
     "obfuscated",
     "probe_in_child",
+    "union_tags",
     "unvalidated",
 ]

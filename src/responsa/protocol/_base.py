@@ -10,7 +10,7 @@ from typing import Any, Self, TypeVar, cast
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import PydanticUndefined
 
-__all__ = ["WireModel", "WirePart", "dump_dict", "dump_json", "new_model", "unvalidated"]
+__all__ = ["WireModel", "WirePart", "dump_dict", "dump_json", "new_model", "union_tags", "unvalidated"]
 
 _new = object.__new__
 # Each of a model's own attributes set through its slot's descriptor: ``object.__setattr__`` looks the
@@ -129,3 +129,20 @@ class WirePart(WireModel):
             for field in fields:
                 field.exclude_if = _is_none
             cls.model_rebuild(force=True)
+
+
+def union_tags(model: type[BaseModel]) -> frozenset[str]:
+    """Every tag of the tagged unions inside ``model`` (item, part, tool, choice and format types):
+    pydantic puts the tag of the member it tried in an error's location, where a client's field path
+    has none."""
+    tags: set[str] = set()
+    pending: list[Any] = [model.__pydantic_core_schema__]
+    while pending:
+        schema = pending.pop()
+        if isinstance(schema, dict):
+            if schema.get("type") == "tagged-union":
+                tags.update(tag for tag in schema["choices"] if isinstance(tag, str))
+            pending.extend(schema.values())
+        elif isinstance(schema, list):
+            pending.extend(schema)
+    return frozenset(tags)

@@ -5,6 +5,7 @@ through the ``responsa.tool_kinds`` entry-point group. See docs/architecture.md,
 
 from ._annotations import Annotations
 from ._answers import answer_stub
+from ._hosted import hosted_event, reported_call
 from ._kind import (
     Closed,
     OpenCall,
@@ -50,6 +51,7 @@ __all__ = [
     "Where",
     "answer_stub",
     "chosen_by_name",
+    "hosted_event",
     "id_prefix",
     "kind_for_item",
     "kind_for_tool",
@@ -59,5 +61,6 @@ __all__ = [
     "prepare_server_tools",
     "register_kind",
     "replayed",
+    "reported_call",
     "server_kinds",
 ]

@@ -5,8 +5,11 @@ are ``response.<item type>.<phase>``; once the argument is known, the server run
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from pydantic import TypeAdapter
 
 from responsa.protocol import (
     CodeInterpreterCall,
@@ -17,17 +20,32 @@ from responsa.protocol import (
     OutputItemEvent,
     StreamEvent,
     WebSearchCall,
+    new_id,
 )
 
 from .._includes import shown
 from ._kind import Closed, ItemEnd, ServerContext, ServerRun, Where
+from ._registry import kind_for_item
 
-__all__ = ["ArgumentCall", "hosted_end", "hosted_event"]
+_items: TypeAdapter[Item] = TypeAdapter(Item)
+
+__all__ = ["ArgumentCall", "hosted_end", "hosted_event", "reported_call"]
 
 
 def hosted_event(item_type: str, phase: str, where: Where) -> StreamEvent:
     """``response.<item_type>.<phase>`` for the item at ``where``."""
     return HostedToolEvent.model_validate({"type": f"response.{item_type}.{phase}", **where})
+
+
+def reported_call(item_type: str, fields: Mapping[str, Any]) -> tuple[Item, list[str]]:
+    """A hosted call a backend says it ran itself (the simulator's): its item, with an id of its
+    kind's prefix, and the phases of its progress events, as its kind names them."""
+    kind = kind_for_item(item_type)
+    progress = getattr(kind, "progress", None)
+    if kind is None or progress is None:
+        raise ValueError(f"no hosted tool kind owns {item_type!r} items")
+    item = _items.validate_python({"type": item_type, "id": new_id(kind.item_types[item_type]), **fields})
+    return item, ["in_progress", progress, "completed"]
 
 
 HostedCall = FileSearchCall | WebSearchCall | ImageGenerationCall | CodeInterpreterCall

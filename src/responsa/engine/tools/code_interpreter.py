@@ -143,6 +143,8 @@ class CodeInterpreterKind:
     name = NAME
     tool_types = (NAME,)
     item_types: ClassVar[Mapping[str, str]] = {"code_interpreter_call": "ci"}
+    progress = "interpreting"
+    """The phase of its progress event between ``in_progress`` and ``completed``."""
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         """Nothing without a sandbox (see :meth:`prepare`); a network the code cannot have is a 400 now."""

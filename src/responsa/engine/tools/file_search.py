@@ -144,6 +144,8 @@ class FileSearchKind:
     name = FILE_SEARCH
     tool_types = (FILE_SEARCH,)
     item_types: ClassVar[Mapping[str, str]] = {"file_search_call": "fs"}
+    progress = "searching"
+    """The phase of its progress event between ``in_progress`` and ``completed``."""
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         """Nothing without the tenant's vector stores: see :meth:`prepare`."""

@@ -104,6 +104,8 @@ class ImageGenerationKind:
     name = NAME
     tool_types = (NAME,)
     item_types: ClassVar[Mapping[str, str]] = {"image_generation_call": "ig"}
+    progress = "generating"
+    """The phase of its progress event between ``in_progress`` and ``completed``."""
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         """Nothing without an images model (see :meth:`prepare`); what the Images API's generations

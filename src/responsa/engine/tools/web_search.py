@@ -159,6 +159,8 @@ class WebSearchKind:
     name = NAME
     tool_types = WEB_SEARCH_TYPES
     item_types: ClassVar[Mapping[str, str]] = {"web_search_call": "ws"}
+    progress = "searching"
+    """The phase of its progress event between ``in_progress`` and ``completed``."""
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         """Nothing without the server's provider (see :meth:`prepare`); what no search here can honour is
