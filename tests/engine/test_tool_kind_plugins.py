@@ -1,8 +1,9 @@
 """Tool kinds from plug-ins: a distribution with a ``responsa.tool_kinds`` entry point (tests/engine/
 echo_kind.py, installed into a folder on PYTHONPATH as pip would) adds a tool type to a live
 ``responsa serve``: offered to the model, its call returned as the kind's own item, the client's
-output read back into the next turn; ``tool_choice: {"type": "echo"}`` forces it. A kind taking a type
-another kind has is refused."""
+output read back into the next turn; ``tool_choice: {"type": "echo"}`` forces it. A kind the server
+runs (tests/engine/tally_kind.py) is made at start-up with its own service and answers calls on the
+server. A kind taking a type another kind has, or one that cannot be loaded, stops the start."""
 
 from __future__ import annotations
 
@@ -12,18 +13,18 @@ from pathlib import Path
 import httpx
 import pytest
 
-from responsa.engine.tools import kind_for_tool, register_kind
+from responsa.engine.tools import ToolRegistry, client_kinds
 from tests.conftest import start_serve
 from tests.engine.echo_kind import EchoKind
 
 
-def _install(site: Path) -> None:
+def _install(site: Path, module: str = "echo_kind", entry: str = "echo = echo_kind:KIND") -> None:
     """What ``pip install`` leaves: the module, and its dist-info with the entry point."""
-    shutil.copy(Path(__file__).with_name("echo_kind.py"), site / "echo_kind.py")
-    info = site / "echo_kind-0.1.dist-info"
+    shutil.copy(Path(__file__).with_name(f"{module}.py"), site / f"{module}.py")
+    info = site / f"{module}-0.1.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: echo-kind\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[responsa.tool_kinds]\necho = echo_kind:KIND\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module.replace('_', '-')}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[responsa.tool_kinds]\n{entry}\n")
 
 
 def test_a_plugin_kind_is_offered_called_and_answered(tmp_path: Path) -> None:
@@ -62,6 +63,40 @@ def test_a_kind_cannot_take_a_type_another_kind_has() -> None:
         tool_types = ("shell",)
         item_types = ()
 
+    registry = ToolRegistry(client_kinds())
     with pytest.raises(ValueError, match="tool type 'shell' already registered"):
-        register_kind(Impostor())
-    assert kind_for_tool("shell") is not None and kind_for_tool("shell").name == "shell"  # type: ignore[union-attr]
+        registry.register(Impostor())
+    assert registry.for_tool("shell") is not None and registry.for_tool("shell").name == "shell"  # type: ignore[union-attr]
+
+
+def test_a_server_run_plugin_kind_runs_on_the_server_with_its_own_service(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    _install(site, "tally_kind", "tally = tally_kind:make_kind")
+    process, url = start_serve("--no-embedded", "--db", f"sqlite:///{tmp_path}/db.sqlite", log=tmp_path / "serve.log",
+                               env={"PYTHONPATH": str(site)})  # fmt: skip
+    try:
+        with httpx.Client(base_url=f"{url}/v1", timeout=30) as http:
+            tools = [{"type": "tally", "description": "Tally a visit under a label"}]
+            counts = []
+            for _ in range(2):
+                reply = http.post("/responses", json={"model": "sim", "input": "Please tally a visit", "tools": tools})
+                assert reply.status_code == 200, reply.text
+                call, message = reply.json()["output"]
+                assert call["type"] == "tally_call" and call["status"] == "completed" and call["id"].startswith("tly_")
+                assert f"returned: count {call['count']}" in message["content"][0]["text"]  # the model read it
+                counts.append(call["count"])
+            assert counts == [1, 2]  # one service, made at start-up, kept by the kind
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+def test_a_plugin_that_cannot_be_loaded_stops_the_start(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    _install(site, "echo_kind", "broken = echo_kind:NO_SUCH_KIND")
+    with pytest.raises(AssertionError, match="exited"):
+        start_serve("--no-embedded", "--db", f"sqlite:///{tmp_path}/db.sqlite", log=tmp_path / "serve.log",
+                    env={"PYTHONPATH": str(site)})  # fmt: skip
+    assert "tool kind plug-in 'broken'" in (tmp_path / "serve.log").read_text()

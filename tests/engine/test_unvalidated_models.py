@@ -16,6 +16,7 @@ from responsa.engine import OutputBuilder
 from responsa.engine._context import normalize_input
 from responsa.engine._new_response import new_response
 from responsa.engine._usage import usage_of
+from responsa.engine.tools import ToolRegistry, client_kinds
 from responsa.protocol import CreateResponseRequest, InputText, Message, ResponseObject, Usage, unvalidated
 from responsa.protocol._base import WireModel
 
@@ -79,7 +80,7 @@ def test_usage_is_the_validated_usage() -> None:
 
 def test_the_input_message_and_the_opened_message_are_the_validated_ones() -> None:
     request = CreateResponseRequest.model_validate({"model": "m", "input": "hello"})
-    (message,) = asyncio.run(normalize_input(None, request))  # type: ignore[arg-type]  # a string reads no store
+    (message,) = asyncio.run(normalize_input(None, request, ToolRegistry(client_kinds())))  # type: ignore[arg-type]  # a string reads no store
     builder = OutputBuilder(new_response(request, stored=True))
     builder.start()
     builder.feed(TextDelta("Hi"))

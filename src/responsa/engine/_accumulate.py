@@ -8,7 +8,7 @@ it emits from 0 without gaps.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -54,7 +54,10 @@ from .tools import (
     Route,
     ServerContext,
     ServerRun,
+    ToolPlan,
+    ToolRegistry,
     Where,
+    client_kinds,
     hosted_event,
     open_call,
     reported_call,
@@ -100,13 +103,14 @@ class OutputBuilder:
     (:meth:`run_server_calls`)."""
 
     def __init__(
-        self, response: ResponseObject, routes: Mapping[str, Route] | None = None, timeline: Timeline | None = None
+        self, response: ResponseObject, tools: ToolPlan | None = None, timeline: Timeline | None = None
     ) -> None:
+        """``tools``: the request's (None: client-run kinds only, no tools offered)."""
         self.emitter = Emitter(response, timeline)
         self.response = response
         self._open: _OpenItem | None = None
         self.finished = False
-        self._routes = routes or {}
+        self._tools = tools if tools is not None else ToolPlan(ToolRegistry(client_kinds()))
         self._usage: TokenUsage | None = None
         self._reason: FinishReason = "stop"
         self._waiting: list[tuple[ServerRun, Where]] = []
@@ -258,7 +262,8 @@ class OutputBuilder:
         events: list[StreamEvent] = []
         if self._open is None or self._open.tool_index != delta.index:
             name = delta.name or ""
-            call = open_call(self._routes.get(name) or Route("function", name), delta.call_id or new_id("call"))
+            route = self._tools.routes.get(name) or Route("function", name)
+            call = open_call(self._tools, route, delta.call_id or new_id("call"))
             events += self._switch_to(call.item, tool_index=delta.index, call=call)
             assert self._open is not None
             events += self.emitter.emit_all(call.opened(self._open.where))
@@ -284,7 +289,7 @@ class OutputBuilder:
     def _hosted_call(self, call: HostedCall) -> list[StreamEvent]:
         """A built-in tool ran (inside the model's turn): the item with its progress events, at once."""
         events = self._close_open("completed")
-        item, phases = reported_call(call.item_type, call.fields)
+        item, phases = reported_call(self._tools.kinds, call.item_type, call.fields)
         where = self.emitter.place(item)
         index = where["output_index"]
         started = item.model_copy(update={"status": "in_progress"})

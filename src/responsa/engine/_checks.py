@@ -17,7 +17,7 @@ from responsa.protocol import (
 
 from ._includes import check_includes
 from ._tool_choice import HOSTED_TOOLS, check_tool_choice
-from .tools import kind_for_tool, plan_client_tools
+from .tools import ToolPlan, ToolRegistry, plan_client_tools
 
 __all__ = ["KNOWN_INCLUDES", "check_request"]
 
@@ -35,8 +35,9 @@ KNOWN_INCLUDES = frozenset(
 )
 
 
-def check_request(request: CreateResponseRequest) -> None:
-    """Reject what we cannot honour, with the parameter at fault."""
+def check_request(request: CreateResponseRequest, kinds: ToolRegistry) -> ToolPlan:
+    """Reject what we cannot honour, with the parameter at fault; the request's client-run tools,
+    planned (without the context's tool searches)."""
     if request.background and not request.store:
         raise InvalidRequest("Background responses must be stored: 'background' needs 'store: true'.", param="store")
     _check_conversation(request)
@@ -44,11 +45,13 @@ def check_request(request: CreateResponseRequest) -> None:
         raise InvalidRequest("Missing required parameter: 'input'.", param="input", code="missing_required_parameter")
     check_includes(request.include or [], KNOWN_INCLUDES)
     _check_unsupported(request)
-    _check_tools(request)
-    check_tool_choice(request, plan_client_tools(request.tools))
+    _check_tools(request, kinds)
+    plan = plan_client_tools(kinds, request.tools)
+    check_tool_choice(request, plan)
     fmt = request.text.format if request.text else None
     if isinstance(fmt, JsonSchemaFormat):
         _check_schema(fmt.schema_, "text.format.schema")
+    return plan
 
 
 def _check_unsupported(request: CreateResponseRequest) -> None:
@@ -145,7 +148,7 @@ def _check_conversation(request: CreateResponseRequest) -> None:
         )
 
 
-def _check_tools(request: CreateResponseRequest) -> None:
+def _check_tools(request: CreateResponseRequest, kinds: ToolRegistry) -> None:
     for index, tool in enumerate(request.tools):
         param = f"tools[{index}]"
         _check_callers(tool, param)
@@ -156,7 +159,7 @@ def _check_tools(request: CreateResponseRequest) -> None:
                 _check_function(inner, f"{param}.tools[{inner_index}]")
         elif isinstance(tool, CustomTool):
             _check_function(tool, param)
-        elif not (tool.type in HOSTED_TOOLS or kind_for_tool(tool.type) is not None):
+        elif not (tool.type in HOSTED_TOOLS or kinds.for_tool(tool.type) is not None):
             raise InvalidRequest(
                 f"Tool type '{tool.type}' is not supported yet.", param=f"{param}.type", code="unsupported_value"
             )

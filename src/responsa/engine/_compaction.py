@@ -37,6 +37,7 @@ from ._reasoning_seal import ReasoningSeal
 from ._sealing import Sealer
 from ._tenant_views import tenant_view
 from ._usage import usage_of
+from .tools import ToolRegistry
 
 __all__ = ["SUMMARY_INSTRUCTIONS", "Compactor", "asks_compaction", "transcript"]
 
@@ -90,9 +91,10 @@ def asks_compaction(items: Sequence[Item]) -> bool:
 class Compactor:
     """Writes compaction items and opens them again."""
 
-    def __init__(self, store: Store, backends: BackendRegistry, sealer: Sealer) -> None:
+    def __init__(self, store: Store, backends: BackendRegistry, sealer: Sealer, kinds: ToolRegistry) -> None:
         self._store = store
         self._backends = backends
+        self._kinds = kinds
         self._sealer = sealer
         self._views: dict[str, Compactor] = {}
 
@@ -105,7 +107,7 @@ class Compactor:
         return tenant_view(self._views, tenant, self._view)
 
     def _view(self, tenant: str) -> Compactor:
-        return Compactor(self._store.scoped(tenant), self._backends, self._sealer)
+        return Compactor(self._store.scoped(tenant), self._backends, self._sealer, self._kinds)
 
     def reasoning_seal(self) -> ReasoningSeal:
         """Seals this tenant's reasoning with the key that seals its compactions."""
@@ -116,7 +118,7 @@ class Compactor:
 
     async def _context(self, request: CreateResponseRequest) -> list[Item]:
         history = await load_history(self._store, request)
-        context, _classes = checked_context(history, await normalize_input(self._store, request))
+        context, _classes = checked_context(history, await normalize_input(self._store, request, self._kinds))
         return self.expand(context)
 
     async def compact(self, request: CreateResponseRequest) -> CompactionObject:

@@ -29,7 +29,7 @@ from responsa.protocol import (
 )
 from responsa.store import Store
 
-from .tools import id_prefix
+from .tools import ToolRegistry
 
 __all__ = ["checked_context", "conversation_items", "load_history", "normalize_input", "resolve_items"]
 
@@ -66,17 +66,17 @@ async def load_history(store: Store, request: CreateResponseRequest) -> list[Ite
     return await store.load_context(previous_id) or []
 
 
-async def normalize_input(store: Store, request: CreateResponseRequest) -> list[Item]:
-    """The request's input as typed items with ids, content parts and resolved ``item_reference``s
-    (see :func:`checked_context` for what is checked against the history)."""
+async def normalize_input(store: Store, request: CreateResponseRequest, kinds: ToolRegistry) -> list[Item]:
+    """The request's input as typed items with ids (of their kinds' prefixes), content parts and resolved
+    ``item_reference``s (see :func:`checked_context` for what is checked against the history)."""
     raw = request.input
     if raw is None:
         return []
     if isinstance(raw, str):  # a user message made here, as resolving one would leave it (unvalidated: 2 µs less)
         text = unvalidated(InputText, {"text": raw})
-        given = {"id": _new_item_id("message"), "role": "user", "content": [text], "status": "completed"}
+        given = {"id": new_id("msg"), "role": "user", "content": [text], "status": "completed"}
         return [unvalidated(Message, given)]
-    return await resolve_items(store, raw, "input")
+    return await resolve_items(store, raw, "input", kinds)
 
 
 def checked_context(history: Sequence[Item], items: Sequence[Item]) -> tuple[list[Item], frozenset[type]]:
@@ -89,7 +89,9 @@ def checked_context(history: Sequence[Item], items: Sequence[Item]) -> tuple[lis
     return context, classes
 
 
-async def resolve_items(store: Store, raw: Sequence[Item], param: str, copies: bool = False) -> list[Item]:
+async def resolve_items(
+    store: Store, raw: Sequence[Item], param: str, kinds: ToolRegistry, copies: bool = False
+) -> list[Item]:
     """Items as they will be stored: ids and statuses filled in, ``item_reference``s replaced (by a
     copy with its own id when ``copies``: an item added to a conversation is that conversation's own)."""
     items: list[Item] = []
@@ -98,10 +100,10 @@ async def resolve_items(store: Store, raw: Sequence[Item], param: str, copies: b
             found = await store.get_item(item.id)
             if found is None:
                 raise NotFound(f"Item with id '{item.id}' not found.", param=f"{param}[{index}].id")
-            items.append(found.model_copy(update={"id": _new_item_id(found.type)}) if copies else found)
+            items.append(found.model_copy(update={"id": _new_item_id(kinds, found.type)}) if copies else found)
         else:
             _check_parts(item, f"{param}[{index}]")
-            items.append(_with_defaults(item))
+            items.append(_with_defaults(item, kinds))
     return items
 
 
@@ -126,11 +128,11 @@ def _check_parts(item: Item, param: str) -> None:
             )
 
 
-def _new_item_id(item_type: str) -> str:
-    return new_id(id_prefix(item_type) or _ID_PREFIX.get(item_type, "item"))
+def _new_item_id(kinds: ToolRegistry, item_type: str) -> str:
+    return new_id(kinds.id_prefix(item_type) or _ID_PREFIX.get(item_type, "item"))
 
 
-def conversation_items(items: Sequence[Item]) -> list[Item]:
+def conversation_items(items: Sequence[Item], kinds: ToolRegistry) -> list[Item]:
     """Items as a conversation keeps them: each with its own id (to be fetched and deleted one by one)
     and ``created_at`` (as SGLang lists them); copies, so a response's output is left as it was."""
     now = int(time.time())
@@ -138,21 +140,21 @@ def conversation_items(items: Sequence[Item]) -> list[Item]:
     for item in items:
         fields: dict[str, Any] = {}
         if getattr(item, "id", None) is None:
-            fields["id"] = _new_item_id(item.type)
+            fields["id"] = _new_item_id(kinds, item.type)
         if getattr(item, "created_at", None) is None:
             fields["created_at"] = now
         stamped.append(item.model_copy(update=fields) if fields else item)
     return stamped
 
 
-def _with_defaults(item: Item) -> Item:
+def _with_defaults(item: Item, kinds: ToolRegistry) -> Item:
     item = item.model_copy()
     if isinstance(item, Message) and isinstance(item.content, str):
         part = OutputText(text=item.content) if item.role == "assistant" else InputText(text=item.content)
         item.content = [part]
     if isinstance(item, Message | FunctionCall | FunctionCallOutput | Reasoning):
         if item.id is None:
-            item.id = _new_item_id(item.type)
+            item.id = _new_item_id(kinds, item.type)
         if item.status is None:
             item.status = "completed"
     return item

@@ -17,6 +17,7 @@ from responsa.protocol import (
 from responsa.store import ItemPage, Order, Store
 
 from ._context import conversation_items, resolve_items
+from .tools import ToolRegistry
 
 __all__ = ["ConversationService"]
 
@@ -28,17 +29,19 @@ def _not_found(conversation_id: str) -> NotFound:
 class ConversationService:
     """Conversations live entirely in the store; this layer checks, fills in ids and raises 404s."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, kinds: ToolRegistry) -> None:
         self._store = store
+        self._kinds = kinds
 
     def for_tenant(self, tenant: str) -> ConversationService:
         """The same service over ``tenant``'s conversations only."""
-        return ConversationService(self._store.scoped(tenant))
+        return ConversationService(self._store.scoped(tenant), self._kinds)
 
     async def create(self, request: CreateConversationRequest) -> Conversation:
         if not self._store.retention.conversations_enabled:
             raise InvalidRequest("Conversation storage is disabled on this server.", code="conversations_disabled")
-        items = conversation_items(await resolve_items(self._store, request.items or [], "items", copies=True))
+        items = await resolve_items(self._store, request.items or [], "items", self._kinds, copies=True)
+        items = conversation_items(items, self._kinds)
         conversation = Conversation(id=new_id("conv"), created_at=int(time.time()), metadata=request.metadata or {})
         await self._store.create_conversation(conversation, items)
         return conversation
@@ -61,7 +64,8 @@ class ConversationService:
 
     async def add_items(self, conversation_id: str, request: CreateConversationItemsRequest) -> list[Item]:
         await self.get(conversation_id)
-        items = conversation_items(await resolve_items(self._store, request.items, "items", copies=True))
+        items = await resolve_items(self._store, request.items, "items", self._kinds, copies=True)
+        items = conversation_items(items, self._kinds)
         if not await self._store.append_conversation_items(conversation_id, items):
             raise _not_found(conversation_id)
         return items

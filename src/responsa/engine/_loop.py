@@ -255,7 +255,7 @@ class RunLoop:
             await self._on_usage(run.tenant, response.usage)
         turn: list[Item] = []
         if response.conversation and response.status in ("completed", "incomplete"):
-            turn = conversation_items([*run.ctx.input_items, *create_view(response).output])
+            turn = conversation_items([*run.ctx.input_items, *create_view(response).output], run.ctx.tools.kinds)
         if response.store:
             inputs = None if run.inputs_saved else run.ctx.input_items
             end = run.log.tail() if run.log is not None else []

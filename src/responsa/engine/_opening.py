@@ -27,14 +27,12 @@ from responsa.protocol import (
     StreamEvent,
 )
 from responsa.store import Store
-from responsa.tools import McpConnector, WebSearch
 
 from ._accumulate import OutputBuilder
 from ._admission import Admission
 from ._checks import check_request
 from ._compaction import Compactor, asks_compaction
 from ._configuration import configured
-from ._containers import ContainerService
 from ._context import checked_context, load_history, normalize_input
 from ._images import check_images
 from ._model_request import build_model_request
@@ -47,8 +45,7 @@ from ._run import Run, RunContext, model_call_done, open_model_call
 from ._timeline import Timeline
 from ._tool_choice import HOSTED_TOOLS
 from ._truncation import token_counter, truncated
-from ._vector_stores import VectorStoreService
-from .tools import Recorded, ToolServices, ToolSetup, kind_named, plan_client_tools, prepare_server_tools
+from .tools import Recorded, ToolRegistry, ToolSetup, plan_client_tools, prepare_server_tools
 
 __all__ = ["Opener"]
 
@@ -60,24 +57,18 @@ class Opener:
         self,
         store: Store,
         backends: BackendRegistry,
-        mcp: McpConnector,
+        tools: ToolRegistry,
         compactor: Compactor | None,
         hosted_tools: str,
         max_input_items: int,
         admission: tuple[int, int, float],
-        vector_stores: VectorStoreService | None = None,
-        web: WebSearch | None = None,
-        containers: ContainerService | None = None,
         prompts: PromptLibrary | None = None,
     ) -> None:
         self.prompts = prompts or PromptLibrary(None)
         """The reusable prompts creates may name."""
         self._store = store
-        self._containers = containers
-        self._vector_stores = vector_stores
-        self._web = web
         self._backends = backends
-        self._mcp = mcp
+        self._tools = tools
         self._compactor = compactor
         self._hosted_tools = hosted_tools
         self._max_input_items = max_input_items
@@ -102,7 +93,7 @@ class Opener:
         """
         received = time.time()
         request = self.prompts.apply(request)
-        check_request(request)
+        check_request(request, self._tools)
         moderation = moderation_for(request, self._backends)
         options = request.prompt_cache_options
         warm = options is not None and options.prewarm  # "overrides the generate field to false"
@@ -206,7 +197,7 @@ class Opener:
         builds (context, tools, what server-run tools record before the model reads), counted by the
         model's tokenizer."""
         request = self.prompts.apply(request)
-        check_request(request)
+        check_request(request, self._tools)
         backend = self._backends.resolve(request.model)
         plan = await self._plan(request, None, tenant, None, backend)
         request, recorded = plan.ctx.request, [made.item for made in plan.recorded]
@@ -233,20 +224,18 @@ class Opener:
             raise InvalidRequest("Background responses must be stored, and this server stores no responses "
                                  "(--responses-store-max-entries 0).", param="background")  # fmt: skip
         history = list(history) if history is not None else await load_history(store, request)
-        input_items = await normalize_input(store, request)
+        input_items = await normalize_input(store, request, self._tools)
         context, classes = checked_context(history, input_items)
         if ConfigurationUpdate in classes:  # settings changed in the conversation
             request = configured(request, context)
         diagnostics = await diagnose(store, request, context) if request.prompt_cache_options is not None else None
         check_images(input_items, backend.reads_images(request.model), request.model)
-        tools = plan_client_tools(request.tools, context, classes)
-        vector_stores = self._vector_stores.for_tenant(tenant) if self._vector_stores else None
-        containers = self._containers.for_tenant(tenant) if self._containers else None
-        services = ToolServices(self._mcp, vector_stores, self._web, self._images_model, containers)
-        setup = ToolSetup(request, history, input_items, tools, services, backend.simulates_tools())
+        tools = plan_client_tools(self._tools, request.tools, context, classes)
+        setup = ToolSetup(request, history, input_items, tools, tenant, backend.simulates_tools())
         recorded = await prepare_server_tools(setup)
         # Hosted tools the server runs itself (file_search, web_search...): every type of the kinds offered.
-        served = {kind_type for kind in tools.kinds() for kind_type in kind_named(kind).tool_types} & HOSTED_TOOLS
+        offered = {kind_type for kind in tools.kind_names() for kind_type in self._tools.named(kind).tool_types}
+        served = offered & HOSTED_TOOLS
         ignored = unavailable_hosted(request, backend, self._hosted_tools, served=served)
         unavailable = frozenset(entry["type"] for entry in ignored) | served
         compactor = self._compactor.for_tenant(tenant) if self._compactor is not None else None
@@ -275,11 +264,6 @@ class Opener:
                 seal.seal(item)
             output.append(item)
         return response.model_copy(update={"output": output})
-
-    def _images_model(self, model: str) -> Backend | None:
-        """The backend that draws with ``model``, if one serves it as an images model."""
-        backend = self._backends.find(model)
-        return backend if backend is not None and backend.draws(model) else None
 
     def _admission(self, backend: Backend) -> Admission:
         admission = self._admissions.get(id(backend))
@@ -359,7 +343,7 @@ async def _begin(plan: _Plan, timeline: Timeline) -> _Begun:
         response.input_transformations = plan.withheld  # type: ignore[attr-defined]  # OpenAI's field, as it fills it
     if plan.diagnostics is not None:
         response.prompt_cache_diagnostics = plan.diagnostics  # type: ignore[attr-defined]  # OpenAI's field
-    builder = OutputBuilder(response, plan.ctx.tools.routes, timeline)
+    builder = OutputBuilder(response, plan.ctx.tools, timeline)
     if plan.seal is not None:
         builder.seal_reasoning = plan.seal.seal
     builder.emitter.read = request.stream or request.background

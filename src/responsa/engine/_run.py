@@ -118,7 +118,7 @@ class Run:
     def required_input(self) -> list[dict[str, Any]]:
         """Stubs of what the client must send back for the response to go on (its calls' outputs, its
         approvals), as ``response.steer.pending`` lists them."""
-        stubs = (answer_stub(item) for item in self.builder.awaiting)
+        stubs = (answer_stub(self.ctx.tools.kinds, item) for item in self.builder.awaiting)
         return [stub for stub in stubs if stub is not None]
 
     @property

@@ -31,11 +31,9 @@ from responsa.protocol import (
     dump_dict,
 )
 from responsa.store import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Store
-from responsa.tools import McpConnector, WebSearch
 
 from ._checks import KNOWN_INCLUDES
 from ._compaction import Compactor
-from ._containers import ContainerService
 from ._event_log import EventLog, replay
 from ._includes import ENCRYPTED_REASONING, check_includes, create_view, with_includes
 from ._leases import Leases
@@ -46,7 +44,7 @@ from ._periodic import every
 from ._prompts import PromptLibrary
 from ._run import Run
 from ._tenant_views import tenant_view
-from ._vector_stores import VectorStoreService
+from .tools import ToolRegistry
 
 __all__ = ["ResponseService"]
 
@@ -63,39 +61,25 @@ class ResponseService:
         self,
         store: Store,
         backends: BackendRegistry,
+        tools: ToolRegistry,
         background: TaskGroup | None = None,
-        mcp: McpConnector | None = None,
         lease: float = 15.0,
         on_usage: Callable[[str, Usage], Awaitable[None]] | None = None,
         max_input_items: int = 4096,
         compactor: Compactor | None = None,
         hosted_tools: str = "ignore",
-        vector_stores: VectorStoreService | None = None,
         admission: tuple[int, int, float] = (256, 64, 2.0),
-        web: WebSearch | None = None,
-        containers: ContainerService | None = None,
         prompts: PromptLibrary | None = None,
     ) -> None:
         self._store = store
         self._backends = backends
         self._background = background
-        self._mcp = mcp or McpConnector()
         self._running: dict[str, Run] = {}
         self.leases = Leases(store, lease)
         self._on_usage = on_usage
-        self._opener = Opener(
-            store,
-            backends,
-            self._mcp,
-            compactor,
-            hosted_tools,
-            max_input_items,
-            admission,
-            vector_stores,
-            web,
-            containers,
-            prompts,
-        )
+        self.tools = tools
+        """The tool kinds the server serves, each server-run one with its service."""
+        self._opener = Opener(store, backends, self.tools, compactor, hosted_tools, max_input_items, admission, prompts)
         self._loop = RunLoop(self._running, self.leases, on_usage)
         self.tenant = store.tenant
         """Whose responses this service sees and creates (``for_tenant`` makes the view of another)."""

@@ -20,7 +20,7 @@ from responsa.protocol import (
     ToolRef,
 )
 
-from .tools import Route, ToolPlan, kind_named
+from .tools import Route, ToolPlan
 
 __all__ = ["HOSTED_TOOLS", "ToolPolicy", "after_forced_round", "check_tool_choice", "resolve_tool_choice"]
 
@@ -67,13 +67,13 @@ def _ref_known(ref: ToolRef, request: CreateResponseRequest, client: ToolPlan, l
     if ref.type == "namespace":
         return bool(ref.name) and bool(client.names_in(ref.name or ""))
     if ref.type in ("function", "custom"):
-        return any(_ref_matches(ref, name, route) for name, route in client.routes.items())
+        return any(_ref_matches(client, ref, name, route) for name, route in client.routes.items())
     return ref.type in client.routes or ref.type in _hosted_types(request)
 
 
-def _ref_matches(ref: ToolRef, name: str, route: Route) -> bool:
+def _ref_matches(plan: ToolPlan, ref: ToolRef, name: str, route: Route) -> bool:
     """Whether ``ref`` names the tool the model knows as ``name``: its kind says."""
-    return kind_named(route.kind).chosen(ref, name, route)
+    return plan.kinds.named(route.kind).chosen(ref, name, route)
 
 
 def check_tool_choice(request: CreateResponseRequest, client: ToolPlan) -> None:
@@ -118,13 +118,13 @@ def resolve_tool_choice(
     if isinstance(choice, NamedFunctionChoice | NamedCustomChoice):
         return ToolPolicy(tools, hosted, "required", _named(choice, plan))
     if isinstance(choice, AllowedTools):
-        allowed = [tool for tool in tools if any(_ref_matches(ref, tool.name, plan.routes[tool.name])
+        allowed = [tool for tool in tools if any(_ref_matches(plan, ref, tool.name, plan.routes[tool.name])
                                                  for ref in choice.tools)]  # fmt: skip
         types = {ref.type for ref in choice.tools}
         return ToolPolicy(allowed, [kind for kind in hosted if kind in types], choice.mode)
     # {"type": "shell"}, {"type": "file_search"}, {"type": "mcp", "server_label", "name"?}: by the tools' kinds
     ref = ToolRef(type=choice.type, name=choice.name, server_label=choice.server_label)
-    chosen = [tool for tool in tools if _ref_matches(ref, tool.name, plan.routes[tool.name])]
+    chosen = [tool for tool in tools if _ref_matches(plan, ref, tool.name, plan.routes[tool.name])]
     if not chosen:  # a hosted tool the backend runs: {"type": "web_search"}
         return ToolPolicy([], [choice.type] if choice.type in HOSTED_TOOLS else [], "required")
     forced = chosen[0].name if len(chosen) == 1 else None

@@ -28,6 +28,12 @@ from responsa.engine import (
     VectorStoreService,
     every,
 )
+from responsa.engine.tools import load_tool_registry
+from responsa.engine.tools.code_interpreter import CodeInterpreterKind
+from responsa.engine.tools.file_search import FileSearchKind
+from responsa.engine.tools.image_generation import ImageGenerationKind
+from responsa.engine.tools.mcp import McpKind
+from responsa.engine.tools.web_search import WebSearchKind
 from responsa.protocol import Usage
 from responsa.store import PART_BYTES, Retention, SqlStore
 from responsa.tools import McpConnector, UrlPolicy
@@ -165,7 +171,6 @@ def create_app(settings: Settings) -> Starlette:
             log_capabilities(capabilities)
             found = by_name(capabilities)
             tasks = await stack.enter_async_context(anyio.create_task_group())
-            compactor = Compactor(store, registry, Sealer(secret_key(settings)))
             policy = UrlPolicy(settings.mcp_allow_hosts, allow_loopback=not settings.api_keys)
             connector = McpConnector(settings.mcp_call_timeout_secs, settings.mcp_list_timeout_secs, policy)
             web, web_status = web_search(settings, provider, found["page_extraction"])
@@ -173,27 +178,32 @@ def create_app(settings: Settings) -> Starlette:
             containers, code_status = await containers_service(settings, store, files, found["code_sandbox"])
             stack.push_async_callback(containers.aclose)
             vector_stores = VectorStoreService(store, files, tasks, _embedder(settings, registry))
+            tools = load_tool_registry([
+                McpKind(connector),
+                FileSearchKind(vector_stores),
+                WebSearchKind(web),
+                ImageGenerationKind(registry),
+                CodeInterpreterKind(containers),
+            ])  # fmt: skip
+            compactor = Compactor(store, registry, Sealer(secret_key(settings)), tools)
             responses = ResponseService(
                 store,
                 registry,
+                tools,
                 background=tasks,
-                mcp=connector,
                 lease=settings.background_lease_secs,
                 on_usage=_usage_reporter(limiter, metrics),
                 max_input_items=settings.max_input_items,
                 admission=(settings.max_generations, settings.max_queued_generations, settings.max_queue_wait_secs),
                 hosted_tools=settings.hosted_tools,
                 compactor=compactor,
-                vector_stores=vector_stores,
-                web=web,
-                containers=containers,
                 prompts=PromptLibrary(settings.prompts_dir),
             )
             metrics.workers = registry.workers
             hosted = {"web_search": web_status, "image_generation": images_status(registry),
                       "code_interpreter": code_status}  # fmt: skip
             app.state.services = Services(
-                responses, ConversationService(store), files, vector_stores, compactor, limiter, metrics, limits,
+                responses, ConversationService(store, tools), files, vector_stores, compactor, limiter, metrics, limits,
                 registry.described(), registry.workers, int(time.time()), hosted, capabilities, containers,
                 store.check_health,
             )  # fmt: skip

@@ -1,7 +1,8 @@
-"""Tool kinds, each a module behind one protocol (:class:`ToolKind`), found through a registry by tool
-``type`` and item ``type``: the ones the client runs (function, custom, shell, apply_patch, tool_search)
-and the ones the server runs (mcp, file_search: :class:`ServerToolKind`); third-party kinds register
-through the ``responsa.tool_kinds`` entry-point group. See docs/architecture.md, "Adding a tool kind"."""
+"""Tool kinds, each a module behind one protocol (:class:`ToolKind`), found through the server's
+:class:`ToolRegistry` by tool ``type`` and item ``type``: the ones the client runs (function, custom,
+shell, apply_patch, tool_search) and the ones the server runs (:class:`ServerToolKind`: mcp, file_search,
+web_search, image_generation, code_interpreter, each configured with its service); third-party kinds
+register through the ``responsa.tool_kinds`` entry-point group. See docs/architecture.md, "Adding a tool kind"."""
 
 from ._annotations import Annotations
 from ._answers import answer_stub
@@ -17,21 +18,12 @@ from ._kind import (
     ServerToolKind,
     ToolKind,
     ToolPlan,
-    ToolServices,
     ToolSetup,
     Where,
     chosen_by_name,
 )
 from ._plan import open_call, plan_client_tools, prepare_server_tools, replayed
-from ._registry import (
-    ENTRY_POINT_GROUP,
-    id_prefix,
-    kind_for_item,
-    kind_for_tool,
-    kind_named,
-    register_kind,
-    server_kinds,
-)
+from ._registry import ENTRY_POINT_GROUP, ToolRegistry, client_kinds, load_tool_registry
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -46,21 +38,17 @@ __all__ = [
     "ServerToolKind",
     "ToolKind",
     "ToolPlan",
-    "ToolServices",
+    "ToolRegistry",
     "ToolSetup",
     "Where",
     "answer_stub",
     "chosen_by_name",
+    "client_kinds",
     "hosted_event",
-    "id_prefix",
-    "kind_for_item",
-    "kind_for_tool",
-    "kind_named",
+    "load_tool_registry",
     "open_call",
     "plan_client_tools",
     "prepare_server_tools",
-    "register_kind",
     "replayed",
     "reported_call",
-    "server_kinds",
 ]

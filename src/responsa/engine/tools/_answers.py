@@ -14,16 +14,16 @@ from typing import Any
 
 from responsa.protocol import Item
 
-from ._registry import kind_for_item
+from ._registry import ToolRegistry
 
 __all__ = ["answer_stub"]
 
 _IDENTIFYING = ("call_id", "name", "execution")
 
 
-def answer_stub(item: Item) -> dict[str, Any] | None:
+def answer_stub(kinds: ToolRegistry, item: Item) -> dict[str, Any] | None:
     """The stub of the item that answers ``item``; None when no kind says what answers it."""
-    kind = kind_for_item(item.type)
+    kind = kinds.for_item(item.type)
     answer = _answer_type(item.type, kind.item_types) if kind is not None else None
     if answer is None:
         return None

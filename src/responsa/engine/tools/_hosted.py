@@ -25,7 +25,7 @@ from responsa.protocol import (
 
 from .._includes import shown
 from ._kind import Closed, ItemEnd, ServerContext, ServerRun, Where
-from ._registry import kind_for_item
+from ._registry import ToolRegistry
 
 _items: TypeAdapter[Item] = TypeAdapter(Item)
 
@@ -37,10 +37,10 @@ def hosted_event(item_type: str, phase: str, where: Where) -> StreamEvent:
     return HostedToolEvent.model_validate({"type": f"response.{item_type}.{phase}", **where})
 
 
-def reported_call(item_type: str, fields: Mapping[str, Any]) -> tuple[Item, list[str]]:
+def reported_call(kinds: ToolRegistry, item_type: str, fields: Mapping[str, Any]) -> tuple[Item, list[str]]:
     """A hosted call a backend says it ran itself (the simulator's): its item, with an id of its
     kind's prefix, and the phases of its progress events, as its kind names them."""
-    kind = kind_for_item(item_type)
+    kind = kinds.for_item(item_type)
     progress = getattr(kind, "progress", None)
     if kind is None or progress is None:
         raise ValueError(f"no hosted tool kind owns {item_type!r} items")

@@ -30,12 +30,8 @@ from responsa.protocol import (
 from ._annotations import Annotations
 
 if TYPE_CHECKING:
-    from responsa.backends import Backend
-    from responsa.tools import McpConnector, WebSearch
-
-    from .._containers import ContainerService
     from .._timeline import Timeline
-    from .file_search import VectorSearch
+    from ._registry import ToolRegistry
 
 __all__ = [
     "Closed",
@@ -48,7 +44,6 @@ __all__ = [
     "ServerToolKind",
     "ToolKind",
     "ToolPlan",
-    "ToolServices",
     "ToolSetup",
     "Where",
     "chosen_by_name",
@@ -79,8 +74,10 @@ class Route:
 
 @dataclass
 class ToolPlan:
-    """A request's tools as the model sees them, and the way back from the model's names to their kinds."""
+    """A request's tools as the model sees them, and the way back from the model's names to their kinds
+    (``kinds``: the server's)."""
 
+    kinds: ToolRegistry
     tools: list[FunctionTool] = field(default_factory=list)
     routes: dict[str, Route] = field(default_factory=dict)
 
@@ -105,7 +102,7 @@ class ToolPlan:
     def names_in(self, namespace: str) -> list[str]:
         return [name for name, route in self.routes.items() if route.namespace == namespace]
 
-    def kinds(self) -> set[str]:
+    def kind_names(self) -> set[str]:
         """The kinds the model is offered tools of (a hosted type here is run by the server)."""
         return {route.kind for route in self.routes.values()}
 
@@ -235,34 +232,22 @@ class Recorded:
 
 
 @dataclass(frozen=True)
-class ToolServices:
-    """What the server-run kinds reach: the MCP connector, the tenant's vector stores (None: no store)."""
-
-    mcp: McpConnector
-    vector_stores: VectorSearch | None = None
-    web: WebSearch | None = None
-    """The configured search provider and page fetcher (``--web-search``); None: web_search is not run."""
-    images: Callable[[str], Backend | None] | None = None
-    """The backend that draws with an images model, by the model's name (None: none serves it)."""
-    containers: ContainerService | None = None
-    """The tenant's containers, where code runs (None: code_interpreter is not run by the server)."""
-
-
-@dataclass(frozen=True)
 class ToolSetup:
-    """What a server-run kind plans a request's tools with."""
+    """What a server-run kind plans a request's tools with (its service it holds itself)."""
 
     request: CreateResponseRequest
     history: Sequence[Item]
     input_items: Sequence[Item]
     tools: ToolPlan
-    services: ToolServices
+    tenant: str
+    """Whose request it is: a kind's service is seen as that tenant sees it (its vector stores, containers)."""
     simulated: bool
     """The model is the simulator, which simulates tools it cannot reach instead of refusing them."""
 
 
 class ServerToolKind(ToolKind, Protocol):
-    """A kind whose calls the server runs: it plans with the server's services before the model runs."""
+    """A kind whose calls the server runs, configured at start-up with the service it reaches (the MCP
+    connector, the vector stores, the search provider...): it plans before the model runs."""
 
     async def prepare(self, setup: ToolSetup) -> Sequence[Recorded]:
         """Offer the request's tools of this kind (400 for what cannot be honoured); what it made already."""

@@ -10,7 +10,7 @@ from pydantic import TypeAdapter, ValidationError
 from responsa.protocol import Item, Message, Reasoning, Tool, ToolSearchOutput
 
 from ._kind import OpenCall, Recorded, Replay, Route, ToolPlan, ToolSetup
-from ._registry import item_kinds, kind_for_tool, kind_named, server_kinds
+from ._registry import ToolRegistry
 
 __all__ = ["open_call", "plan_client_tools", "prepare_server_tools", "replayed"]
 
@@ -18,7 +18,7 @@ _tools_adapter: TypeAdapter[list[Tool]] = TypeAdapter(list[Tool])
 
 
 def plan_client_tools(
-    tools: Sequence[Tool], context: Sequence[Item] = (), classes: frozenset[type] | None = None
+    kinds: ToolRegistry, tools: Sequence[Tool], context: Sequence[Item] = (), classes: frozenset[type] | None = None
 ) -> ToolPlan:
     """The tools of a request that need no server service to offer (the client-run ones), plus those a
     ``tool_search_output`` in the context made available; 400 for duplicate names. ``classes``: those
@@ -31,25 +31,27 @@ def plan_client_tools(
                 found += _tools_adapter.validate_python(item.tools)
             except ValidationError:
                 continue  # what the client's search returned is its business; skip what we cannot read
-    plan = ToolPlan()
+    plan = ToolPlan(kinds)
     for index, tool in enumerate([*tools, *found]):
-        kind = kind_for_tool(tool.type)
+        kind = kinds.for_tool(tool.type)
         if kind is not None:
             kind.offer(tool, plan, f"tools[{index}]")
     return plan
 
 
 async def prepare_server_tools(setup: ToolSetup) -> list[Recorded]:
-    """Each server-run kind's tools added to ``setup.tools``; the items they made before the model ran."""
+    """The tools of the server-run kinds the request names (by a tool, or by an item of theirs in its
+    input: an approval) added to ``setup.tools``; the items they made before the model ran."""
+    named = [tool.type for tool in setup.request.tools] + [item.type for item in setup.input_items]
     recorded: list[Recorded] = []
-    for kind in server_kinds():
+    for kind in setup.tools.kinds.server_kinds(named):
         recorded += await kind.prepare(setup)
     return recorded
 
 
-def open_call(route: Route, call_id: str) -> OpenCall:
+def open_call(plan: ToolPlan, route: Route, call_id: str) -> OpenCall:
     """The call a model's call of a tool opens (its item, and how its arguments stream in)."""
-    return kind_named(route.kind).open_call(route, call_id)
+    return plan.kinds.named(route.kind).open_call(route, call_id)
 
 
 def replayed(items: Sequence[Item], plan: ToolPlan, classes: frozenset[type]) -> list[Item]:
@@ -58,7 +60,7 @@ def replayed(items: Sequence[Item], plan: ToolPlan, classes: frozenset[type]) ->
     A context of messages and reasoning only (no tool kind's items) is read as it is, found from
     ``classes``, those of its items (or more): this runs over a whole history every turn, and a Python
     step per item was a large part of a turn in a 1,000-item conversation (see docs/performance.md)."""
-    kinds = item_kinds()
+    kinds = plan.kinds.items
     if _UNTOOLED.issuperset(classes) and kinds.keys().isdisjoint(_UNTOOLED_TYPES):
         return list(items)
     context = Replay(plan, items)

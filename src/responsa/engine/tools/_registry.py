@@ -1,113 +1,103 @@
-"""Which kind handles a tool ``type`` and an item ``type``: the built-in kinds, and third-party ones
-registered through the ``responsa.tool_kinds`` entry-point group (each entry point names a
-:class:`ToolKind` object), loaded once, on first use. Kinds with a ``prepare`` are run by the server
-(:class:`ServerToolKind`): they plan with its services before the model runs, in registration order."""
+"""The tool kinds a server serves, as one object built at start-up (:class:`ToolRegistry`): which kind
+handles a tool ``type`` and an item ``type``. The composition root gives it the built-in kinds, each
+server-run one configured with its own service (``FileSearchKind(vector_stores)``), and
+:func:`load_tool_registry` adds the third-party kinds of the ``responsa.tool_kinds`` entry-point
+group (each entry point names a :class:`ToolKind` object, or a callable that makes one, which builds
+its own services). Kinds with a ``prepare`` are run by the server (:class:`ServerToolKind`): they
+plan before the model runs, in registration order, those a request names only."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import entry_points
 
 from ._kind import ServerToolKind, ToolKind
 
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "id_prefix",
-    "item_kinds",
-    "kind_for_item",
-    "kind_for_tool",
-    "kind_named",
-    "register_kind",
-    "server_kinds",
-]
+__all__ = ["ENTRY_POINT_GROUP", "ToolRegistry", "client_kinds", "load_tool_registry"]
 
 logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "responsa.tool_kinds"
 
-_by_name: dict[str, ToolKind] = {}
-_by_tool: dict[str, ToolKind] = {}
-_by_item: dict[str, ToolKind] = {}
-_server_kinds: list[ServerToolKind] = []
-_loaded = False
+
+class ToolRegistry:
+    """Kinds by name, tool type and item type; a name or type two kinds claim is a ``ValueError``."""
+
+    def __init__(self, kinds: Iterable[ToolKind]) -> None:
+        self._by_name: dict[str, ToolKind] = {}
+        self._by_tool: dict[str, ToolKind] = {}
+        self._by_item: dict[str, ToolKind] = {}
+        self._server: list[ServerToolKind] = []
+        for kind in kinds:
+            self.register(kind)
+
+    def register(self, kind: ToolKind) -> None:
+        """Add ``kind`` (at start-up: the registry is read-only once the server serves)."""
+        taken = [f"name {kind.name!r}"] if kind.name in self._by_name else []
+        taken += [f"tool type {t!r}" for t in kind.tool_types if t in self._by_tool]
+        taken += [f"item type {t!r}" for t in kind.item_types if t in self._by_item]
+        if taken:
+            raise ValueError(f"tool kind {kind.name!r}: {', '.join(taken)} already registered")
+        self._by_name[kind.name] = kind
+        self._by_tool.update(dict.fromkeys(kind.tool_types, kind))
+        self._by_item.update(dict.fromkeys(kind.item_types, kind))
+        if callable(getattr(kind, "prepare", None)):
+            self._server.append(kind)  # type: ignore[arg-type]  # it has the ServerToolKind's prepare
+
+    def for_tool(self, tool_type: str) -> ToolKind | None:
+        return self._by_tool.get(tool_type)
+
+    def for_item(self, item_type: str) -> ToolKind | None:
+        return self._by_item.get(item_type)
+
+    @property
+    def items(self) -> Mapping[str, ToolKind]:
+        """Every item type a kind handles, with its kind: for a pass over a whole context, which looks
+        each item up (a method call per item costs more, on every item of every turn)."""
+        return self._by_item
+
+    def named(self, name: str) -> ToolKind:
+        return self._by_name[name]
+
+    def kinds(self) -> list[ToolKind]:
+        """Every kind, in registration order."""
+        return list(self._by_name.values())
+
+    def server_kinds(self, types: Iterable[str]) -> list[ServerToolKind]:
+        """The server-run kinds that own one of ``types`` (tool or item types), in the order they plan."""
+        named = set(types)
+        return [kind for kind in self._server if not (named.isdisjoint(kind.tool_types) and
+                                                         named.isdisjoint(kind.item_types))]  # fmt: skip
+
+    def server_tool_types(self) -> frozenset[str]:
+        """The tool types the server runs itself."""
+        return frozenset(t for kind in self._server for t in kind.tool_types)
+
+    def id_prefix(self, item_type: str) -> str | None:
+        """The prefix of a tool item's ids, as the kind that owns the item type says."""
+        kind = self._by_item.get(item_type)
+        return kind.item_types[item_type] if kind is not None else None
 
 
-def register_kind(kind: ToolKind) -> None:
-    """Add ``kind``; a name, tool type or item type another kind has is a ``ValueError``."""
-    _ensure_loaded()
-    taken = [f"name {kind.name!r}"] if kind.name in _by_name else []
-    taken += [f"tool type {t!r}" for t in kind.tool_types if t in _by_tool]
-    taken += [f"item type {t!r}" for t in kind.item_types if t in _by_item]
-    if taken:
-        raise ValueError(f"tool kind {kind.name!r}: {', '.join(taken)} already registered")
-    _by_name[kind.name] = kind
-    _by_tool.update(dict.fromkeys(kind.tool_types, kind))
-    _by_item.update(dict.fromkeys(kind.item_types, kind))
-    if callable(getattr(kind, "prepare", None)):
-        _server_kinds.append(kind)  # type: ignore[arg-type]  # it has the ServerToolKind's prepare
+def client_kinds() -> list[ToolKind]:
+    """The built-in kinds the client runs (they need no service)."""
+    from . import apply_patch, custom, function, shell, tool_search
+
+    return [function.KIND, custom.KIND, shell.SHELL, shell.LOCAL_SHELL, apply_patch.APPLY_PATCH,
+            tool_search.TOOL_SEARCH]  # fmt: skip
 
 
-def _ensure_loaded() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    from . import (
-        apply_patch,
-        code_interpreter,
-        custom,
-        file_search,
-        function,
-        image_generation,
-        mcp,
-        shell,
-        tool_search,
-        web_search,
-    )
-
-    for kind in (function.KIND, custom.KIND, shell.SHELL, shell.LOCAL_SHELL, apply_patch.APPLY_PATCH,
-                 tool_search.TOOL_SEARCH, mcp.KIND, file_search.KIND, web_search.KIND,
-                 image_generation.KIND, code_interpreter.KIND):  # fmt: skip
-        register_kind(kind)
+def load_tool_registry(server_run: Sequence[ToolKind] = ()) -> ToolRegistry:
+    """The client-run kinds, then ``server_run`` (configured by the caller), then the plug-ins' kinds.
+    A plug-in that cannot be loaded, or that claims a type another kind has, stops the start."""
+    registry = ToolRegistry([*client_kinds(), *server_run])
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         try:
-            register_kind(entry.load())
-        except Exception:  # a broken plug-in must not take the server down: it is left out, loudly
-            logger.exception("tool kind plug-in %r could not be loaded", entry.value)
-        else:
-            logger.info("tool kind plug-in %s loaded from %s", entry.name, entry.value)
-
-
-def kind_for_tool(tool_type: str) -> ToolKind | None:
-    _ensure_loaded()
-    return _by_tool.get(tool_type)
-
-
-def kind_for_item(item_type: str) -> ToolKind | None:
-    _ensure_loaded()
-    return _by_item.get(item_type)
-
-
-def item_kinds() -> Mapping[str, ToolKind]:
-    """Every item type a kind handles, with its kind: for a pass over a whole context, which looks
-    each item up (``kind_for_item`` per item costs two calls more, on every item of every turn)."""
-    _ensure_loaded()
-    return _by_item
-
-
-def kind_named(name: str) -> ToolKind:
-    _ensure_loaded()
-    return _by_name[name]
-
-
-def server_kinds() -> list[ServerToolKind]:
-    """The kinds the server runs, in the order they plan (and their tools are offered)."""
-    _ensure_loaded()
-    return _server_kinds
-
-
-def id_prefix(item_type: str) -> str | None:
-    """The prefix of a tool item's ids, as the kind that owns the item type says."""
-    kind = kind_for_item(item_type)
-    return kind.item_types[item_type] if kind is not None else None
+            loaded = entry.load()
+            kind = loaded if hasattr(loaded, "tool_types") else loaded()
+            registry.register(kind)
+        except Exception as exc:
+            raise RuntimeError(f"tool kind plug-in {entry.name!r} ({entry.value}) could not be loaded: {exc}") from exc
+        logger.info("tool kind plug-in %s loaded from %s", entry.name, entry.value)
+    return registry

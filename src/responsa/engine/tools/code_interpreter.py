@@ -51,7 +51,7 @@ from .custom import InputDecoder
 if TYPE_CHECKING:
     from .._containers import ContainerService
 
-__all__ = ["KIND"]
+__all__ = ["CodeInterpreterKind"]
 
 NAME = "code_interpreter"
 FUNCTION = "python"
@@ -140,11 +140,16 @@ async def _run(
 
 
 class CodeInterpreterKind:
+    """Runs the model's code in the tenant's containers (None: no sandbox here, the tool is left out)."""
+
     name = NAME
     tool_types = (NAME,)
     item_types: ClassVar[Mapping[str, str]] = {"code_interpreter_call": "ci"}
     progress = "interpreting"
     """The phase of its progress event between ``in_progress`` and ``completed``."""
+
+    def __init__(self, containers: ContainerService | None) -> None:
+        self._containers = containers
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         """Nothing without a sandbox (see :meth:`prepare`); a network the code cannot have is a 400 now."""
@@ -153,7 +158,7 @@ class CodeInterpreterKind:
 
     async def prepare(self, setup: ToolSetup) -> list[Recorded]:
         tool = next((tool for tool in setup.request.tools if isinstance(tool, CodeInterpreterTool)), None)
-        containers = setup.services.containers
+        containers = self._containers.for_tenant(setup.tenant) if self._containers is not None else None
         if tool is None or containers is None or containers.unavailable is not None or setup.simulated:
             return []  # none asked, or left out (ignored_tools), or the simulator's own
         if isinstance(tool.container, str):
@@ -209,6 +214,3 @@ def _as_text(item: CodeInterpreterCall) -> str:
         logs = logs[:_READ_BACK] + f"\n[output cut: {len(logs)} characters in all]"
     text = logs or "(no output)"
     return text + (f"\n[{images} image(s) shown to the user]" if images else "")
-
-
-KIND = CodeInterpreterKind()

@@ -37,7 +37,7 @@ from .._attribute_filters import check_filter
 from ._hosted import ArgumentCall, hosted_end, hosted_event
 from ._kind import Recorded, Replay, Route, ServerContext, ServerRun, ToolPlan, ToolSetup, Where
 
-__all__ = ["KIND", "FileSearcher", "VectorSearch"]
+__all__ = ["FileSearchKind", "FileSearcher", "VectorSearch", "VectorStores"]
 
 FILE_SEARCH = "file_search"
 """The tool's type, and the name of the function the model calls."""
@@ -63,6 +63,12 @@ class VectorSearch(Protocol):
     async def exists(self, vector_store_id: str) -> bool: ...
 
     async def search(self, vector_store_id: str, request: SearchVectorStoreRequest) -> VectorStoreSearchPage: ...
+
+
+class VectorStores(Protocol):
+    """The server's vector stores, seen as each tenant sees its own."""
+
+    def for_tenant(self, tenant: str) -> VectorSearch: ...
 
 
 @dataclass
@@ -92,11 +98,11 @@ class FileSearcher:
         ]  # fmt: skip
 
 
-async def _searcher(setup: ToolSetup) -> FileSearcher | None:
+async def _searcher(setup: ToolSetup, vector_stores: VectorStores | None) -> FileSearcher | None:
     """The server's file search for the request's ``file_search`` tool, when it names vector stores
     (their existence is checked: another tenant's or an unknown id is a 400, except on a simulated
     model, which then searches as it does without stores); None otherwise."""
-    stores = setup.services.vector_stores
+    stores = vector_stores.for_tenant(setup.tenant) if vector_stores is not None else None
     for index, tool in enumerate(setup.request.tools):
         if not isinstance(tool, FileSearchTool) or stores is None:
             continue
@@ -141,17 +147,22 @@ def _cut(item: FileSearchCall) -> None:
 
 
 class FileSearchKind:
+    """Searches the tenant's vector stores (None: this server has none, the tool is left out)."""
+
     name = FILE_SEARCH
     tool_types = (FILE_SEARCH,)
     item_types: ClassVar[Mapping[str, str]] = {"file_search_call": "fs"}
     progress = "searching"
     """The phase of its progress event between ``in_progress`` and ``completed``."""
 
+    def __init__(self, vector_stores: VectorStores | None) -> None:
+        self._vector_stores = vector_stores
+
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         """Nothing without the tenant's vector stores: see :meth:`prepare`."""
 
     async def prepare(self, setup: ToolSetup) -> list[Recorded]:
-        searcher = await _searcher(setup)
+        searcher = await _searcher(setup, self._vector_stores)
         if searcher is not None:
             setup.tools.add(_FUNCTION, Route(FILE_SEARCH, FILE_SEARCH, target=searcher), "tools")
         return []
@@ -176,6 +187,3 @@ class FileSearchKind:
             FunctionCall(id=call_id, call_id=call_id, name=FILE_SEARCH, arguments=query, status="completed"),
             FunctionCallOutput(call_id=call_id, output=output, status="completed"),
         ]
-
-
-KIND = FileSearchKind()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
 
-from responsa.backends import Backend, ImageRequest
+from responsa.backends import Backend, BackendRegistry, ImageRequest
 from responsa.protocol import (
     FunctionCall,
     FunctionCallOutput,
@@ -34,7 +34,7 @@ from responsa.protocol import (
 from ._hosted import ArgumentCall, hosted_end, hosted_event
 from ._kind import Recorded, Replay, Route, ServerContext, ServerRun, ToolPlan, ToolSetup, Where
 
-__all__ = ["KIND"]
+__all__ = ["ImageGenerationKind"]
 
 NAME = "image_generation"
 FUNCTION = "generate_image"
@@ -101,11 +101,16 @@ def _cut(item: ImageGenerationCall) -> None:
 
 
 class ImageGenerationKind:
+    """Draws with the backend that serves the tool's images model (``backends``: the server's)."""
+
     name = NAME
     tool_types = (NAME,)
     item_types: ClassVar[Mapping[str, str]] = {"image_generation_call": "ig"}
     progress = "generating"
     """The phase of its progress event between ``in_progress`` and ``completed``."""
+
+    def __init__(self, backends: BackendRegistry | None) -> None:
+        self._backends = backends
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         """Nothing without an images model (see :meth:`prepare`); what the Images API's generations
@@ -122,12 +127,11 @@ class ImageGenerationKind:
 
     async def prepare(self, setup: ToolSetup) -> list[Recorded]:
         tool = next((tool for tool in setup.request.tools if isinstance(tool, ImageGenerationTool)), None)
-        images = setup.services.images
-        if tool is None or images is None or setup.simulated:
+        if tool is None or self._backends is None or setup.simulated:
             return []  # none asked, or left out (ignored_tools), or the simulator's own
         model = tool.model or DEFAULT_MODEL
-        backend = images(model)
-        if backend is not None:
+        backend = self._backends.find(model)
+        if backend is not None and backend.draws(model):
             setup.tools.add(_FUNCTION, Route(NAME, FUNCTION, target=_Painter(backend, model, tool)), "tools")
         return []
 
@@ -150,6 +154,3 @@ class ImageGenerationKind:
             FunctionCall(id=call_id, call_id=call_id, name=FUNCTION, arguments=prompt, status="completed"),
             FunctionCallOutput(call_id=call_id, output=outcome, status="completed"),
         ]
-
-
-KIND = ImageGenerationKind()

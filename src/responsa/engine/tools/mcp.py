@@ -32,11 +32,11 @@ from responsa.protocol import (
     ToolRef,
     new_id,
 )
-from responsa.tools import CallOutcome, McpClient, SimulatedMcp
+from responsa.tools import CallOutcome, McpClient, McpConnector, SimulatedMcp
 
 from ._kind import Closed, ItemEnd, Recorded, Replay, Route, ServerContext, ToolPlan, ToolSetup, Where
 
-__all__ = ["KIND"]
+__all__ = ["McpKind"]
 
 
 @dataclass(frozen=True)
@@ -54,10 +54,9 @@ class McpServer:
         return await self.client.call_tool(self.tool, name, arguments)
 
 
-def _servers(setup: ToolSetup) -> dict[str, McpServer]:
+def _servers(setup: ToolSetup, connector: McpConnector) -> dict[str, McpServer]:
     """The request's MCP servers by label; 400 for a duplicate label or a URL the policy refuses, except
     on a simulated model, where such a server is simulated and never contacted."""
-    connector = setup.services.mcp
     servers: dict[str, McpServer] = {}
     for index, tool in enumerate(setup.request.tools):
         if not isinstance(tool, McpTool):
@@ -205,6 +204,8 @@ class _ApprovalRequest:
 
 
 class McpKind:
+    """Lists and calls the request's MCP servers through the server's connector."""
+
     name = "mcp"
     tool_types = ("mcp",)
     item_types: ClassVar[Mapping[str, str]] = {
@@ -213,6 +214,9 @@ class McpKind:
         "mcp_approval_request": "mcpr",
         "mcp_approval_response": "mcpa",
     }
+
+    def __init__(self, connector: McpConnector) -> None:
+        self._connector = connector
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         """Nothing is offered without the server's connector (see :meth:`prepare`); what the tool asks
@@ -234,7 +238,7 @@ class McpKind:
 
     async def prepare(self, setup: ToolSetup) -> list[Recorded]:
         """List the servers' tools and offer them; run the calls the client approved (declined ones are not)."""
-        servers = _servers(setup)
+        servers = _servers(setup, self._connector)
         approvals = _approvals(setup)
         for request, _response in approvals:
             if request.server_label not in servers:
@@ -287,6 +291,3 @@ def _as_function(call_id: str, name: str, arguments: str, output: str) -> list[I
         FunctionCall(id=call_id, call_id=call_id, name=name, arguments=arguments, status="completed"),
         FunctionCallOutput(call_id=call_id, output=output, status="completed"),
     ]
-
-
-KIND = McpKind()

@@ -47,7 +47,7 @@ from responsa.tools import Page, SearchHit, WebSearch
 from ._hosted import ArgumentCall, hosted_end, hosted_event
 from ._kind import Recorded, Replay, Route, ServerContext, ServerRun, ToolPlan, ToolSetup, Where
 
-__all__ = ["KIND", "WebSearcher"]
+__all__ = ["WebSearchKind", "WebSearcher"]
 
 logger = logging.getLogger(__name__)
 
@@ -156,11 +156,17 @@ def _cut(item: WebSearchCall) -> None:
 
 
 class WebSearchKind:
+    """Searches with the configured provider and reads the pages (None: ``--web-search`` is off, the
+    tool is left out)."""
+
     name = NAME
     tool_types = WEB_SEARCH_TYPES
     item_types: ClassVar[Mapping[str, str]] = {"web_search_call": "ws"}
     progress = "searching"
     """The phase of its progress event between ``in_progress`` and ``completed``."""
+
+    def __init__(self, web: WebSearch | None) -> None:
+        self._web = web
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         """Nothing without the server's provider (see :meth:`prepare`); what no search here can honour is
@@ -172,7 +178,7 @@ class WebSearchKind:
                                  param=f"{param}.search_content_types", code="unsupported_value")  # fmt: skip
 
     async def prepare(self, setup: ToolSetup) -> list[Recorded]:
-        web = setup.services.web
+        web = self._web
         if web is None or setup.simulated:
             return []  # left out (ignored_tools), or the simulator's own
         tool = next((tool for tool in setup.request.tools if isinstance(tool, WebSearchTool)), None)
@@ -208,6 +214,3 @@ def _as_text(query: str, item: WebSearchCall) -> str:
         return f"The web search for {query!r} found nothing."
     sources = "\n\n".join(f"[{hit.number}] {hit.title}\n{hit.url}\n{hit.text}" for hit in item.results)
     return f"Web results for {query!r}. Cite a source by its number in brackets, like [1].\n\n{sources}"
-
-
-KIND = WebSearchKind()
