@@ -15,24 +15,11 @@ from responsa.protocol import (
     Tool,
 )
 
-from ._includes import check_includes
-from ._tool_choice import HOSTED_TOOLS, check_tool_choice
+from ._includes import KNOWN_INCLUDES, check_includes
+from ._tool_choice import check_tool_choice
 from .tools import ToolPlan, ToolRegistry, plan_client_tools
 
-__all__ = ["KNOWN_INCLUDES", "check_request"]
-
-KNOWN_INCLUDES = frozenset(
-    {
-        "code_interpreter_call.outputs",
-        "computer_call_output.output.image_url",
-        "file_search_call.results",
-        "message.input_image.image_url",
-        "message.output_text.logprobs",
-        "reasoning.encrypted_content",
-        "web_search_call.action.sources",
-        "web_search_call.results",
-    }
-)
+__all__ = ["check_request"]
 
 
 def check_request(request: CreateResponseRequest, kinds: ToolRegistry) -> ToolPlan:
@@ -159,7 +146,7 @@ def _check_tools(request: CreateResponseRequest, kinds: ToolRegistry) -> None:
                 _check_function(inner, f"{param}.tools[{inner_index}]")
         elif isinstance(tool, CustomTool):
             _check_function(tool, param)
-        elif not (tool.type in HOSTED_TOOLS or kinds.for_tool(tool.type) is not None):
+        elif kinds.for_tool(tool.type) is None:
             raise InvalidRequest(
                 f"Tool type '{tool.type}' is not supported yet.", param=f"{param}.type", code="unsupported_value"
             )

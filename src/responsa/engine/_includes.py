@@ -9,28 +9,24 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TypeVar
 
-from responsa.protocol import (
-    CodeInterpreterCall,
-    FileSearchCall,
-    InvalidRequest,
-    Item,
-    Message,
-    OutputText,
-    ResponseObject,
-    WebSearchCall,
-)
+from responsa.protocol import OPTIONAL_DATA_ITEMS, InvalidRequest, Item, Message, OutputText, ResponseObject
 
-__all__ = ["ENCRYPTED_REASONING", "check_includes", "create_view", "shown", "with_includes"]
+__all__ = ["ENCRYPTED_REASONING", "KNOWN_INCLUDES", "check_includes", "create_view", "shown", "with_includes"]
 
 LOGPROBS = "message.output_text.logprobs"
-SEARCH_RESULTS = "file_search_call.results"
-WEB_SOURCES = "web_search_call.action.sources"
-WEB_RESULTS = "web_search_call.results"
-CODE_OUTPUTS = "code_interpreter_call.outputs"
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
+KNOWN_INCLUDES = frozenset(
+    {
+        "computer_call_output.output.image_url",
+        "message.input_image.image_url",
+        LOGPROBS,
+        ENCRYPTED_REASONING,
+        *(value for item_class in OPTIONAL_DATA_ITEMS for value in item_class.INCLUDES),
+    }
+)
+"""Every ``include`` value a request may give: OpenAI's, those of items with optional data among them."""
 
 ItemT = TypeVar("ItemT", bound=Item)
-_WITH_OPTIONAL_DATA = (FileSearchCall, WebSearchCall, CodeInterpreterCall)
 
 
 def check_includes(values: Collection[str], known: Collection[str]) -> None:
@@ -40,26 +36,14 @@ def check_includes(values: Collection[str], known: Collection[str]) -> None:
 
 
 def shown(item: ItemT, include: Collection[str]) -> ItemT:
-    """A search call with only the optional data ``include`` asks for (any other item as it is)."""
-    if isinstance(item, FileSearchCall):
-        hide_results = item.results is not None and SEARCH_RESULTS not in include
-        return item.model_copy(update={"results": None}) if hide_results else item
-    if isinstance(item, WebSearchCall):
-        update: dict[str, object] = {}
-        if item.results is not None and WEB_RESULTS not in include:
-            update["results"] = None
-        if item.action.sources is not None and WEB_SOURCES not in include:
-            update["action"] = item.action.model_copy(update={"sources": None})
-        return item.model_copy(update=update) if update else item
-    if isinstance(item, CodeInterpreterCall) and item.outputs is not None and CODE_OUTPUTS not in include:
-        return item.model_copy(update={"outputs": None})
-    return item
+    """An item with only the optional data ``include`` asks for (one without any, as it is)."""
+    return item.shown(include) if isinstance(item, OPTIONAL_DATA_ITEMS) else item  # type: ignore[return-value]
 
 
 def create_view(response: ResponseObject) -> ResponseObject:
     """``response`` as its create showed it: search data only where its ``include`` asked (log
     probabilities are produced only when asked, so they show as stored)."""
-    if not any(isinstance(item, _WITH_OPTIONAL_DATA) for item in response.output):
+    if not any(isinstance(item, OPTIONAL_DATA_ITEMS) for item in response.output):
         return response
     output = [shown(item, response.shown_includes) for item in response.output]
     return response.model_copy(update={"output": output})

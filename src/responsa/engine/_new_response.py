@@ -9,7 +9,6 @@ from responsa.backends import Backend
 from responsa.protocol import (
     CreateResponseRequest,
     InvalidRequest,
-    McpTool,
     ResponseObject,
     ResponseReasoning,
     TextConfig,
@@ -19,19 +18,18 @@ from responsa.protocol import (
 )
 
 from ._prompt_cache import echoed_options
-from ._tool_choice import HOSTED_TOOLS
 
 __all__ = ["new_response", "unavailable_hosted"]
 
 
 def unavailable_hosted(
-    request: CreateResponseRequest, backend: Backend, policy: str, served: Collection[str] = ()
+    request: CreateResponseRequest, backend: Backend, policy: str, hosted: Collection[str], served: Collection[str]
 ) -> list[dict[str, str]]:
-    """Hosted tools the backend cannot run (and the server does not run itself, ``served``): 400
-    under the ``reject`` policy, else what to report as left out (``ignored_tools``)."""
+    """The request's ``hosted`` tools the backend cannot run (and the server does not run itself,
+    ``served``): 400 under the ``reject`` policy, else what to report as left out (``ignored_tools``)."""
     ignored = []
     for index, tool in enumerate(request.tools):
-        if tool.type not in HOSTED_TOOLS or tool.type in backend.hosted_tools() or tool.type in served:
+        if tool.type not in hosted or tool.type in backend.hosted_tools() or tool.type in served:
             continue
         message = f"Tool type '{tool.type}' is not available with model '{request.model}'."
         if policy == "reject":
@@ -41,10 +39,10 @@ def unavailable_hosted(
 
 
 def _without_credentials(tools: list[Tool]) -> list[Tool]:
-    """MCP ``headers`` and ``authorization`` are never echoed back, nor stored (the stored body is the
-    response object)."""
-    hidden = {"headers": None, "authorization": None}
-    return [tool.model_copy(update=hidden) if isinstance(tool, McpTool) else tool for tool in tools]
+    """The fields a tool type keeps secret (``SECRET_FIELDS``: an MCP tool's ``headers`` and
+    ``authorization``) are never echoed back, nor stored (the stored body is the response object)."""
+    return [tool.model_copy(update=dict.fromkeys(secret)) if (secret := getattr(tool, "SECRET_FIELDS", ())) else tool
+            for tool in tools]  # fmt: skip
 
 
 def _reasoning_echo(request: CreateResponseRequest) -> ResponseReasoning:

@@ -43,7 +43,6 @@ from ._prompts import PromptLibrary
 from ._reasoning_seal import ReasoningSeal
 from ._run import Run, RunContext, model_call_done, open_model_call
 from ._timeline import Timeline
-from ._tool_choice import HOSTED_TOOLS
 from ._truncation import token_counter, truncated
 from .tools import Recorded, ToolRegistry, ToolSetup, plan_client_tools, prepare_server_tools
 
@@ -235,8 +234,9 @@ class Opener:
         recorded = await prepare_server_tools(setup)
         # Hosted tools the server runs itself (file_search, web_search...): every type of the kinds offered.
         offered = {kind_type for kind in tools.kind_names() for kind_type in self._tools.named(kind).tool_types}
-        served = offered & HOSTED_TOOLS
-        ignored = unavailable_hosted(request, backend, self._hosted_tools, served=served)
+        hosted = self._tools.hosted_tool_types()
+        served = offered & hosted
+        ignored = unavailable_hosted(request, backend, self._hosted_tools, hosted, served)
         unavailable = frozenset(entry["type"] for entry in ignored) | served
         compactor = self._compactor.for_tenant(tenant) if self._compactor is not None else None
         seal = compactor.reasoning_seal() if compactor is not None else None

@@ -32,10 +32,9 @@ from responsa.protocol import (
 )
 from responsa.store import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Store
 
-from ._checks import KNOWN_INCLUDES
 from ._compaction import Compactor
 from ._event_log import EventLog, replay
-from ._includes import ENCRYPTED_REASONING, check_includes, create_view, with_includes
+from ._includes import ENCRYPTED_REASONING, KNOWN_INCLUDES, check_includes, create_view, with_includes
 from ._leases import Leases
 from ._loop import RunLoop
 from ._moderation import classify

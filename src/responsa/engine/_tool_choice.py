@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 from responsa.backends import ToolMode
 from responsa.protocol import (
-    WEB_SEARCH_TYPES,
     AllowedTools,
     CreateResponseRequest,
     FunctionTool,
@@ -22,10 +21,7 @@ from responsa.protocol import (
 
 from .tools import Route, ToolPlan
 
-__all__ = ["HOSTED_TOOLS", "ToolPolicy", "after_forced_round", "check_tool_choice", "resolve_tool_choice"]
-
-HOSTED_TOOLS = frozenset({*WEB_SEARCH_TYPES, "file_search", "code_interpreter", "image_generation"})
-"""Built-in tools; run when the model's backend runs them (the simulator does), else see the hosted-tool policy."""
+__all__ = ["ToolPolicy", "after_forced_round", "check_tool_choice", "resolve_tool_choice"]
 
 
 def _by_type(kind: str, client: ToolPlan) -> bool:
@@ -57,8 +53,10 @@ def _named(choice: NamedFunctionChoice | NamedCustomChoice, client: ToolPlan) ->
     return matches[0] if len(matches) == 1 else None
 
 
-def _hosted_types(request: CreateResponseRequest) -> set[str]:
-    return {tool.type for tool in request.tools if tool.type in HOSTED_TOOLS}
+def _hosted_types(request: CreateResponseRequest, plan: ToolPlan) -> set[str]:
+    """The request's hosted tools (see ``ToolRegistry.hosted_tool_types``)."""
+    hosted = plan.kinds.hosted_tool_types()
+    return {tool.type for tool in request.tools if tool.type in hosted}
 
 
 def _ref_known(ref: ToolRef, request: CreateResponseRequest, client: ToolPlan, labels: set[str]) -> bool:
@@ -68,7 +66,7 @@ def _ref_known(ref: ToolRef, request: CreateResponseRequest, client: ToolPlan, l
         return bool(ref.name) and bool(client.names_in(ref.name or ""))
     if ref.type in ("function", "custom"):
         return any(_ref_matches(client, ref, name, route) for name, route in client.routes.items())
-    return ref.type in client.routes or ref.type in _hosted_types(request)
+    return ref.type in client.routes or ref.type in _hosted_types(request, client)
 
 
 def _ref_matches(plan: ToolPlan, ref: ToolRef, name: str, route: Route) -> bool:
@@ -80,7 +78,7 @@ def check_tool_choice(request: CreateResponseRequest, client: ToolPlan) -> None:
     """400 for a choice that names a tool the request does not have."""
     choice = request.tool_choice
     labels = {tool.server_label for tool in request.tools if isinstance(tool, McpTool)}
-    if choice == "required" and not client.tools and not labels and not _hosted_types(request):
+    if choice == "required" and not client.tools and not labels and not _hosted_types(request, client):
         raise InvalidRequest("tool_choice 'required' needs at least one tool in 'tools'.", param="tool_choice")
     if isinstance(choice, NamedFunctionChoice | NamedCustomChoice) and _named(choice, client) is None:
         raise InvalidRequest(f"Tool choice '{choice.name}' not found in 'tools' parameter.", param="tool_choice")
@@ -95,7 +93,7 @@ def check_tool_choice(request: CreateResponseRequest, client: ToolPlan) -> None:
         known = (
             choice.server_label in labels
             if choice.type == "mcp"
-            else choice.type in _hosted_types(request) or _by_type(choice.type, client)
+            else choice.type in _hosted_types(request, client) or _by_type(choice.type, client)
         )
         if not known:
             raise InvalidRequest(
@@ -111,7 +109,7 @@ def resolve_tool_choice(
     """The tools the model sees under ``tool_choice``; hosted tools in ``unavailable`` (the backend
     cannot run them, or the server runs them as tools in ``plan``) are left out."""
     tools = plan.tools
-    hosted = [kind for kind in _hosted_types(request) if kind not in unavailable]
+    hosted = [kind for kind in _hosted_types(request, plan) if kind not in unavailable]
     choice = request.tool_choice
     if isinstance(choice, str):
         return ToolPolicy(tools, hosted, choice)
@@ -126,7 +124,7 @@ def resolve_tool_choice(
     ref = ToolRef(type=choice.type, name=choice.name, server_label=choice.server_label)
     chosen = [tool for tool in tools if _ref_matches(plan, ref, tool.name, plan.routes[tool.name])]
     if not chosen:  # a hosted tool the backend runs: {"type": "web_search"}
-        return ToolPolicy([], [choice.type] if choice.type in HOSTED_TOOLS else [], "required")
+        return ToolPolicy([], [choice.type] if choice.type in plan.kinds.hosted_tool_types() else [], "required")
     forced = chosen[0].name if len(chosen) == 1 else None
     return ToolPolicy(chosen, [], "required", forced)
 

@@ -150,7 +150,7 @@ async def responses_socket(socket: WebSocket) -> None:
         try:
             while (text := await _next_message(socket, deadline)) is not None:
                 await session.dispatch(text)
-        except WebSocketDisconnect:
+        except (WebSocketDisconnect, WebSocketDisconnected):  # the latter: a lane's send saw the client go first
             session.leave()
         finally:  # the connection's age is up (the lanes finish what they hold), or the client left
             session.close()

@@ -117,6 +117,7 @@ from ._response import (
     Usage,
 )
 from ._tool_calls import (
+    OPTIONAL_DATA_ITEMS,
     ApplyPatchCall,
     ApplyPatchCallOutput,
     CodeInterpreterCall,
@@ -190,6 +191,7 @@ __all__ = [
     "MAX_ITEMS_PER_REQUEST",
     "MAX_METADATA_KEYS",
     "MEMORY_LIMITS",
+    "OPTIONAL_DATA_ITEMS",
     "TERMINAL_EVENT_TYPES",
     "TERMINAL_STATUSES",
     "WEB_SEARCH_TYPES",

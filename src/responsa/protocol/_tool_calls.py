@@ -8,7 +8,8 @@ Shapes follow ``openai.types.responses``.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Collection
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field
 
@@ -16,6 +17,7 @@ from ._base import WirePart
 from ._parts import ContentPart
 
 __all__ = [
+    "OPTIONAL_DATA_ITEMS",
     "ApplyPatchCall",
     "ApplyPatchCallOutput",
     "CodeInterpreterCall",
@@ -194,6 +196,14 @@ class FileSearchCall(WirePart):
     queries: list[str] = Field(default_factory=list)
     results: list[FileSearchResult] | None = None
 
+    INCLUDES: ClassVar[frozenset[str]] = frozenset({"file_search_call.results"})
+    """The ``include`` values that show this item's optional data."""
+
+    def shown(self, include: Collection[str]) -> Self:
+        """This call with only the optional data ``include`` asks for."""
+        hide = self.results is not None and "file_search_call.results" not in include
+        return self.model_copy(update={"results": None}) if hide else self
+
 
 class WebSearchSource(WirePart):
     """A page a web search consulted (``include: ["web_search_call.action.sources"]``)."""
@@ -234,6 +244,18 @@ class WebSearchCall(WirePart):
     action: WebSearchAction = Field(default_factory=WebSearchAction)
     results: list[WebSearchResult] | None = None
 
+    INCLUDES: ClassVar[frozenset[str]] = frozenset({"web_search_call.action.sources", "web_search_call.results"})
+    """The ``include`` values that show this item's optional data."""
+
+    def shown(self, include: Collection[str]) -> Self:
+        """This call with only the optional data ``include`` asks for."""
+        update: dict[str, object] = {}
+        if self.results is not None and "web_search_call.results" not in include:
+            update["results"] = None
+        if self.action.sources is not None and "web_search_call.action.sources" not in include:
+            update["action"] = self.action.model_copy(update={"sources": None})
+        return self.model_copy(update=update) if update else self
+
 
 class ImageGenerationCall(WirePart):
     """An image drawn by the images model the tool names (or made up by the simulator): ``result`` is it,
@@ -269,3 +291,16 @@ class CodeInterpreterCall(WirePart):
     code: str | None = None
     container_id: str = ""
     outputs: list[CodeOutput] | None = None
+
+    INCLUDES: ClassVar[frozenset[str]] = frozenset({"code_interpreter_call.outputs"})
+    """The ``include`` values that show this item's optional data."""
+
+    def shown(self, include: Collection[str]) -> Self:
+        """This call with only the optional data ``include`` asks for."""
+        hide = self.outputs is not None and "code_interpreter_call.outputs" not in include
+        return self.model_copy(update={"outputs": None}) if hide else self
+
+
+OPTIONAL_DATA_ITEMS = (FileSearchCall, WebSearchCall, CodeInterpreterCall)
+"""The items whose optional data is stored always and shown per ``include`` (each says which values
+show it, ``INCLUDES``, and how it is shown, ``shown``)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
@@ -103,6 +103,9 @@ CLIENT_TOOL_TYPES = frozenset({"shell", "local_shell", "apply_patch"})
 
 class McpTool(WirePart):
     """A remote MCP server whose tools the server lists and calls itself."""
+
+    SECRET_FIELDS: ClassVar[tuple[str, ...]] = ("headers", "authorization")
+    """Credentials: used, never echoed back or stored."""
 
     type: Literal["mcp"] = "mcp"
     server_label: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")

@@ -29,6 +29,7 @@ class ToolRegistry:
         self._by_tool: dict[str, ToolKind] = {}
         self._by_item: dict[str, ToolKind] = {}
         self._server: list[ServerToolKind] = []
+        self._hosted: set[str] = set()
         for kind in kinds:
             self.register(kind)
 
@@ -44,6 +45,8 @@ class ToolRegistry:
         self._by_item.update(dict.fromkeys(kind.item_types, kind))
         if callable(getattr(kind, "prepare", None)):
             self._server.append(kind)  # type: ignore[arg-type]  # it has the ServerToolKind's prepare
+        if getattr(kind, "progress", None) is not None:
+            self._hosted.update(kind.tool_types)
 
     def for_tool(self, tool_type: str) -> ToolKind | None:
         return self._by_tool.get(tool_type)
@@ -70,9 +73,11 @@ class ToolRegistry:
         return [kind for kind in self._server if not (named.isdisjoint(kind.tool_types) and
                                                          named.isdisjoint(kind.item_types))]  # fmt: skip
 
-    def server_tool_types(self) -> frozenset[str]:
-        """The tool types the server runs itself."""
-        return frozenset(t for kind in self._server for t in kind.tool_types)
+    def hosted_tool_types(self) -> frozenset[str]:
+        """The tool types of the hosted kinds: those a backend may run itself and report (the simulator
+        does), each saying the ``progress`` phase of its calls; where neither the backend nor the server
+        runs one, the hosted-tool policy decides (``--hosted-tools``)."""
+        return frozenset(self._hosted)
 
     def id_prefix(self, item_type: str) -> str | None:
         """The prefix of a tool item's ids, as the kind that owns the item type says."""
