@@ -100,3 +100,18 @@ def test_a_plugin_that_cannot_be_loaded_stops_the_start(tmp_path: Path) -> None:
         start_serve("--no-embedded", "--db", f"sqlite:///{tmp_path}/db.sqlite", log=tmp_path / "serve.log",
                     env={"PYTHONPATH": str(site)})  # fmt: skip
     assert "tool kind plug-in 'broken'" in (tmp_path / "serve.log").read_text()
+
+
+def test_a_compaction_transcript_keeps_a_plugin_kinds_items() -> None:
+    from responsa.engine._compaction import transcript
+    from responsa.protocol import FunctionCall, UnknownItem
+
+    items = [
+        FunctionCall(call_id="c1", name="lookup", arguments='{"q": "tides"}'),
+        UnknownItem.model_validate({"type": "echo_call", "id": "echo_1", "call_id": "c2", "text": "hello there"}),
+        UnknownItem.model_validate({"type": "acme:note", "id": "n1"}),  # no kind reads it: left out
+    ]
+    without = transcript(items, ToolRegistry(client_kinds()))
+    assert without == 'tool call lookup({"q": "tides"})'
+    lines = transcript(items, ToolRegistry([*client_kinds(), EchoKind()])).splitlines()
+    assert lines == ['tool call lookup({"q": "tides"})', 'echo_call: {"text": "hello there"}']

@@ -240,7 +240,7 @@ def test_hosted_tool_is_a_400_under_the_reject_policy(tmp_path: Path) -> None:
 def test_invalid_agent_tools_are_400s(server: LiveServer) -> None:
     cases = [
         ({"type": "custom", "name": "p", "format": {"type": "grammar", "syntax": "lark"}}, "tools[0].format"),
-        ({**AGENTS, "tools": [SPAWN, SPAWN]}, "tools[0].name"),
+        ({**AGENTS, "tools": [SPAWN, SPAWN]}, "tools[0].tools[1].name"),  # the second of the two
         ({"type": "namespace", "name": "n", "tools": [{"type": "function", "name": "f", "parameters": {"type": 7}}]},
          "tools[0].tools[0].parameters"),
     ]  # fmt: skip

@@ -3,21 +3,16 @@ here, before anything is read, stored or generated."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from responsa.protocol import (
     CreateResponseRequest,
-    CustomTool,
-    FunctionTool,
     InvalidRequest,
     JsonSchemaFormat,
-    NamespaceTool,
     Tool,
 )
 
 from ._includes import KNOWN_INCLUDES, check_includes
 from ._tool_choice import check_tool_choice
-from .tools import ToolPlan, ToolRegistry, plan_client_tools
+from .tools import ToolPlan, ToolRegistry, check_schema, plan_client_tools
 
 __all__ = ["check_request"]
 
@@ -37,7 +32,7 @@ def check_request(request: CreateResponseRequest, kinds: ToolRegistry) -> ToolPl
     check_tool_choice(request, plan)
     fmt = request.text.format if request.text else None
     if isinstance(fmt, JsonSchemaFormat):
-        _check_schema(fmt.schema_, "text.format.schema")
+        check_schema(fmt.schema_, "text.format.schema")
     return plan
 
 
@@ -136,17 +131,11 @@ def _check_conversation(request: CreateResponseRequest) -> None:
 
 
 def _check_tools(request: CreateResponseRequest, kinds: ToolRegistry) -> None:
+    """Who may call each tool, and whether a kind serves its type (its kind checks the rest as it offers it)."""
     for index, tool in enumerate(request.tools):
         param = f"tools[{index}]"
         _check_callers(tool, param)
-        if isinstance(tool, FunctionTool):
-            _check_function(tool, param)
-        elif isinstance(tool, NamespaceTool):
-            for inner_index, inner in enumerate(tool.tools):
-                _check_function(inner, f"{param}.tools[{inner_index}]")
-        elif isinstance(tool, CustomTool):
-            _check_function(tool, param)
-        elif kinds.for_tool(tool.type) is None:
+        if kinds.for_tool(tool.type) is None:
             raise InvalidRequest(
                 f"Tool type '{tool.type}' is not supported yet.", param=f"{param}.type", code="unsupported_value"
             )
@@ -166,29 +155,3 @@ def _check_callers(tool: Tool, param: str) -> None:
                 param=f"{where}.allowed_callers",
                 code="unsupported_value",
             )
-
-
-def _check_function(tool: FunctionTool | CustomTool, param: str) -> None:
-    if (tool.model_extra or {}).get("async") not in (None, True, False):
-        raise InvalidRequest("'async' must be a boolean.", param=f"{param}.async", code="invalid_type")
-    if isinstance(tool, FunctionTool):
-        if tool.parameters is not None:
-            _check_schema(tool.parameters, f"{param}.parameters")
-        return
-    fmt = tool.format
-    if fmt is not None and fmt.type == "grammar" and not (fmt.syntax and fmt.definition):
-        raise InvalidRequest(
-            "A grammar format needs 'syntax' ('lark' or 'regex') and 'definition'.", param=f"{param}.format"
-        )
-
-
-def _check_schema(schema: dict[str, Any], param: str) -> None:
-    import jsonschema  # on first use: most servers never see a schema, and it is 2 MB of memory
-    from jsonschema.validators import validator_for
-
-    try:
-        validator_for(schema).check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        raise InvalidRequest(
-            f"Invalid schema for '{param}': {exc.message}", param=param, code="invalid_schema"
-        ) from exc

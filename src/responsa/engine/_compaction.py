@@ -18,9 +18,6 @@ from responsa.protocol import (
     CompactionTrigger,
     ConfigurationUpdate,
     CreateResponseRequest,
-    CustomToolCallOutput,
-    FunctionCall,
-    FunctionCallOutput,
     InputText,
     InvalidRequest,
     Item,
@@ -55,25 +52,28 @@ REPLACES_PRIOR = "\x1ereplaces-prior\n"
 """Marks a summary made inside a create: it covers everything before its item, which is then not read."""
 
 
-def transcript(items: Sequence[Item]) -> str:
+def transcript(items: Sequence[Item], kinds: ToolRegistry) -> str:
     """The conversation as plain text, one line per item, for the model to summarize. Every kind of
-    tool call and output is kept (shell, MCP, custom, search, code...): those without a line of
-    their own are written as their type and fields, each line cut at ``LINE_LIMIT`` characters."""
+    tool call and output is kept (shell, MCP, custom, search, code, a plug-in's...): a kind with a
+    ``transcribe`` writes its items' lines (None: the plain one), the rest are written as their type
+    and fields; each line is cut at ``LINE_LIMIT`` characters."""
     lines: list[str] = []
     for item in items:
+        kind = kinds.for_item(item.type)
         if isinstance(item, Message):
             line = f"{item.role}: {item_text(item)}"
-        elif isinstance(item, FunctionCall):
-            line = f"tool call {item.name}({item.arguments})"
-        elif isinstance(item, FunctionCallOutput | CustomToolCallOutput):
-            line = f"tool result: {item_text(item)}"
-        elif isinstance(item, Reasoning | Compaction | CompactionTrigger | ConfigurationUpdate | UnknownItem):
+        elif kind is None and isinstance(item, _UNREAD):
             continue  # hidden reasoning, markers, items no model reads
+        elif (own := getattr(kind, "transcribe", None)) is not None and (written := own(item)) is not None:
+            line = written
         else:
             fields = item.model_dump(mode="json", exclude=_NOT_TRANSCRIBED, exclude_none=True)
             line = f"{item.type}: {json.dumps(fields, ensure_ascii=False)}"
         lines.append(line if len(line) <= LINE_LIMIT else line[:LINE_LIMIT] + "…")
     return "\n".join(lines)
+
+
+_UNREAD = (Reasoning, Compaction, CompactionTrigger, ConfigurationUpdate, UnknownItem)
 
 
 def asks_compaction(items: Sequence[Item]) -> bool:
@@ -138,7 +138,7 @@ class Compactor:
         return Compaction(id=new_id("cmp"), encrypted_content=self._seal(summary)), tokens
 
     async def _summarize(self, backend: Backend, model: str, context: Sequence[Item]) -> tuple[str, TokenUsage]:
-        text = transcript(context)
+        text = transcript(context, self._kinds)
         own = backend.summarize(text)
         if own is not None:
             return own

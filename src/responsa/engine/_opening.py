@@ -25,6 +25,7 @@ from responsa.protocol import (
     Reasoning,
     ResponseObject,
     StreamEvent,
+    ToolSearchOutput,
 )
 from responsa.store import Store
 
@@ -44,7 +45,7 @@ from ._reasoning_seal import ReasoningSeal
 from ._run import Run, RunContext, model_call_done, open_model_call
 from ._timeline import Timeline
 from ._truncation import token_counter, truncated
-from .tools import Recorded, ToolRegistry, ToolSetup, plan_client_tools, prepare_server_tools
+from .tools import Recorded, ToolPlan, ToolRegistry, ToolSetup, plan_client_tools, prepare_server_tools
 
 __all__ = ["Opener"]
 
@@ -92,7 +93,7 @@ class Opener:
         """
         received = time.time()
         request = self.prompts.apply(request)
-        check_request(request, self._tools)
+        planned = check_request(request, self._tools)
         moderation = moderation_for(request, self._backends)
         options = request.prompt_cache_options
         warm = options is not None and options.prewarm  # "overrides the generate field to false"
@@ -119,8 +120,9 @@ class Opener:
         try:
             with tracing.current(span):  # what opening the run does (reads, listings, counts) is the span's
                 run = await self._open(
-                    request, fault, tenant, history, backend, stack, generate, warm, moderation, apart is not None
-                )
+                    request, fault, tenant, history, backend, stack, generate, warm, moderation, apart is not None,
+                    planned,
+                )  # fmt: skip
         except BaseException as exc:
             await stack.aclose()
             tracing.finish(span, {}, f"{type(exc).__name__}: {exc}")
@@ -145,8 +147,9 @@ class Opener:
         warm: bool = False,
         moderation: ModerationRun | None = None,
         deferred: bool = False,
+        planned: ToolPlan | None = None,
     ) -> Run:
-        plan = await self._plan(request, fault, tenant, history, backend)
+        plan = await self._plan(request, fault, tenant, history, backend, planned)
         ctx, context, request = plan.ctx, plan.context, plan.ctx.request
         ctx.moderation = moderation
         timeline = Timeline()
@@ -196,9 +199,9 @@ class Opener:
         builds (context, tools, what server-run tools record before the model reads), counted by the
         model's tokenizer."""
         request = self.prompts.apply(request)
-        check_request(request, self._tools)
+        planned = check_request(request, self._tools)
         backend = self._backends.resolve(request.model)
-        plan = await self._plan(request, None, tenant, None, backend)
+        plan = await self._plan(request, None, tenant, None, backend, planned)
         request, recorded = plan.ctx.request, [made.item for made in plan.recorded]
 
         def build(items: list[Item]) -> ModelRequest:
@@ -214,10 +217,12 @@ class Opener:
         tenant: str,
         history: Sequence[Item] | None,
         backend: Backend,
+        planned: ToolPlan | None = None,
     ) -> _Plan:
         """Everything a create decides before the response begins: its context (summaries in place of
         compaction items, reasoning another server sealed left out), its tools and what the server-run
-        ones record, and the hosted tools left out."""
+        ones record, and the hosted tools left out. ``planned``: the request's client tools as its check
+        planned them, used unless the context changes them (a tool search's output, a configuration update)."""
         store = self._store.scoped(tenant)
         if request.background and not store.retention.responses_enabled:  # as `store: false` is
             raise InvalidRequest("Background responses must be stored, and this server stores no responses "
@@ -229,7 +234,9 @@ class Opener:
             request = configured(request, context)
         diagnostics = await diagnose(store, request, context) if request.prompt_cache_options is not None else None
         check_images(input_items, backend.reads_images(request.model), request.model)
-        tools = plan_client_tools(self._tools, request.tools, context, classes)
+        if planned is None or not classes.isdisjoint((ToolSearchOutput, ConfigurationUpdate)):
+            planned = plan_client_tools(self._tools, request.tools, context, classes)
+        tools = planned
         setup = ToolSetup(request, history, input_items, tools, tenant, backend.simulates_tools())
         recorded = await prepare_server_tools(setup)
         # Hosted tools the server runs itself (file_search, web_search...): every type of the kinds offered.

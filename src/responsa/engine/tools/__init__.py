@@ -24,6 +24,7 @@ from ._kind import (
 )
 from ._plan import open_call, plan_client_tools, prepare_server_tools, replayed
 from ._registry import ENTRY_POINT_GROUP, ToolRegistry, client_kinds, load_tool_registry
+from ._schema import check_schema
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -42,6 +43,7 @@ __all__ = [
     "ToolSetup",
     "Where",
     "answer_stub",
+    "check_schema",
     "chosen_by_name",
     "client_kinds",
     "hosted_event",

@@ -15,6 +15,7 @@ from responsa.protocol import (
     FunctionCall,
     FunctionCallOutput,
     InputText,
+    InvalidRequest,
     Item,
     Message,
     OutputItemEvent,
@@ -34,9 +35,13 @@ ACKNOWLEDGEMENT = (
 """What the model reads as the result of an asynchronous call, until the client sends the result."""
 
 
-def asks_async(tool: Tool) -> bool:
-    """Whether a function or custom tool is declared ``"async": true``."""
-    return (tool.model_extra or {}).get("async") is True
+def asks_async(tool: Tool, param: str) -> bool:
+    """Whether a function or custom tool is declared ``"async": true`` (a value that is not a boolean:
+    400 on ``param.async``)."""
+    asked = (tool.model_extra or {}).get("async")
+    if asked not in (None, True, False):
+        raise InvalidRequest("'async' must be a boolean.", param=f"{param}.async", code="invalid_type")
+    return asked is True
 
 
 def is_async(item: Item) -> bool:

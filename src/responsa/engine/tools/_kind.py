@@ -186,7 +186,10 @@ def chosen_by_name(ref: ToolRef, name: str, route: Route) -> bool:
 
 
 class ToolKind(Protocol):
-    """A kind of tool (see the module docstring); registered by ``name``."""
+    """A kind of tool (see the module docstring); registered by ``name``. Optional, where a kind has
+    them: ``prepare`` (the server runs its calls: :class:`ServerToolKind`), ``progress`` (a hosted kind:
+    a backend may run its calls itself and report them; the phase of their progress event) and
+    ``transcribe(item) -> str | None`` (its items' lines in a compaction's transcript)."""
 
     @property
     def name(self) -> str:

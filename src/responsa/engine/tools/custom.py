@@ -18,6 +18,7 @@ from responsa.protocol import (
     FunctionCall,
     FunctionCallOutput,
     FunctionTool,
+    InvalidRequest,
     Item,
     StreamEvent,
     Tool,
@@ -77,6 +78,10 @@ class CustomKind:
     def chosen(self, ref: ToolRef, name: str, route: Route) -> bool:
         return chosen_by_name(ref, name, route)
 
+    def transcribe(self, item: Item) -> str | None:
+        """An output's line in a compaction's transcript (a call's is the plain one)."""
+        return f"tool result: {item_text(item)}" if isinstance(item, CustomToolCallOutput) else None
+
     def replay(self, item: Item, context: Replay) -> list[Item] | None:
         if isinstance(item, CustomToolCall):
             name = context.tools.model_name(item.name, item.namespace)
@@ -92,9 +97,15 @@ class CustomKind:
 
 
 def offer_named(tool: CustomTool, tools: ToolPlan, namespace: str | None, param: str) -> None:
+    """A custom tool, in ``namespace`` when it is in one; 400 for a grammar format without its grammar."""
+    fmt = tool.format
+    if fmt is not None and fmt.type == "grammar" and not (fmt.syntax and fmt.definition):
+        raise InvalidRequest(
+            "A grammar format needs 'syntax' ('lark' or 'regex') and 'definition'.", param=f"{param}.format"
+        )
     name = tools.model_name(tool.name, namespace)
     function = FunctionTool(name=name, description=_description(tool), parameters=_INPUT_SCHEMA)
-    tools.add(function, Route("custom", tool.name, namespace, custom=tool, asynchronous=asks_async(tool)), param)
+    tools.add(function, Route("custom", tool.name, namespace, custom=tool, asynchronous=asks_async(tool, param)), param)
 
 
 def _description(tool: CustomTool) -> str:

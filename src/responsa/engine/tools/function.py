@@ -19,12 +19,14 @@ from responsa.protocol import (
     StreamEvent,
     Tool,
     ToolRef,
+    item_text,
     new_id,
 )
 
 from . import custom
 from ._async_calls import acknowledged, answer_read_late, asks_async, is_async, read_with_acknowledgement
 from ._kind import Closed, ItemEnd, Replay, Route, ToolPlan, Where, chosen_by_name
+from ._schema import check_schema
 
 __all__ = ["KIND"]
 
@@ -54,10 +56,16 @@ class FunctionKind:
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         if isinstance(tool, NamespaceTool):
-            for inner in tool.tools:
-                offer_named(inner, tools, tool.name, param)
+            for index, inner in enumerate(tool.tools):
+                offer_named(inner, tools, tool.name, f"{param}.tools[{index}]")
         elif isinstance(tool, FunctionTool):
             offer_named(tool, tools, None, param)
+
+    def transcribe(self, item: Item) -> str | None:
+        """Its items' lines in a compaction's transcript."""
+        if isinstance(item, FunctionCall):
+            return f"tool call {item.name}({item.arguments})"
+        return f"tool result: {item_text(item)}" if isinstance(item, FunctionCallOutput) else None
 
     def open_call(self, route: Route, call_id: str) -> _Call:
         marks = {"async": True} if route.asynchronous else {}
@@ -83,13 +91,16 @@ class FunctionKind:
 
 
 def offer_named(tool: FunctionTool | CustomTool, tools: ToolPlan, namespace: str | None, param: str) -> None:
-    """A function or custom tool, in ``namespace`` when it is in one."""
+    """A function or custom tool, in ``namespace`` when it is in one; 400 for parameters that are no
+    JSON Schema."""
     if isinstance(tool, CustomTool):
         custom.offer_named(tool, tools, namespace, param)
         return
+    if tool.parameters is not None:
+        check_schema(tool.parameters, f"{param}.parameters")
     name = tools.model_name(tool.name, namespace)
     function = tool if namespace is None else tool.model_copy(update={"name": name})
-    tools.add(function, Route("function", tool.name, namespace, asynchronous=asks_async(tool)), param)
+    tools.add(function, Route("function", tool.name, namespace, asynchronous=asks_async(tool, param)), param)
 
 
 KIND = FunctionKind()
