@@ -58,6 +58,44 @@ def test_the_engine_reaches_the_store_through_its_repository_protocols() -> None
                 assert "SqlStore" not in names and node.module == "responsa.store", f"{path} imports {names}"
 
 
+ENGINE_ORDER = ["output", "files", "containers", "tools", "responses"]
+"""The engine's folders, each importing only those before it (and the engine's own leaves)."""
+
+
+def engine_imports(path: Path) -> set[str]:
+    """The engine modules ``path`` imports, relative ones resolved: dotted below ``responsa.engine``."""
+    package = list(path.relative_to(PACKAGE / "engine").parts[:-1])
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level == 0:
+            if (node.module or "").startswith("responsa.engine."):
+                found.add((node.module or "").removeprefix("responsa.engine."))
+            continue
+        base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+        module = [*base, *((node.module or "").split(".") if node.module else [])]
+        found.update(".".join([*module, alias.name]) if not node.module else ".".join(module) for alias in node.names)
+    return found
+
+
+def test_the_engine_folders_import_one_way() -> None:
+    """output ← files ← containers ← tools ← responses; the engine's root modules (shared leaves) import
+    none of them; nothing outside the five folders but those leaves and the package itself."""
+    engine = PACKAGE / "engine"
+    assert {path.name for path in engine.iterdir() if path.is_dir() and path.name != "__pycache__"} == set(ENGINE_ORDER)
+    for path in engine.rglob("*.py"):
+        folder = path.relative_to(engine).parts[0]
+        if path.parent == engine:
+            if path.name != "__init__.py":
+                assert not engine_imports(path), f"{path} is a shared leaf: it imports {engine_imports(path)}"
+            continue
+        allowed = set(ENGINE_ORDER[: ENGINE_ORDER.index(folder) + 1])
+        for name in engine_imports(path):
+            top = name.split(".")[0]
+            assert top in allowed or top.startswith("_"), f"{path} ({folder}) imports engine.{name}"
+
+
 @pytest.mark.parametrize("leaf", ["tracing.py", "config"])
 def test_leaves_every_layer_may_use_import_nothing_of_responsa(leaf: str) -> None:
     """``tracing`` and the ``config`` package import nothing of responsa's (the package only itself,

@@ -1,18 +1,11 @@
-"""The engine: request checking, context rebuilding, the output state machine and the service."""
+"""The engine, in folders that show its parts (imports flow one way, tests/test_architecture.py):
+``output`` (events, includes, usage, timeline) ← ``files`` (files, documents, vector stores) ←
+``containers`` ← ``tools`` (the tool kinds) ← ``responses`` (the create path and its services)."""
 
-from ._accumulate import OutputBuilder
-from ._compaction import Compactor
-from ._containers import ContainerService
-from ._conversations import ConversationService
-from ._documents import probe_pdf_text
-from ._files import FileService
 from ._periodic import every
-from ._prompts import PromptLibrary
-from ._run import Run
-from ._sealing import Sealer
-from ._service import ResponseService
-from ._vector_index import Embedder
-from ._vector_stores import VectorStoreService, batch_body, file_body, vector_store_body
+from .containers import ContainerService
+from .files import Embedder, FileService, VectorStoreService, batch_body, file_body, probe_pdf_text, vector_store_body
+from .responses import Compactor, ConversationService, OutputBuilder, PromptLibrary, ResponseService, Run, Sealer
 from .tools.image_generation import DEFAULT_MODEL as DEFAULT_IMAGES_MODEL
 
 __all__ = [

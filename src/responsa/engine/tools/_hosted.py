@@ -23,7 +23,7 @@ from responsa.protocol import (
     new_id,
 )
 
-from .._includes import shown
+from ..output import shown
 from ._kind import Closed, ItemEnd, ServerContext, ServerRun, Where
 from ._registry import ToolRegistry
 

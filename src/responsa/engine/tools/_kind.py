@@ -27,10 +27,11 @@ from responsa.protocol import (
     ToolRef,
 )
 
+from ..output import Where
 from ._annotations import Annotations
 
 if TYPE_CHECKING:
-    from .._timeline import Timeline
+    from ..output import Timeline
     from ._registry import ToolRegistry
 
 __all__ = [
@@ -52,8 +53,6 @@ __all__ = [
 SEPARATOR = "__"
 """Between a namespace and a tool's name in the name the model sees."""
 
-Where = dict[str, Any]
-"""``item_id`` and ``output_index`` of the call item, for its events."""
 
 ItemEnd = Literal["completed", "incomplete"]
 

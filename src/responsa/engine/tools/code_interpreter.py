@@ -43,13 +43,13 @@ from responsa.protocol import (
     new_id,
 )
 
-from .._containers import check_network_policy
+from ..containers import check_network_policy
 from ._hosted import hosted_end, hosted_event
 from ._kind import Closed, ItemEnd, Recorded, Replay, Route, ServerContext, ToolPlan, ToolSetup, Where
 from .custom import InputDecoder
 
 if TYPE_CHECKING:
-    from .._containers import ContainerService
+    from ..containers import ContainerService
 
 __all__ = ["CodeInterpreterKind"]
 

@@ -33,7 +33,7 @@ from responsa.protocol import (
     new_id,
 )
 
-from .._attribute_filters import check_filter
+from ..files import check_filter
 from ._hosted import ArgumentCall, hosted_end, hosted_event
 from ._kind import Recorded, Replay, Route, ServerContext, ServerRun, ToolPlan, ToolSetup, Where
 

@@ -10,10 +10,10 @@ from typing import Any
 from responsa.backends import ModelRequest, Sampling
 from responsa.protocol import Compaction, CreateResponseRequest, Item
 
+from ..tools import replayed
 from ._prompt_cache import reuses_prefix
 from ._run import RunContext
 from ._tool_choice import after_forced_round, resolve_tool_choice
-from .tools import replayed
 
 __all__ = ["FIRST_TURN", "Turn", "build_model_request", "template_kwargs"]
 

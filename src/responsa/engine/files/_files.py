@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from responsa.protocol import FILE_PURPOSES, FileObject, InvalidRequest, NotFound, PayloadTooLarge, new_id
 from responsa.store import FileRepository, Order
 
-from ._tenant_views import tenant_view
+from .._tenant_views import tenant_view
 
 __all__ = ["MAX_EXPIRY_SECONDS", "MIN_EXPIRY_SECONDS", "FileService"]
 

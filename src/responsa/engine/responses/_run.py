@@ -21,12 +21,12 @@ from responsa.protocol import (
 )
 from responsa.store import Store
 
+from ..output import Timeline
+from ..tools import ToolPlan, answer_stub
 from ._accumulate import OutputBuilder
 from ._cancel_signal import CancelSignal
 from ._event_log import EventLog
 from ._moderation import ModerationRun
-from ._timeline import Timeline
-from .tools import ToolPlan, answer_stub
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span

@@ -23,9 +23,11 @@ from responsa.protocol import (
 
 from ._includes import create_view
 from ._timeline import Timeline
-from .tools import Where
 
-__all__ = ["Emitter"]
+__all__ = ["Emitter", "Where"]
+
+Where = dict[str, Any]
+"""Where an item is in the output: its ``item_id`` and ``output_index``, as its events carry them."""
 
 ItemT = TypeVar("ItemT", bound=BaseModel)
 

@@ -43,11 +43,8 @@ from responsa.protocol import (
     unvalidated,
 )
 
-from ._emitter import Emitter
-from ._reasoning_output import close_reasoning, reasoning_delta
-from ._timeline import Timeline
-from ._usage import add_usage, usage_of
-from .tools import (
+from ..output import Emitter, Timeline, add_usage, close_reasoning, reasoning_delta, usage_of
+from ..tools import (
     Annotations,
     OpenCall,
     Recorded,

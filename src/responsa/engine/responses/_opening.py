@@ -29,6 +29,8 @@ from responsa.protocol import (
 )
 from responsa.store import Store
 
+from ..output import Timeline
+from ..tools import Recorded, ToolPlan, ToolRegistry, ToolSetup, plan_client_tools, prepare_server_tools
 from ._accumulate import OutputBuilder
 from ._admission import Admission
 from ._checks import check_request
@@ -43,9 +45,7 @@ from ._prompt_cache import diagnose, warm
 from ._prompts import PromptLibrary
 from ._reasoning_seal import ReasoningSeal
 from ._run import Run, RunContext, model_call_done, open_model_call
-from ._timeline import Timeline
 from ._truncation import token_counter, truncated
-from .tools import Recorded, ToolPlan, ToolRegistry, ToolSetup, plan_client_tools, prepare_server_tools
 
 __all__ = ["Opener"]
 

@@ -15,7 +15,7 @@ from responsa.protocol import (
     SummaryText,
 )
 
-from .tools import Where
+from ._emitter import Where
 
 __all__ = ["close_reasoning", "reasoning_delta"]
 

@@ -33,10 +33,10 @@ from responsa.protocol import (
 )
 from responsa.store import ChunkHit, Order, StoredBatch, StoredFile, StoredVectorStore, VectorStoreRepository
 
+from .._tenant_views import tenant_view
 from ._attribute_filters import check_filter, matches
 from ._documents import DEFAULT_CHUNKING, Chunking, UnsupportedFile, chunk_text, extract_text
 from ._files import FileService
-from ._tenant_views import tenant_view
 from ._vector_index import Embedder, VectorIndex, fuse, pack
 
 __all__ = ["VectorStoreService"]

@@ -16,8 +16,8 @@ from responsa.protocol import (
 )
 from responsa.store import ItemPage, Order, Store
 
+from ..tools import ToolRegistry
 from ._context import conversation_items, resolve_items
-from .tools import ToolRegistry
 
 __all__ = ["ConversationService"]
 

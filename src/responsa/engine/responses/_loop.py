@@ -29,8 +29,8 @@ from responsa.protocol import (
     Usage,
 )
 
+from ..output import create_view
 from ._context import conversation_items
-from ._includes import create_view
 from ._leases import Leases
 from ._model_request import FIRST_TURN, build_model_request
 from ._run import Run, open_model_call

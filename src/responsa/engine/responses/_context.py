@@ -29,7 +29,7 @@ from responsa.protocol import (
 )
 from responsa.store import Store
 
-from .tools import ToolRegistry
+from ..tools import ToolRegistry
 
 __all__ = ["checked_context", "conversation_items", "load_history", "normalize_input", "resolve_items"]
 

@@ -30,8 +30,8 @@ from responsa.protocol import (
 from responsa.store import ContainerRepository, Order
 from responsa.tools import Execution, PythonSandbox, SandboxLimits
 
+from ..files import FileService
 from ._container_files import ContainerDirectory, FoundFile, safe_name
-from ._files import FileService
 
 __all__ = ["CodeRun", "ContainerService", "check_network_policy"]
 

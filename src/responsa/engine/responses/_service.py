@@ -32,18 +32,18 @@ from responsa.protocol import (
 )
 from responsa.store import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Store
 
+from .._periodic import every
+from .._tenant_views import tenant_view
+from ..output import ENCRYPTED_REASONING, KNOWN_INCLUDES, check_includes, create_view, with_includes
+from ..tools import ToolRegistry
 from ._compaction import Compactor
 from ._event_log import EventLog, replay
-from ._includes import ENCRYPTED_REASONING, KNOWN_INCLUDES, check_includes, create_view, with_includes
 from ._leases import Leases
 from ._loop import RunLoop
 from ._moderation import classify
 from ._opening import Opener
-from ._periodic import every
 from ._prompts import PromptLibrary
 from ._run import Run
-from ._tenant_views import tenant_view
-from .tools import ToolRegistry
 
 __all__ = ["ResponseService"]
 

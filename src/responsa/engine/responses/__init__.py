@@ -1,0 +1,12 @@
+"""The create path and what serves stored responses: a request checked and opened into a run, the
+agentic loop, the output builder, conversations, compaction, background work and its leases."""
+
+from ._accumulate import OutputBuilder
+from ._compaction import Compactor
+from ._conversations import ConversationService
+from ._prompts import PromptLibrary
+from ._run import Run
+from ._sealing import Sealer
+from ._service import ResponseService
+
+__all__ = ["Compactor", "ConversationService", "OutputBuilder", "PromptLibrary", "ResponseService", "Run", "Sealer"]
