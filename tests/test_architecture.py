@@ -14,13 +14,13 @@ import responsa.store
 
 PACKAGE = Path(responsa.protocol.__file__).parent.parent
 FORBIDDEN = {
-    "protocol": {"engine", "backends", "store", "http", "cli", "config", "tools"},
-    "backends": {"engine", "store", "http", "cli", "tools"},
-    "store": {"engine", "backends", "http", "cli", "tools"},
-    "tools": {"engine", "backends", "store", "http", "cli"},
+    "protocol": {"engine", "backends", "store", "http", "cli", "config", "external"},
+    "backends": {"engine", "store", "http", "cli", "external"},
+    "store": {"engine", "backends", "http", "cli", "external"},
+    "external": {"engine", "backends", "store", "http", "cli"},
     "engine": {"http", "cli"},
     "http": {"cli"},
-    "model_files": {"protocol", "engine", "backends", "store", "http", "cli", "config", "tools"},
+    "model_files": {"protocol", "engine", "backends", "store", "http", "cli", "config", "external"},
 }
 EXTERNAL_FORBIDDEN = {
     "protocol": {"httpx", "sqlalchemy", "starlette", "alembic"},

@@ -14,7 +14,7 @@ from responsa.engine.tools.file_search import FileSearchKind
 from responsa.engine.tools.image_generation import ImageGenerationKind
 from responsa.engine.tools.mcp import McpKind
 from responsa.engine.tools.web_search import WebSearchKind
-from responsa.tools import McpConnector
+from responsa.external import McpConnector
 
 ARCHITECTURE = Path(__file__).parents[1] / "docs" / "architecture.md"
 

@@ -16,7 +16,7 @@ import openai
 import pytest
 
 from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
-from responsa.tools import probe_sandbox
+from responsa.external import probe_sandbox
 from tests.conftest import free_port, wait_until_answering
 
 DEFAULT_ON = ("store", "page_extraction", "pdf_text", "code_libraries", "embedded_model")

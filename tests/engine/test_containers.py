@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from responsa.engine import ContainerService, FileService
+from responsa.external import SandboxLimits
 from responsa.protocol import CreateContainerRequest, InvalidRequest
 from responsa.store import PART_BYTES, SqlStore
-from responsa.tools import SandboxLimits
 
 pytestmark = pytest.mark.anyio
 

@@ -20,7 +20,7 @@ import pytest
 
 from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
 from responsa.config import ApiKey, Settings
-from responsa.tools import cgroups_writable, probe_sandbox
+from responsa.external import cgroups_writable, probe_sandbox
 from tests.backends.mock_upstream import MockUpstream, Stream, text_chunks
 from tests.conftest import LiveServer, StreamReader, serve, serve_app
 from tests.http.test_streaming import parse_frames

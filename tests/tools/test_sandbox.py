@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from responsa.tools import Execution, PythonSandbox, SandboxLimits, probe_sandbox, sweep_cgroups
+from responsa.external import Execution, PythonSandbox, SandboxLimits, probe_sandbox, sweep_cgroups
 
 WHY_NOT = probe_sandbox()
 if WHY_NOT is not None and os.environ.get("RESPONSA_REQUIRE_SANDBOX"):

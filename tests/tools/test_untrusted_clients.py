@@ -21,8 +21,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from responsa.config import ApiKey, Settings, UpstreamConfig
+from responsa.external import UrlPolicy
 from responsa.protocol import InvalidRequest
-from responsa.tools import UrlPolicy
 from tests.backends.mock_upstream import MockUpstream
 from tests.backends.test_chat_completions import Rig, start_rig
 from tests.conftest import LiveServer, serve, serve_app

@@ -163,8 +163,8 @@ def test_hostile_results_never_stall_or_leak(searx: LiveServer, web: FakeWeb, up
 def test_the_page_policy_lets_only_public_addresses_through(url: str, allowed: bool) -> None:
     """Public addresses, and loopback only as MCP allows it (no API keys); never private, link-local,
     metadata or non-web URLs."""
+    from responsa.external import UrlPolicy
     from responsa.protocol import InvalidRequest
-    from responsa.tools import UrlPolicy
 
     policy = UrlPolicy(allow_loopback=True, public=True, subject="page URL")
     if allowed:
@@ -180,7 +180,7 @@ def test_a_redirect_is_judged_again(web: FakeWeb) -> None:
     """A page on an allowed host that redirects to one the policy refuses is not followed there."""
     import anyio
 
-    from responsa.tools import PageFetcher, UrlPolicy
+    from responsa.external import PageFetcher, UrlPolicy
 
     port = web.base.rsplit(":", 1)[1]
     fetcher = PageFetcher(UrlPolicy(allowed_hosts=["localhost"], allow_loopback=False, public=True), timeout=5)

@@ -34,9 +34,9 @@ from responsa.engine.tools.file_search import FileSearchKind
 from responsa.engine.tools.image_generation import ImageGenerationKind
 from responsa.engine.tools.mcp import McpKind
 from responsa.engine.tools.web_search import WebSearchKind
+from responsa.external import McpConnector, UrlPolicy
 from responsa.protocol import Usage
 from responsa.store import PART_BYTES, Retention, SqlStore
-from responsa.tools import McpConnector, UrlPolicy
 
 from ._capabilities import by_name, log_capabilities, probe_capabilities, store_capability
 from ._errors import EXCEPTION_HANDLERS

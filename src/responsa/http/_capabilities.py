@@ -15,8 +15,8 @@ from sqlalchemy.engine import make_url
 from responsa.backends import BackendRegistry
 from responsa.config import Settings
 from responsa.engine import probe_pdf_text
+from responsa.external import SearchProvider, probe_page_extraction, probe_sandbox, probe_sandbox_libraries
 from responsa.protocol import Capability
-from responsa.tools import SearchProvider, probe_page_extraction, probe_sandbox, probe_sandbox_libraries
 
 from ._limits import Limiter
 

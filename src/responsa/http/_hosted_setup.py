@@ -15,9 +15,7 @@ from sqlalchemy.engine import make_url
 from responsa.backends import BackendRegistry
 from responsa.config import Settings
 from responsa.engine import DEFAULT_IMAGES_MODEL, ContainerService, FileService
-from responsa.protocol import Capability
-from responsa.store import SqlStore
-from responsa.tools import (
+from responsa.external import (
     PageFetcher,
     SandboxLimits,
     SearchProvider,
@@ -27,6 +25,8 @@ from responsa.tools import (
     make_provider,
     sweep_cgroups,
 )
+from responsa.protocol import Capability
+from responsa.store import SqlStore
 
 __all__ = ["containers_service", "images_status", "search_provider", "web_search"]
 

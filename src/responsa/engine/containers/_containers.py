@@ -18,6 +18,7 @@ from typing import Literal
 
 import anyio
 
+from responsa.external import Execution, PythonSandbox, SandboxLimits
 from responsa.protocol import (
     ContainerExpiry,
     ContainerFileObject,
@@ -28,7 +29,6 @@ from responsa.protocol import (
     new_id,
 )
 from responsa.store import ContainerRepository, Order
-from responsa.tools import Execution, PythonSandbox, SandboxLimits
 
 from ..files import FileService
 from ._container_files import ContainerDirectory, FoundFile, safe_name

@@ -48,10 +48,11 @@ def reported_call(kinds: ToolRegistry, item_type: str, fields: Mapping[str, Any]
     return item, ["in_progress", progress, "completed"]
 
 
-HostedCall = FileSearchCall | WebSearchCall | ImageGenerationCall | CodeInterpreterCall
+HostedCallItem = FileSearchCall | WebSearchCall | ImageGenerationCall | CodeInterpreterCall
+"""The call items of the hosted kinds the server runs (a backend's own reported call is ``backends.HostedCall``)."""
 
 
-def hosted_end(item: HostedCall, context: ServerContext, where: Where) -> list[StreamEvent]:
+def hosted_end(item: HostedCallItem, context: ServerContext, where: Where) -> list[StreamEvent]:
     """A server-run call's last events: ``completed`` (unless it failed), then its item as the create
     shows it (the optional data its ``include`` did not ask for left out)."""
     done = OutputItemEvent(type="response.output_item.done", output_index=where["output_index"],

@@ -12,6 +12,7 @@ from functools import partial
 from typing import ClassVar
 
 from responsa import tracing
+from responsa.external import CallOutcome, McpClient, McpConnector, SimulatedMcp
 from responsa.protocol import (
     FunctionCall,
     FunctionCallOutput,
@@ -32,7 +33,6 @@ from responsa.protocol import (
     ToolRef,
     new_id,
 )
-from responsa.tools import CallOutcome, McpClient, McpConnector, SimulatedMcp
 
 from ._kind import Closed, ItemEnd, Recorded, Replay, Route, ServerContext, ToolPlan, ToolSetup, Where
 

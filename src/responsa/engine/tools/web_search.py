@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
+from responsa.external import Page, SearchHit, WebSearch
 from responsa.protocol import (
     WEB_SEARCH_TYPES,
     FunctionCall,
@@ -42,7 +43,6 @@ from responsa.protocol import (
     failure_of,
     new_id,
 )
-from responsa.tools import Page, SearchHit, WebSearch
 
 from ._hosted import ArgumentCall, hosted_end, hosted_event
 from ._kind import Recorded, Replay, Route, ServerContext, ServerRun, ToolPlan, ToolSetup, Where

@@ -1,7 +1,7 @@
 """Web search providers (``--web-search PROVIDER[:URL]``): a SearXNG instance's JSON API, Brave's and
 Tavily's search APIs (keys from ``BRAVE_API_KEY``, ``TAVILY_API_KEY``), and ``ddgs`` (no key, no
 service: it scrapes public search engines). Each answers a query with hits (url, title, snippet); the
-pages themselves are fetched by :class:`~responsa.tools.PageFetcher`."""
+pages themselves are fetched by :class:`~responsa.external.PageFetcher`."""
 
 from __future__ import annotations
 
