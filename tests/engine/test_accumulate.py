@@ -125,3 +125,24 @@ def test_events_carry_snapshots_not_live_objects() -> None:
     item_added = next(e for e in added if e.type == "response.output_item.added")
     assert item_added.item.status == "in_progress" and item_added.item.content == []  # type: ignore[union-attr]
     assert added[0].response.output == []  # type: ignore[union-attr]
+
+
+def test_a_server_run_call_is_recorded_for_the_loop_and_nothing_runs_it_here() -> None:
+    """The builder only records the call the server runs (the loop takes and runs it): fed a call of
+    a server-run kind, it runs nothing; a cancel cuts the call it recorded."""
+    from responsa.engine.tools import Route, ToolPlan, ToolRegistry, client_kinds
+    from responsa.protocol import FunctionTool
+    from tests.engine.tally_kind import Tally, TallyKind
+
+    tally = Tally()
+    plan = ToolPlan(ToolRegistry([*client_kinds(), TallyKind(tally)]))
+    plan.add(FunctionTool(name="tally", parameters={"type": "object"}), Route("tally", "tally", target=tally), "tools")
+    builder = OutputBuilder(ResponseObject(id="resp_1", created_at=0, status="in_progress", model="m"), plan)
+    builder.start()
+    builder.feed_all([ToolCallDelta(0, '{"label": "x"}', name="tally", call_id="c1"), Finish("tool_calls", USAGE)])
+    assert tally.count == 0 and builder.server_calls_waiting == 1 and not builder.needs_client
+    ((_call, where),) = builder.take_server_calls()
+    assert where["output_index"] == 0 and builder.server_calls_waiting == 0 and tally.count == 0
+    ended = builder.cancel()  # taken, never served: cut (an item type without "incomplete" is "failed")
+    assert [event.type for event in ended] == ["response.output_item.done"]
+    assert builder.response.output[0].status == "failed" and builder.response.status == "cancelled"  # type: ignore[union-attr]

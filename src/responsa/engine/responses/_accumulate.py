@@ -8,7 +8,7 @@ it emits from 0 without gaps.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -96,8 +96,8 @@ class OutputBuilder:
     """Builds ``response.output`` from model events and yields the matching stream events.
 
     A tool call is its kind's (found by the model-visible name's route); the builder feeds it the
-    arguments and, when the kind says the server runs the call, keeps the run until the loop asks
-    (:meth:`run_server_calls`)."""
+    arguments and, when the kind says the server runs the call, keeps the run for the loop to take
+    (:meth:`take_server_calls`; ``_server_calls.serve_calls`` runs them). It does no IO."""
 
     def __init__(
         self, response: ResponseObject, tools: ToolPlan | None = None, timeline: Timeline | None = None
@@ -151,20 +151,20 @@ class OutputBuilder:
     def record_compaction(self, item: Compaction) -> list[StreamEvent]:
         return self.emitter.record_compaction(item)
 
-    async def run_server_calls(
-        self, span: Any = None, stop: Callable[[], bool] | None = None
-    ) -> AsyncIterator[list[StreamEvent]]:
-        """Run the calls waiting for the server, one after the other, yielding their events; none is
-        started once ``stop`` says so (those left are cut, as on a cancel)."""
+    def take_server_calls(self) -> list[tuple[ServerRun, Where]]:
+        """The calls waiting for the server, in the order the model made them, for the loop to run;
+        each is unfinished until :meth:`served` (a cancel cuts those that are not)."""
         waiting, self._waiting = self._waiting, []
         self._unfinished = [where for _, where in waiting]
-        context = ServerContext(self.response, self.timeline, self.annotations, span)
-        for run, where in waiting:
-            if stop is not None and stop():
-                return
-            async for events in run(context, where):
-                yield self.emitter.emit_all(events)
-            self._unfinished.remove(where)
+        return waiting
+
+    def server_context(self, span: Any = None) -> ServerContext:
+        """What the server's calls run with: this response, its timeline, what the answer will cite."""
+        return ServerContext(self.response, self.timeline, self.annotations, span)
+
+    def served(self, where: Where) -> None:
+        """The call at ``where`` has run to its end."""
+        self._unfinished.remove(where)
 
     def feed_all(self, batch: Sequence[ModelEvent]) -> list[StreamEvent]:
         """The stream events of a batch of model events (those of one network read). Most are tokens

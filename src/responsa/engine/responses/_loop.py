@@ -1,9 +1,10 @@
 """The agentic loop: a started run driven to its end, turn by turn, with the store following along.
 
-Each model turn ends in one outcome: ``again`` (the server ran calls; the model reads their results
-next), ``needs_client`` (a call the client runs, or an approval it gives, ends the response),
-``final`` (the model answered) or ``cancelled``. The response is saved before its terminal event
-goes out: a client that saw a response end can always retrieve it.
+Each model turn ends in one :class:`~._outcomes.Outcome`: ``again`` (the server ran calls; the model
+reads their results next), ``needs_client`` (a call the client runs, or an approval it gives, ends the
+response), ``final`` (the model answered), ``cancelled``, or what steering and a shutdown add. The
+response is saved before its terminal event goes out: a client that saw a response end can always
+retrieve it.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ from ..output import create_view
 from ._context import conversation_items
 from ._leases import Leases
 from ._model_request import FIRST_TURN, build_model_request
+from ._outcomes import Outcome, outcome_of
 from ._run import Run, open_model_call
+from ._server_calls import serve_calls
 
 __all__ = ["MAX_ROUNDS", "RunLoop"]
 
@@ -121,8 +124,8 @@ class RunLoop:
 
     async def _turns(self, run: Run) -> AsyncIterator[list[StreamEvent]]:
         """The model's turns and the calls the server runs for each, until one ends the response. Each
-        turn ends in one outcome (see the module's docstring). One generator for all of them: a
-        generator a turn put one more hop on every batch."""
+        turn ends in one :class:`Outcome`, a value computed in place (:func:`outcome_of`). One generator
+        for all the turns: a generator a turn put one more hop on every batch."""
         builder, signal = run.builder, run.cancel_requested
         turn = FIRST_TURN
         for round_number in range(1, MAX_ROUNDS + 1):
@@ -149,7 +152,7 @@ class RunLoop:
             calls = builder.server_calls_waiting
             if calls and not signal.is_set():  # no generator to start where none wait (most turns)
                 # A cancel stops a call at once; a steer lets the call running finish, and starts no other.
-                server_calls = builder.run_server_calls(run.span, run.steered_between_calls)
+                server_calls = serve_calls(builder, run.span, run.steered_between_calls)
                 run.serving_calls = True
                 try:
                     while (events := await signal.next(server_calls)) is not None:
@@ -159,16 +162,15 @@ class RunLoop:
                 if run.steered:
                     signal.set()
                 run.tool_calls_made += calls
-            if signal.is_set():  # cancelled, or steered
-                if run.shutting_down:
-                    shut = "The server shut down before this response finished."
-                    raise ServiceUnavailable(shut, code="server_shutdown")
-                if not (run.steered and builder.needs_client):
-                    yield builder.steered() if run.steered else builder.cancel()
-                    return
-                # Steered while it already waits for the client: it ends as it is, the steering with it.
-                yield builder.settle()
-            if builder.needs_client or not calls:  # needs_client, or final
+            outcome = outcome_of(run, calls)
+            if outcome is Outcome.SHUT_DOWN:
+                raise ServiceUnavailable("The server shut down before this response finished.", code="server_shutdown")
+            if outcome is Outcome.CANCELLED or outcome is Outcome.STEERED:
+                yield builder.steered() if outcome is Outcome.STEERED else builder.cancel()
+                return
+            if outcome is Outcome.STEERED_AT_CLIENT:
+                yield builder.settle()  # it ends as it is, the steering with it
+            if outcome is not Outcome.AGAIN:  # final, needs_client (steered at the client among them)
                 break
             # again: a forced choice is met once the server has run the call it forced (as OpenAI does).
             turn = replace(turn, calls_made=run.tool_calls_made, last=round_number + 1 >= MAX_ROUNDS,

@@ -45,6 +45,7 @@ from ._prompt_cache import diagnose, warm
 from ._prompts import PromptLibrary
 from ._reasoning_seal import ReasoningSeal
 from ._run import Run, RunContext, model_call_done, open_model_call
+from ._server_calls import serve_calls
 from ._truncation import token_counter, truncated
 
 __all__ = ["Opener"]
@@ -358,7 +359,7 @@ async def _begin(plan: _Plan, timeline: Timeline) -> _Begun:
     for made in plan.recorded:
         opening += builder.record(made)
     if builder.server_calls_waiting:  # approved calls, made before the model reads them
-        async for events in builder.run_server_calls():
+        async for events in serve_calls(builder):
             opening += events
     return _Begun(response, builder, opening)
 

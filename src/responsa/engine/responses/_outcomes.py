@@ -1,0 +1,42 @@
+"""How a model turn ends, as one small value the loop acts on (computed from the run's state after the
+turn and the calls the server ran for it, with no generator in between)."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from ._run import Run
+
+__all__ = ["Outcome", "outcome_of"]
+
+
+class Outcome(Enum):
+    """What comes after a model turn."""
+
+    AGAIN = "again"
+    """The server ran calls: the model reads their results next."""
+    NEEDS_CLIENT = "needs_client"
+    """A call the client runs, or an approval it gives, ends the response."""
+    FINAL = "final"
+    """The model answered."""
+    CANCELLED = "cancelled"
+    """A cancel (or the client leaving) stops the response."""
+    STEERED = "steered"
+    """Steering stops the response ``incomplete`` (``steered``); its successor starts next."""
+    STEERED_AT_CLIENT = "steered_at_client"
+    """Steered while it already waits for the client: it ends as it is, the steering with it."""
+    SHUT_DOWN = "shut_down"
+    """The server is shutting down: the response fails (``server_shutdown``)."""
+
+
+def outcome_of(run: Run, served: int) -> Outcome:
+    """The outcome of the turn just ended, the server having run ``served`` calls for it."""
+    if run.cancel_requested.is_set():
+        if run.shutting_down:
+            return Outcome.SHUT_DOWN
+        if run.steered:
+            return Outcome.STEERED_AT_CLIENT if run.builder.needs_client else Outcome.STEERED
+        return Outcome.CANCELLED
+    if run.builder.needs_client:
+        return Outcome.NEEDS_CLIENT
+    return Outcome.AGAIN if served else Outcome.FINAL
