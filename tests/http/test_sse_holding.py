@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from responsa.http._chat_stream import ChatChunker, chat_sse
 from responsa.http._sse import sse_stream
+from responsa.http.chat._stream import ChatChunker, chat_sse
 from responsa.protocol import OutputTextDelta, StreamEvent
 
 Frames = Callable[[AsyncIterator[list[StreamEvent]]], AsyncIterator[bytes]]

@@ -9,7 +9,6 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from responsa.engine import ResponseService
 from responsa.protocol import CreateResponseRequest, DeletedObject, InvalidRequest, ModerationRequest
 
-from ._chat_routes import chat_routes
 from ._compaction_routes import compaction_routes
 from ._console import console_routes
 from ._container_routes import container_routes
@@ -24,6 +23,7 @@ from ._services import services, tenant_of
 from ._sse import sse_logged, sse_response, sse_stream
 from ._vector_store_routes import vector_store_routes
 from ._websocket import responses_socket
+from .chat import chat_routes
 
 __all__ = ["PREFIXES", "routes"]
 

@@ -8,7 +8,8 @@ client to parse) per token was the largest single cost of a stream.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from functools import partial
 
 import anyio
 from prometheus_client import Gauge
@@ -21,7 +22,16 @@ from responsa.store import LoggedEvent
 
 from ._services import services
 
-__all__ = ["BODY_SEND", "DONE", "SseResponse", "encode_event", "sse_logged", "sse_response", "sse_stream"]
+__all__ = [
+    "BODY_SEND",
+    "DONE",
+    "SseResponse",
+    "encode_event",
+    "framed_stream",
+    "sse_logged",
+    "sse_response",
+    "sse_stream",
+]
 
 DONE = b"data: [DONE]\n\n"
 
@@ -52,11 +62,25 @@ _HEADS = _FrameHeads()
 _END = b"\n\n"
 
 
-async def sse_stream(batches: AsyncIterator[list[StreamEvent]], json: EventJson = event_json) -> AsyncIterator[bytes]:
-    """The frames of each batch of events as one chunk, then the ``[DONE]`` marker: in the chunk of the
-    batch that ends the response, which is then the last (see :meth:`SseResponse.stream_response`), or
-    after the last batch (a cancelled response has no terminal event). ``json`` encodes an event (a
-    run's own encoder knows the events it encoded ahead).
+def sse_stream(batches: AsyncIterator[list[StreamEvent]], json: EventJson = event_json) -> AsyncIterator[bytes]:
+    """The Responses stream: each event framed as ``event:`` and ``data:`` (see :func:`framed_stream`).
+    ``json`` encodes an event (a run's own encoder knows the events it encoded ahead)."""
+    return framed_stream(batches, partial(_frames, json=json))
+
+
+def _no_tail() -> bytes:
+    return b""
+
+
+async def framed_stream(
+    batches: AsyncIterator[list[StreamEvent]],
+    frames: Callable[[list[StreamEvent]], bytes],
+    tail: Callable[[], bytes] = _no_tail,
+) -> AsyncIterator[bytes]:
+    """The frames of each batch of events as one chunk (none for a batch that frames to nothing), then
+    ``tail()`` and the ``[DONE]`` marker: in the chunk of the batch that ends the response, which is
+    then the last (see :meth:`SseResponse._stream`), or after the last batch (a cancelled response has
+    no terminal event). The Responses and the Chat Completions streams share it, with their framing.
 
     While it waits for the next batch, a stream holds nothing of the one it sent. Kept in this frame
     across the ``yield``, a batch's parts and events raised the server's RSS at 64 streams at once on
@@ -66,11 +90,14 @@ async def sse_stream(batches: AsyncIterator[list[StreamEvent]], json: EventJson 
     async for events in batches:
         if events:
             ended = events[-1].type in TERMINAL_EVENT_TYPES
-            frames = _frames(events, json)
+            chunk = frames(events)
             del events  # see above
-            yield frames + DONE if ended else frames
+            if ended:
+                yield chunk + tail() + DONE
+            elif chunk:
+                yield chunk
     if not ended:
-        yield DONE
+        yield tail() + DONE
 
 
 def _frames(events: list[StreamEvent], json: EventJson) -> bytes:

@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from responsa.protocol import (
+    TERMINAL_EVENT_TYPES,
     FunctionCall,
     FunctionCallArgumentsDelta,
     LifecycleEvent,
@@ -20,12 +21,10 @@ from responsa.protocol import (
     StreamEvent,
 )
 
-from ._chat_translate import completion_id, completion_usage, finish_reason
-from ._sse import DONE
+from .._sse import framed_stream
+from ._translate import completion_id, completion_usage, finish_reason
 
 __all__ = ["ChatChunker", "chat_sse"]
-
-_TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed", "response.cancelled"})
 
 
 class ChatChunker:
@@ -69,7 +68,7 @@ class ChatChunker:
             self._model = response.model
             self._created = response.created_at
             return [self._chunk({"role": "assistant", "content": ""})]
-        if kind not in _TERMINAL:
+        if kind not in TERMINAL_EVENT_TYPES:
             return []
         if kind == "response.failed":
             error = response.error
@@ -95,19 +94,17 @@ class ChatChunker:
         return chunk
 
 
-async def chat_sse(batches: AsyncIterator[list[StreamEvent]], chunker: ChatChunker) -> AsyncIterator[bytes]:
+def chat_sse(batches: AsyncIterator[list[StreamEvent]], chunker: ChatChunker) -> AsyncIterator[bytes]:
     """``data:`` frames of chunks (no ``event:`` lines, as OpenAI streams chat), an ``error`` frame if
-    the response failed after the stream began, then ``[DONE]``."""
-    async for events in batches:
-        frames = _frames(events, chunker)
-        del events  # a waiting stream holds nothing of the batch it sent (see sse_stream)
-        if frames:
-            yield frames
-    if chunker.error is not None:
-        yield b"data: " + orjson.dumps({"error": chunker.error}) + b"\n\n"
-    yield DONE
+    the response failed after the stream began, then ``[DONE]``: the Responses stream's loop
+    (:func:`framed_stream`) with chat's framing."""
 
+    def frames(events: list[StreamEvent]) -> bytes:
+        return b"".join(
+            [b"data: " + orjson.dumps(chunk) + b"\n\n" for event in events for chunk in chunker.feed(event)]
+        )
 
-def _frames(events: list[StreamEvent], chunker: ChatChunker) -> bytes:
-    """A batch's chunks as ``data:`` frames, joined."""
-    return b"".join([b"data: " + orjson.dumps(chunk) + b"\n\n" for event in events for chunk in chunker.feed(event)])
+    def failure() -> bytes:
+        return b"" if chunker.error is None else b"data: " + orjson.dumps({"error": chunker.error}) + b"\n\n"
+
+    return framed_stream(batches, frames, failure)

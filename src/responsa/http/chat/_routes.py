@@ -7,12 +7,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from ._chat_stream import ChatChunker, chat_sse
-from ._chat_translate import chat_request, completion
-from ._errors import invalid_from_validation, json_response
-from ._parsing import read_json
-from ._services import services, tenant_of
-from ._sse import sse_response
+from .._errors import invalid_from_validation, json_response
+from .._parsing import read_json
+from .._services import services, tenant_of
+from .._sse import sse_response
+from ._stream import ChatChunker, chat_sse
+from ._translate import chat_request, completion
 
 __all__ = ["chat_routes"]
 

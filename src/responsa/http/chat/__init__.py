@@ -1,0 +1,6 @@
+"""Chat Completions (``POST /chat/completions``) on every backend, through the same engine as responses:
+a chat request read as a create, the response written back as a completion or as chunks."""
+
+from ._routes import chat_routes
+
+__all__ = ["chat_routes"]
