@@ -1,5 +1,6 @@
 """Model backends behind one small interface."""
 
+from ._abilities import Draws, Embeds, Moderates, Spreads, Summarizes
 from ._base import (
     SAMPLING_CONTROLS,
     Backend,
@@ -30,6 +31,8 @@ __all__ = [
     "SAMPLING_CONTROLS",
     "Backend",
     "BackendRegistry",
+    "Draws",
+    "Embeds",
     "Finish",
     "FinishReason",
     "HiddenReasoning",
@@ -38,11 +41,14 @@ __all__ = [
     "ImageUpdate",
     "ModelEvent",
     "ModelRequest",
+    "Moderates",
     "ModerationVerdict",
     "ReasoningDelta",
     "ReasoningSummaryDelta",
     "Sampling",
     "ServedModel",
+    "Spreads",
+    "Summarizes",
     "TextDelta",
     "TokenUsage",
     "ToolCallDelta",

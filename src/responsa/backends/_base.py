@@ -27,9 +27,6 @@ from responsa.protocol import (
     item_text,
 )
 
-from ._images import ImageRequest, ImageUpdate
-from ._moderation import ModerationVerdict
-
 __all__ = [
     "Backend",
     "Finish",
@@ -247,7 +244,9 @@ class WorkerState:
 
 
 class Backend(ABC):
-    """A source of model output. ``stream`` is a context manager so the upstream always closes."""
+    """A source of model output. ``stream`` is a context manager so the upstream always closes. What
+    a backend may do besides is a protocol of its own (``_abilities``: ``Embeds``, ``Draws``,
+    ``Moderates``, ``Summarizes``, ``Spreads``)."""
 
     @abstractmethod
     def models(self) -> Sequence[str]:
@@ -258,11 +257,6 @@ class Backend(ABC):
         """Open a generation; its events come in non-empty batches (those ready together: the whole
         pipeline then does its work once per batch, not per token), the last ending with exactly one
         :class:`Finish`."""
-
-    def summarize(self, transcript: str) -> tuple[str, TokenUsage] | None:
-        """A summary of ``transcript`` written without the model (the simulator's own), or None to
-        have the model write it, as every real backend does."""
-        return None
 
     async def count_tokens(self, request: ModelRequest) -> int:
         """The input tokens ``request`` would use. By default an estimate (about four characters a
@@ -304,30 +298,6 @@ class Backend(ABC):
         """How many generations it can run at once, where it knows (the embedded model: one);
         None: as many as the server admits."""
         return None
-
-    async def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
-        """One vector per text, for vector stores' hybrid search; backends without embeddings refuse."""
-        raise InvalidRequest(f"The model '{model}' does not make embeddings.", param="model")
-
-    def moderation_models(self) -> Sequence[str]:
-        """The moderation models it serves (for ``POST /v1/moderations`` and a create's ``moderation``)."""
-        return ()
-
-    async def moderate(self, model: str, texts: Sequence[str]) -> list[ModerationVerdict]:
-        """One verdict per text, by the moderation model ``model``; backends without one refuse."""
-        raise InvalidRequest(f"The model '{model}' does not moderate.", param="model")
-
-    def draws(self, model: str) -> bool:
-        """Whether ``model`` here is an images model :meth:`generate_image` can draw with."""
-        return False
-
-    def generate_image(self, model: str, request: ImageRequest) -> AsyncIterator[ImageUpdate]:
-        """Partial images as asked, then the image; backends without images models refuse."""
-        raise InvalidRequest(f"The model '{model}' does not generate images.", param="tools")
-
-    def workers(self) -> list[WorkerState]:
-        """Workers this backend spreads requests over, and how each is doing; none by default."""
-        return []
 
     async def monitor(self) -> None:
         """Background upkeep for the server's lifetime (health checks); most backends need none."""

@@ -9,6 +9,7 @@ import anyio
 
 from responsa.protocol import Capability, InvalidRequest
 
+from ._abilities import Moderates, Spreads
 from ._base import Backend, WorkerState
 
 __all__ = ["BackendRegistry", "ServedModel"]
@@ -31,12 +32,13 @@ class BackendRegistry:
     def __init__(self, backends: Iterable[Backend]) -> None:
         self._backends = list(backends)
         self._by_model: dict[str, Backend] = {}
-        self._moderators: dict[str, Backend] = {}
+        self._moderators: dict[str, Moderates] = {}
         for backend in self._backends:
             for model in backend.models():
                 self._by_model.setdefault(model, backend)
-            for model in backend.moderation_models():
-                self._moderators.setdefault(model, backend)
+            if isinstance(backend, Moderates):
+                for model in backend.moderation_models():
+                    self._moderators.setdefault(model, backend)
 
     def resolve(self, model: str) -> Backend:
         """The backend for ``model``, or a 400 ``model_not_found``."""
@@ -55,7 +57,7 @@ class BackendRegistry:
         """Every model name served, in registration order."""
         return list(self._by_model)
 
-    def moderator(self, model: str) -> Backend | None:
+    def moderator(self, model: str) -> Moderates | None:
         """The backend serving ``model`` as a moderation model, or None."""
         return self._moderators.get(model)
 
@@ -78,7 +80,7 @@ class BackendRegistry:
 
     def workers(self) -> list[WorkerState]:
         """Every upstream worker and how it is doing (for metrics and the console's server page)."""
-        return [worker for backend in self._backends for worker in backend.workers()]
+        return [worker for backend in self._backends if isinstance(backend, Spreads) for worker in backend.workers()]
 
     async def monitor(self) -> None:
         """Run every backend's background upkeep until cancelled."""

@@ -12,7 +12,7 @@ import anyio
 from starlette.applications import Starlette
 
 from responsa import tracing
-from responsa.backends import Backend, BackendRegistry, Sampling
+from responsa.backends import Backend, BackendRegistry, Embeds, Sampling
 from responsa.backends.chat_completions import ChatCompletionsBackend, Strategy, UpstreamModel, discover_models
 from responsa.backends.llama_cpp import LlamaCppBackend
 from responsa.backends.simulator import SimulatorBackend, load_profiles
@@ -130,6 +130,8 @@ def _embedder(settings: Settings, registry: BackendRegistry) -> Embedder | None:
     if name not in registry.models():
         raise RuntimeError(f"--embedding-model {name!r} is not served here (models: {', '.join(registry.models())})")
     backend = registry.resolve(name)
+    if not isinstance(backend, Embeds):
+        raise RuntimeError(f"--embedding-model {name!r}: its backend makes no embeddings")
     return partial(backend.embed, name)
 
 

@@ -11,7 +11,16 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
-from responsa.backends import Backend, BackendRegistry, Finish, ModelRequest, Sampling, TextDelta, TokenUsage
+from responsa.backends import (
+    Backend,
+    BackendRegistry,
+    Finish,
+    ModelRequest,
+    Sampling,
+    Summarizes,
+    TextDelta,
+    TokenUsage,
+)
 from responsa.protocol import (
     Compaction,
     CompactionObject,
@@ -139,7 +148,7 @@ class Compactor:
 
     async def _summarize(self, backend: Backend, model: str, context: Sequence[Item]) -> tuple[str, TokenUsage]:
         text = transcript(context, self._kinds)
-        own = backend.summarize(text)
+        own = backend.summarize(text) if isinstance(backend, Summarizes) else None
         if own is not None:
             return own
         ask = ModelRequest(

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from responsa.backends import Backend, BackendRegistry, ModerationVerdict, read_texts
+from responsa.backends import BackendRegistry, Moderates, ModerationVerdict, read_texts
 from responsa.protocol import (
     CreateResponseRequest,
     InvalidRequest,
@@ -56,7 +56,7 @@ async def classify(backends: BackendRegistry, texts: list[str], model: str | Non
     return {"id": new_id("modr", "-"), "model": chosen, "results": results}
 
 
-def _moderator(backends: BackendRegistry, model: str | None, param: str) -> Backend:
+def _moderator(backends: BackendRegistry, model: str | None, param: str) -> Moderates:
     """The backend serving ``model`` as a moderation model, or a 400 on ``param`` naming those served."""
     backend = backends.moderator(model) if model is not None else None
     if backend is None:
@@ -79,7 +79,7 @@ class ModerationRun:
     """One response's moderation: the model that judges, each side's mode, and the input's result."""
 
     model: str
-    backend: Backend
+    backend: Moderates
     input_mode: str
     output_mode: str
     input_result: dict[str, Any] = field(default_factory=dict)

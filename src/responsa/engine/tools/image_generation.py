@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
 
-from responsa.backends import Backend, BackendRegistry, ImageRequest
+from responsa.backends import BackendRegistry, Draws, ImageRequest
 from responsa.protocol import (
     FunctionCall,
     FunctionCallOutput,
@@ -58,7 +58,7 @@ _FUNCTION = FunctionTool(
 class _Painter:
     """The request's image_generation tool, bound to the backend that serves its images model."""
 
-    backend: Backend
+    backend: Draws
     model: str
     tool: ImageGenerationTool
 
@@ -131,7 +131,7 @@ class ImageGenerationKind:
             return []  # none asked, or left out (ignored_tools), or the simulator's own
         model = tool.model or DEFAULT_MODEL
         backend = self._backends.find(model)
-        if backend is not None and backend.draws(model):
+        if isinstance(backend, Draws) and backend.draws(model):
             setup.tools.add(_FUNCTION, Route(NAME, FUNCTION, target=_Painter(backend, model, tool)), "tools")
         return []
 
