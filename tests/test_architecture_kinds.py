@@ -1,9 +1,10 @@
-"""docs/architecture.md's table of tool kinds is the registry's: every built-in kind appears in the row
-of its module, with each item type it owns and the prefix of that item's ids, and no row names a kind
-the registry lacks."""
+"""Kind knowledge lives in its kind: docs/architecture.md's table of tool kinds is the registry's (every
+built-in kind in the row of its module, with each item type it owns and the prefix of its ids), and no
+module outside ``engine/tools/`` and ``protocol/`` names a kind's tool or item type."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import re
 from pathlib import Path
@@ -35,9 +36,14 @@ def table_rows() -> dict[str, tuple[str, list[str], dict[str, str]]]:
     return rows
 
 
+def built_in_registry() -> ToolRegistry:
+    """The registry as ``create_app`` builds it, without the services (none is used here)."""
+    return ToolRegistry([*client_kinds(), McpKind(McpConnector()), FileSearchKind(None), WebSearchKind(None),
+                         ImageGenerationKind(None), CodeInterpreterKind(None)])  # fmt: skip
+
+
 def test_the_kinds_table_is_the_registry() -> None:
-    registry = ToolRegistry([*client_kinds(), McpKind(McpConnector()), FileSearchKind(None), WebSearchKind(None),
-                             ImageGenerationKind(None), CodeInterpreterKind(None)])  # fmt: skip
+    registry = built_in_registry()
     rows = table_rows()
     assert set(rows) == {kind.name for kind in registry.kinds()}
     for kind in registry.kinds():
@@ -46,3 +52,36 @@ def test_the_kinds_table_is_the_registry() -> None:
         assert any(value is kind or value is type(kind) for value in defined), (kind.name, module)
         for item_type, prefix in kind.item_types.items():
             assert prefixes.get(item_type) == prefix, (kind.name, item_type)
+
+
+PACKAGE = Path(__file__).parents[1] / "src" / "responsa"
+KIND_HOMES = ("engine/tools/", "protocol/")
+ELSEWHERE = {
+    "backends/": "the backends' own wire formats (Chat Completions' function tools and calls) and the "
+    "simulator's simulated hosted calls: backends sit below the engine and cannot ask its kinds",
+    "http/chat/": "Chat Completions' wire: its function tools, tool calls and tool messages",
+    "http/_errors.py": "Chat Completions' nested function object in a chat-shaped tool_choice",
+}
+"""Where the same words name something else (each says what)."""
+
+
+def named_types(path: Path, names: set[str]) -> set[str]:
+    """The string constants of ``path`` that are one of ``names`` (``__all__`` entries left aside)."""
+    tree = ast.parse(path.read_text())
+    exported = {id(node) for stmt in tree.body if isinstance(stmt, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets)
+                for node in ast.walk(stmt.value)}  # fmt: skip
+    return {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and id(node) not in exported
+            and isinstance(node.value, str) and node.value in names}  # fmt: skip
+
+
+def test_no_module_outside_the_kinds_names_a_kind_type() -> None:
+    registry = built_in_registry()
+    names = {kind.name for kind in registry.kinds()}
+    for kind in registry.kinds():
+        names |= set(kind.tool_types) | set(kind.item_types)
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(PACKAGE).as_posix()
+        if where.startswith(KIND_HOMES) or any(where.startswith(place) for place in ELSEWHERE):
+            continue
+        assert not named_types(path, names), f"{where} names {sorted(named_types(path, names))}"

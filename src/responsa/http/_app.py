@@ -202,8 +202,8 @@ def create_app(settings: Settings) -> Starlette:
                 prompts=PromptLibrary(settings.prompts_dir),
             )
             metrics.workers = registry.workers
-            hosted = {"web_search": web_status, "image_generation": images_status(registry),
-                      "code_interpreter": code_status}  # fmt: skip
+            hosted = {WebSearchKind.name: web_status, ImageGenerationKind.name: images_status(registry),
+                      CodeInterpreterKind.name: code_status}  # fmt: skip
             app.state.services = Services(
                 responses, ConversationService(store, tools), files, vector_stores, compactor, limiter, metrics, limits,
                 registry.described(), registry.workers, int(time.time()), hosted, capabilities, containers,

@@ -48,7 +48,6 @@ from ..tools import (
     Annotations,
     OpenCall,
     Recorded,
-    Route,
     ServerContext,
     ServerRun,
     ToolPlan,
@@ -259,8 +258,7 @@ class OutputBuilder:
         events: list[StreamEvent] = []
         if self._open is None or self._open.tool_index != delta.index:
             name = delta.name or ""
-            route = self._tools.routes.get(name) or Route("function", name)
-            call = open_call(self._tools, route, delta.call_id or new_id("call"))
+            call = open_call(self._tools, self._tools.route(name), delta.call_id or new_id("call"))
             events += self._switch_to(call.item, tool_index=delta.index, call=call)
             assert self._open is not None
             events += self.emitter.emit_all(call.opened(self._open.where))

@@ -11,8 +11,7 @@ from responsa.protocol import (
 )
 
 from ..output import KNOWN_INCLUDES, check_includes
-from ..tools import ToolPlan, ToolRegistry, check_schema, plan_client_tools
-from ._tool_choice import check_tool_choice
+from ..tools import ToolPlan, ToolRegistry, check_schema, check_tool_choice, plan_client_tools
 
 __all__ = ["check_request"]
 

@@ -10,10 +10,9 @@ from typing import Any
 from responsa.backends import ModelRequest, Sampling
 from responsa.protocol import Compaction, CreateResponseRequest, Item
 
-from ..tools import replayed
+from ..tools import after_forced_round, replayed, resolve_tool_choice
 from ._prompt_cache import reuses_prefix
 from ._run import RunContext
-from ._tool_choice import after_forced_round, resolve_tool_choice
 
 __all__ = ["FIRST_TURN", "Turn", "build_model_request", "template_kwargs"]
 

@@ -6,6 +6,7 @@ register through the ``responsa.tool_kinds`` entry-point group. See docs/archite
 
 from ._annotations import Annotations
 from ._answers import answer_stub
+from ._choice import ToolPolicy, after_forced_round, check_tool_choice, resolve_tool_choice
 from ._hosted import hosted_event, reported_call
 from ._kind import (
     Closed,
@@ -39,11 +40,14 @@ __all__ = [
     "ServerToolKind",
     "ToolKind",
     "ToolPlan",
+    "ToolPolicy",
     "ToolRegistry",
     "ToolSetup",
     "Where",
+    "after_forced_round",
     "answer_stub",
     "check_schema",
+    "check_tool_choice",
     "chosen_by_name",
     "client_kinds",
     "hosted_event",
@@ -53,4 +57,5 @@ __all__ = [
     "prepare_server_tools",
     "replayed",
     "reported_call",
+    "resolve_tool_choice",
 ]

@@ -98,6 +98,11 @@ class ToolPlan:
                 found[name] = (fmt.syntax, fmt.definition)
         return found
 
+    def route(self, name: str) -> Route:
+        """Where a model-visible tool name leads; a name the request did not offer is read as a function
+        call (the client sees what the model wrote)."""
+        return self.routes.get(name) or Route("function", name)
+
     def names_in(self, namespace: str) -> list[str]:
         return [name for name, route in self.routes.items() if route.namespace == namespace]
 

@@ -19,7 +19,7 @@ from responsa.protocol import (
     ToolRef,
 )
 
-from ..tools import Route, ToolPlan
+from ._kind import Route, ToolPlan
 
 __all__ = ["ToolPolicy", "after_forced_round", "check_tool_choice", "resolve_tool_choice"]
 
