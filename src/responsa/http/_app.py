@@ -42,7 +42,7 @@ from ._capabilities import by_name, log_capabilities, probe_capabilities, store_
 from ._errors import EXCEPTION_HANDLERS
 from ._exact_routes import ExactRoutes
 from ._file_routes import FORM_SLACK
-from ._hosted_setup import containers_service, images_status, search_provider, web_search
+from ._hosted_setup import containers_service, search_provider
 from ._limits import Limiter, RateLimiter
 from ._metrics import Metrics
 from ._middleware import Gate
@@ -175,7 +175,6 @@ def create_app(settings: Settings) -> Starlette:
             tasks = await stack.enter_async_context(anyio.create_task_group())
             policy = UrlPolicy(settings.mcp_allow_hosts, allow_loopback=not settings.api_keys)
             connector = McpConnector(settings.mcp_call_timeout_secs, settings.mcp_list_timeout_secs, policy)
-            web, web_status = web_search(settings, provider, found["page_extraction"])
             files = FileService(store, settings.max_file_bytes, PART_BYTES)
             containers, code_status = await containers_service(settings, store, files, found["code_sandbox"])
             stack.push_async_callback(containers.aclose)
@@ -183,9 +182,9 @@ def create_app(settings: Settings) -> Starlette:
             tools = load_tool_registry([
                 McpKind(connector),
                 FileSearchKind(vector_stores),
-                WebSearchKind(web),
+                WebSearchKind.configured(settings, provider, found["page_extraction"]),
                 ImageGenerationKind(registry),
-                CodeInterpreterKind(containers),
+                CodeInterpreterKind(containers, code_status),
             ])  # fmt: skip
             compactor = Compactor(store, registry, Sealer(secret_key(settings)), tools)
             responses = ResponseService(
@@ -202,11 +201,9 @@ def create_app(settings: Settings) -> Starlette:
                 prompts=PromptLibrary(settings.prompts_dir),
             )
             metrics.workers = registry.workers
-            hosted = {WebSearchKind.name: web_status, ImageGenerationKind.name: images_status(registry),
-                      CodeInterpreterKind.name: code_status}  # fmt: skip
             app.state.services = Services(
                 responses, ConversationService(store, tools), files, vector_stores, compactor, limiter, metrics, limits,
-                registry.described(), registry.workers, int(time.time()), hosted, capabilities, containers,
+                registry.described(), registry.workers, int(time.time()), tools.statuses(), capabilities, containers,
                 store.check_health,
             )  # fmt: skip
             await vector_stores.recover()

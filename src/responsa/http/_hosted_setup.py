@@ -1,5 +1,5 @@
-"""The hosted tools the server runs itself, made from the settings at start, each with what
-``/v1/server`` says of it (on, off and why)."""
+"""What the server-run tools need made at start that is not theirs alone: the search provider (probed
+at start) and the containers (served by ``/v1/containers`` too), each with what ``/v1/server`` says."""
 
 from __future__ import annotations
 
@@ -12,15 +12,11 @@ import anyio
 from platformdirs import user_data_dir
 from sqlalchemy.engine import make_url
 
-from responsa.backends import BackendRegistry
 from responsa.config import Settings
-from responsa.engine import DEFAULT_IMAGES_MODEL, ContainerService, FileService
+from responsa.engine import ContainerService, FileService
 from responsa.external import (
-    PageFetcher,
     SandboxLimits,
     SearchProvider,
-    UrlPolicy,
-    WebSearch,
     cgroups_writable,
     make_provider,
     sweep_cgroups,
@@ -28,7 +24,7 @@ from responsa.external import (
 from responsa.protocol import Capability
 from responsa.store import SqlStore
 
-__all__ = ["containers_service", "images_status", "search_provider", "web_search"]
+__all__ = ["containers_service", "search_provider"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,29 +38,6 @@ def search_provider(settings: Settings) -> SearchProvider | None:
         return make_provider(settings.web_search, keys)
     except ValueError as exc:
         raise RuntimeError(str(exc)) from exc
-
-
-def web_search(
-    settings: Settings, provider: SearchProvider | None, pages_read: Capability
-) -> tuple[WebSearch | None, dict[str, Any]]:
-    """The web search the server runs, off without pages it can read. A provider that did not answer at
-    start is reported, not switched off: a service may come up later, and each call tries it again."""
-    if provider is None:
-        why = "no --web-search provider: web_search is left out (ignored_tools), simulated on the simulator"
-        return None, {"enabled": False, "provider": None, "detail": why}
-    if not pages_read.on:
-        return None, {"enabled": False, "provider": provider.name, "detail": f"off: {pages_read.detail}"}
-    policy = UrlPolicy(allow_loopback=not settings.api_keys, public=True, subject="page URL")
-    pages = PageFetcher(policy, settings.web_fetch_timeout_secs, settings.web_fetch_max_bytes)
-    return WebSearch(provider, pages), {"enabled": True, "provider": provider.name, "detail": "run by the server"}
-
-
-def images_status(registry: BackendRegistry) -> dict[str, Any]:
-    """Image generation: drawn by the model a tool names, where it is served."""
-    served = DEFAULT_IMAGES_MODEL in registry.models()
-    detail = (f"drawn by the images model a tool names (default {DEFAULT_IMAGES_MODEL}) on the upstream that "
-              "lists it; a model no upstream lists is left out (ignored_tools)")  # fmt: skip
-    return {"enabled": served, "default_model": DEFAULT_IMAGES_MODEL, "detail": detail}
 
 
 def _containers_root(settings: Settings) -> Path:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import entry_points
+from typing import Any
 
 from ._kind import ServerToolKind, ToolKind
 
@@ -78,6 +79,10 @@ class ToolRegistry:
         does), each saying the ``progress`` phase of its calls; where neither the backend nor the server
         runs one, the hosted-tool policy decides (``--hosted-tools``)."""
         return frozenset(self._hosted)
+
+    def statuses(self) -> dict[str, dict[str, Any]]:
+        """What each server-run kind that reports one says of itself (on, off and why: ``/v1/server``)."""
+        return {kind.name: status for kind in self._server if (status := getattr(kind, "status", None)) is not None}
 
     def id_prefix(self, item_type: str) -> str | None:
         """The prefix of a tool item's ids, as the kind that owns the item type says."""

@@ -20,7 +20,7 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 
@@ -148,8 +148,10 @@ class CodeInterpreterKind:
     progress = "interpreting"
     """The phase of its progress event between ``in_progress`` and ``completed``."""
 
-    def __init__(self, containers: ContainerService | None) -> None:
+    def __init__(self, containers: ContainerService | None, status: dict[str, Any] | None = None) -> None:
+        """``status``: what ``/v1/server`` says of it (the sandbox, and why not)."""
         self._containers = containers
+        self.status = status or {"enabled": containers is not None and containers.unavailable is None}
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         """Nothing without a sandbox (see :meth:`prepare`); a network the code cannot have is a 400 now."""

@@ -12,7 +12,7 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from responsa.backends import BackendRegistry, Draws, ImageRequest
 from responsa.protocol import (
@@ -111,6 +111,14 @@ class ImageGenerationKind:
 
     def __init__(self, backends: BackendRegistry | None) -> None:
         self._backends = backends
+
+    @property
+    def status(self) -> dict[str, Any]:
+        """What ``/v1/server`` says of it: drawn by the model a tool names, where it is served."""
+        served = self._backends is not None and DEFAULT_MODEL in self._backends.models()
+        detail = (f"drawn by the images model a tool names (default {DEFAULT_MODEL}) on the upstream that "
+                  "lists it; a model no upstream lists is left out (ignored_tools)")  # fmt: skip
+        return {"enabled": served, "default_model": DEFAULT_MODEL, "detail": detail}
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         """Nothing without an images model (see :meth:`prepare`); what the Images API's generations

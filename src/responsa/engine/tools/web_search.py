@@ -19,14 +19,16 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import ClassVar
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 import anyio
 
-from responsa.external import Page, SearchHit, WebSearch
+from responsa.config import Settings
+from responsa.external import Page, PageFetcher, SearchHit, SearchProvider, UrlPolicy, WebSearch
 from responsa.protocol import (
     WEB_SEARCH_TYPES,
+    Capability,
     FunctionCall,
     FunctionCallOutput,
     FunctionTool,
@@ -157,7 +159,7 @@ def _cut(item: WebSearchCall) -> None:
 
 class WebSearchKind:
     """Searches with the configured provider and reads the pages (None: ``--web-search`` is off, the
-    tool is left out)."""
+    tool is left out). ``status``: what ``/v1/server`` says of it."""
 
     name = NAME
     tool_types = WEB_SEARCH_TYPES
@@ -165,8 +167,24 @@ class WebSearchKind:
     progress = "searching"
     """The phase of its progress event between ``in_progress`` and ``completed``."""
 
-    def __init__(self, web: WebSearch | None) -> None:
+    def __init__(self, web: WebSearch | None, status: dict[str, Any] | None = None) -> None:
         self._web = web
+        self.status = status or {"enabled": web is not None}
+
+    @classmethod
+    def configured(cls, settings: Settings, provider: SearchProvider | None, pages_read: Capability) -> WebSearchKind:
+        """The web search the settings ask for, off without pages it can read. A provider that did not
+        answer at start is reported, not switched off: a service may come up later, and each call tries
+        it again."""
+        if provider is None:
+            why = "no --web-search provider: web_search is left out (ignored_tools), simulated on the simulator"
+            return cls(None, {"enabled": False, "provider": None, "detail": why})
+        if not pages_read.on:
+            return cls(None, {"enabled": False, "provider": provider.name, "detail": f"off: {pages_read.detail}"})
+        policy = UrlPolicy(allow_loopback=not settings.api_keys, public=True, subject="page URL")
+        pages = PageFetcher(policy, settings.web_fetch_timeout_secs, settings.web_fetch_max_bytes)
+        status = {"enabled": True, "provider": provider.name, "detail": "run by the server"}
+        return cls(WebSearch(provider, pages), status)
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         """Nothing without the server's provider (see :meth:`prepare`); what no search here can honour is
