@@ -34,7 +34,6 @@ from responsa.engine.tools.file_search import FileSearchKind
 from responsa.engine.tools.image_generation import ImageGenerationKind
 from responsa.engine.tools.mcp import McpKind
 from responsa.engine.tools.web_search import WebSearchKind
-from responsa.external import McpConnector, UrlPolicy
 from responsa.protocol import Usage
 from responsa.store import PART_BYTES, Retention, SqlStore
 
@@ -173,14 +172,12 @@ def create_app(settings: Settings) -> Starlette:
             log_capabilities(capabilities)
             found = by_name(capabilities)
             tasks = await stack.enter_async_context(anyio.create_task_group())
-            policy = UrlPolicy(settings.mcp_allow_hosts, allow_loopback=not settings.api_keys)
-            connector = McpConnector(settings.mcp_call_timeout_secs, settings.mcp_list_timeout_secs, policy)
             files = FileService(store, settings.max_file_bytes, PART_BYTES)
             containers, code_status = await containers_service(settings, store, files, found["code_sandbox"])
             stack.push_async_callback(containers.aclose)
             vector_stores = VectorStoreService(store, files, tasks, _embedder(settings, registry))
             tools = load_tool_registry([
-                McpKind(connector),
+                McpKind.configured(settings),
                 FileSearchKind(vector_stores),
                 WebSearchKind.configured(settings, provider, found["page_extraction"]),
                 ImageGenerationKind(registry),
@@ -202,10 +199,22 @@ def create_app(settings: Settings) -> Starlette:
             )
             metrics.workers = registry.workers
             app.state.services = Services(
-                responses, ConversationService(store, tools), files, vector_stores, compactor, limiter, metrics, limits,
-                registry.described(), registry.workers, int(time.time()), tools.statuses(), capabilities, containers,
-                store.check_health,
-            )  # fmt: skip
+                responses=responses,
+                conversations=ConversationService(store, tools),
+                files=files,
+                vector_stores=vector_stores,
+                compactor=compactor,
+                limiter=limiter,
+                metrics=metrics,
+                limits=limits,
+                catalog=registry.described(),
+                workers=registry.workers,
+                started_at=int(time.time()),
+                hosted_tools=tools.statuses(),
+                capabilities=capabilities,
+                containers=containers,
+                store_health=store.check_health,
+            )
             await vector_stores.recover()
             leases = responses.leases
             await leases.recover()

@@ -12,7 +12,8 @@ from functools import partial
 from typing import ClassVar
 
 from responsa import tracing
-from responsa.external import CallOutcome, McpClient, McpConnector, SimulatedMcp
+from responsa.config import Settings
+from responsa.external import CallOutcome, McpClient, McpConnector, SimulatedMcp, UrlPolicy
 from responsa.protocol import (
     FunctionCall,
     FunctionCallOutput,
@@ -217,6 +218,13 @@ class McpKind:
 
     def __init__(self, connector: McpConnector) -> None:
         self._connector = connector
+
+    @classmethod
+    def configured(cls, settings: Settings) -> McpKind:
+        """The connector the settings ask for: its timeouts, and the hosts it may reach (loopback only on
+        a server without API keys, or by name in ``--mcp-allow-hosts``)."""
+        policy = UrlPolicy(settings.mcp_allow_hosts, allow_loopback=not settings.api_keys)
+        return cls(McpConnector(settings.mcp_call_timeout_secs, settings.mcp_list_timeout_secs, policy))
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         """Nothing is offered without the server's connector (see :meth:`prepare`); what the tool asks
