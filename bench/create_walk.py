@@ -21,9 +21,7 @@ Run it with ``PYTHONPATH=<other checkout>/src`` to measure another version the s
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-import tempfile
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -31,10 +29,7 @@ from typing import Any
 import orjson
 import uvloop
 from _server import RIG, rig_mock
-from in_process import Message, _create, answer_canned
-
-from responsa.config import Settings
-from responsa.http import create_app
+from in_process import _create, answer_canned, served_app
 
 
 class Walk:
@@ -65,15 +60,7 @@ class Walk:
 
 
 async def run(stream: bool, upstream: str) -> Walk:
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(db_url=f"sqlite:///{tmp}/w.db", embedded=False, simulator=False, upstreams=(upstream,))
-        app = create_app(settings)
-        lifespan: asyncio.Queue[Message] = asyncio.Queue()
-        started: asyncio.Queue[Message] = asyncio.Queue()
-        await lifespan.put({"type": "lifespan.startup"})
-        serving = asyncio.create_task(app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}},
-                                          lifespan.get, started.put))  # fmt: skip
-        await started.get()
+    async with served_app(upstream) as app:
         body = orjson.dumps({"model": "mock-model", "input": "Hello there, how are you today?", "stream": stream,
                              "max_output_tokens": 16})  # fmt: skip
         for _ in range(50):
@@ -84,9 +71,6 @@ async def run(stream: bool, upstream: str) -> Walk:
             await _create(app, body)
         finally:
             sys.setprofile(None)
-        await lifespan.put({"type": "lifespan.shutdown"})
-        await started.get()
-        await serving
         return walk
 
 

@@ -85,7 +85,9 @@ def answer_canned(tokens: int) -> None:
     _backend.ChatCompletionsBackend.stream = stream  # type: ignore[method-assign]
 
 
-async def run(args: argparse.Namespace, upstream: str) -> None:
+@asynccontextmanager
+async def served_app(upstream: str) -> AsyncIterator[Any]:
+    """The app over a fresh SQLite store and the rig's upstream, its lifespan started for the block."""
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(db_url=f"sqlite:///{tmp}/b.db", embedded=False, simulator=False, upstreams=(upstream,))
         app = create_app(settings)
@@ -95,6 +97,16 @@ async def run(args: argparse.Namespace, upstream: str) -> None:
         serving = asyncio.create_task(app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}},
                                           lifespan.get, started.put))  # fmt: skip
         await started.get()
+        try:
+            yield app
+        finally:
+            await lifespan.put({"type": "lifespan.shutdown"})
+            await started.get()
+            await serving
+
+
+async def run(args: argparse.Namespace, upstream: str) -> None:
+    async with served_app(upstream) as app:
         body = orjson.dumps({"model": "mock-model", "input": "Hello there, how are you today?",
                              "stream": args.stream, "max_output_tokens": args.tokens})  # fmt: skip
 
@@ -121,9 +133,6 @@ async def run(args: argparse.Namespace, upstream: str) -> None:
               f"({args.requests} requests, {args.concurrency} at a time, {args.tokens} tokens)")  # fmt: skip
         if profile is not None:
             pstats.Stats(profile).sort_stats(args.sort).print_stats(args.top)
-        await lifespan.put({"type": "lifespan.shutdown"})
-        await started.get()
-        await serving
 
 
 async def _create(app: Any, body: bytes) -> None:
