@@ -91,15 +91,15 @@ class RunLoop:
             if not builder.finished:
                 builder.cancel()
             try:
-                if not (run.released and run.persisted):  # else all was done as it ended (see _stored_end)
+                if not (run.released and run.saving.persisted):  # else all was done as it ended (see _stored_end)
                     with anyio.CancelScope(shield=True):
                         await self._wind_up(run)
             except StorageUnavailable as error:  # it stays unfinished, leased to no one: see Leases.recover
                 logger.warning("response %s could not be stored as ended: %s", run.response.id, error.reason)
             finally:
                 run.end_span()
-                if run.log is not None:
-                    run.log.end()
+                if run.saving.log is not None:
+                    run.saving.log.end()
                 self._leases.release(run.response.id)
                 self._running.pop(run.response.id, None)
                 run.done.set()
@@ -107,13 +107,13 @@ class RunLoop:
     async def _wind_up(self, run: Run) -> None:
         """What the run holds released, and its final state saved (if it was not as it ended)."""
         await self._release(run)
-        if run.log is not None:
+        if run.saving.log is not None:
             # Every event is stored when the response is stored as ended (see replay).
-            run.log.close()
-            await run.log.drained.wait()
+            run.saving.log.close()
+            await run.saving.log.drained.wait()
         await self._persist_once(run)
-        if run.log is not None:
-            run.log.settle()
+        if run.saving.log is not None:
+            run.saving.log.settle()
 
     @staticmethod
     async def _release(run: Run) -> None:
@@ -187,14 +187,14 @@ class RunLoop:
     async def _record_start(self, run: Run) -> None:
         """Write the in-progress response off the stream's path, in a task of its own: the first tokens
         need not wait for the disk (the final save waits for this one)."""
-        run.recorded = asyncio.Event()
+        run.saving.recorded = asyncio.Event()
 
         async def record(recorded: asyncio.Event) -> None:
             try:
                 with tracing.current(run.span):
                     lease = self._leases.take(run.response.id)
                     await run.ctx.store.save_response(run.response, run.ctx.input_items, lease_until=lease)
-                run.inputs_saved = True
+                run.saving.inputs_saved = True
             except StorageUnavailable as error:  # the final save tries again, inputs and all
                 logger.warning("response %s could not be stored as started: %s", run.response.id, error.reason)
             except Exception:  # a bug: the final save still tries, and the server goes on
@@ -205,7 +205,7 @@ class RunLoop:
         # A plain task, not one of the server's task group: starting one of those cost three times as
         # much (~135,000 instructions against 44,000, with its event), and this one needs none of its
         # keeping: it ends on its own and sets ``recorded`` however it ends.
-        run.recording = asyncio.get_running_loop().create_task(record(run.recorded))
+        run.saving.recording = asyncio.get_running_loop().create_task(record(run.saving.recorded))
 
     async def _stored_end(self, run: Run, events: list[StreamEvent]) -> list[StreamEvent]:
         """The batch that ends the response, once the response is stored. If the store cannot take it,
@@ -221,9 +221,9 @@ class RunLoop:
                 run.error = error
                 events = self._failed_save(run, events, error)
             else:
-                if run.saved_json is not None and events and events[-1].type in TERMINAL_EVENT_TYPES:
-                    run.builder.emitter.encode_end(events[-1], run.saved_json)
-            if run.log is None:
+                if run.saving.saved_json is not None and events and events[-1].type in TERMINAL_EVENT_TYPES:
+                    run.builder.emitter.encode_end(events[-1], run.saving.saved_json)
+            if run.saving.log is None:
                 await self._release(run)
         return events
 
@@ -242,16 +242,16 @@ class RunLoop:
         always retrieve it. Background runs save at the very end instead, with the end of their event
         log once the rest is stored (see replay); the save cannot be cut short, or a conversation
         could get a turn twice (its callers shield it)."""
-        if run.persisted or (run.log is not None and not run.log.closed):
+        if run.saving.persisted or (run.saving.log is not None and not run.saving.log.closed):
             return
-        run.persisted = True
+        run.saving.persisted = True
         with tracing.current(run.span):
             await self._persist(run)
 
     async def _persist(self, run: Run) -> None:
         """Final save; a conversation gains this turn's input and output only if the turn succeeded."""
-        if run.recorded is not None:
-            await run.recorded.wait()
+        if run.saving.recorded is not None:
+            await run.saving.recorded.wait()
         response, store = run.response, run.ctx.store
         if response.usage is not None and self._on_usage is not None:
             await self._on_usage(run.tenant, response.usage)
@@ -259,10 +259,10 @@ class RunLoop:
         if response.conversation and response.status in ("completed", "incomplete"):
             turn = conversation_items([*run.ctx.input_items, *create_view(response).output], run.ctx.tools.kinds)
         if response.store:
-            inputs = None if run.inputs_saved else run.ctx.input_items
-            end = run.log.tail() if run.log is not None else []
+            inputs = None if run.saving.inputs_saved else run.ctx.input_items
+            end = run.saving.log.tail() if run.saving.log is not None else []
             timing = run.builder.timeline.ended(response)
-            run.saved_json = await store.save_response(
+            run.saving.saved_json = await store.save_response(
                 response, inputs, append_to_conversation=turn, events=end, timing=timing
             )
         elif turn and response.conversation:

@@ -31,7 +31,7 @@ from ._moderation import ModerationRun
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-__all__ = ["Run", "RunContext", "model_call_done", "open_model_call"]
+__all__ = ["Run", "RunContext", "Saving", "model_call_done", "open_model_call"]
 
 
 @dataclass
@@ -60,6 +60,24 @@ class RunContext:
 
 
 @dataclass
+class Saving:
+    """How far a run's response is in the store: what the loop (and, for background work, the service)
+    has written, so that nothing is written twice and the terminal event waits for the final save."""
+
+    recorded: asyncio.Event | None = None
+    """Set once the attempt to write the in-progress row of a streamed response is over."""
+    recording: asyncio.Task[None] | None = None
+    """The task writing that row, held here (the event loop keeps only weak references to tasks)."""
+    inputs_saved: bool = False
+    persisted: bool = False
+    """The final state is saved (it is, before the terminal event is sent)."""
+    saved_json: dict[str, Any] | None = None
+    """The final state's JSON form, as the store saved it (see ``Store.save_response``)."""
+    log: EventLog | None = None
+    """Background runs only: every event, for followers here and (via the store) anywhere."""
+
+
+@dataclass
 class Run:
     """One generation in flight: what it knows from the start (``ctx``), the response being built, the
     open model stream, and the little that changes as it goes."""
@@ -74,20 +92,11 @@ class Run:
     cancel_requested: CancelSignal = field(default_factory=CancelSignal)
     done: asyncio.Event = field(default_factory=asyncio.Event)
     error: ResponsaError | None = None
-    recorded: asyncio.Event | None = None
-    """Set once the attempt to write the in-progress row of a streamed response is over."""
-    recording: asyncio.Task[None] | None = None
-    """The task writing that row, held here (the event loop keeps only weak references to tasks)."""
-    inputs_saved: bool = False
-    persisted: bool = False
-    """The final state is saved (it is, before the terminal event is sent)."""
+    saving: Saving = field(default_factory=Saving)
+    """How far its response is in the store."""
     released: bool = False
     """What the run holds (``exit_stack``) is closed."""
-    saved_json: dict[str, Any] | None = None
-    """The final state's JSON form, as the store saved it (see ``Store.save_response``)."""
     tool_calls_made: int = 0
-    log: EventLog | None = None
-    """Background runs only: every event, for followers here and (via the store) anywhere."""
     turn: AsyncIterator[None] | None = None
     """Background work with a later completion window: yields once it holds a backend slot (see
     ``Admission.later``); its model call is opened only then."""

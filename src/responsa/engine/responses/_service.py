@@ -139,26 +139,26 @@ class ResponseService:
                 await run.exit_stack.aclose()
             run.end_span()
             raise
-        run.inputs_saved = True
-        run.log = EventLog(store, run.response.id, run.event_json)
+        run.saving.inputs_saved = True
+        run.saving.log = EventLog(store, run.response.id, run.event_json)
         self._running[run.response.id] = run
-        self._background.start_soon(run.log.write_behind)
+        self._background.start_soon(run.saving.log.write_behind)
         self._background.start_soon(self._drive, run)
         return queued
 
     async def _drive(self, run: Run) -> None:
-        assert run.log is not None
+        assert run.saving.log is not None
         try:
             async for events in self.events(run):
-                run.log.extend(events)
+                run.saving.log.extend(events)
         except Exception:  # a bug must not take the server's task group (and every other run) down
             logger.exception("background response %s crashed", run.response.id)
 
     async def follow(self, response_id: str, after: int) -> AsyncIterator[list[LoggedEvent]]:
         """The events of a background response after sequence number ``after``, in batches, live until it ends."""
         run = self._local(response_id)
-        if run is not None and run.log is not None:
-            return run.log.follow(after)
+        if run is not None and run.saving.log is not None:
+            return run.saving.log.follow(after)
         response = await self.get(response_id)
         if not response.background:
             raise InvalidRequest(
@@ -169,7 +169,7 @@ class ResponseService:
 
     async def drain(self, grace: float) -> None:
         """Shutdown: let background runs finish for ``grace`` seconds, then stop the rest as failed."""
-        runs = [run for run in self._running.values() if run.log is not None]
+        runs = [run for run in self._running.values() if run.saving.log is not None]
         with anyio.move_on_after(grace):
             for run in runs:
                 await run.done.wait()
@@ -193,8 +193,8 @@ class ResponseService:
         """:meth:`create`, as the JSON the reply carries: the form the store saved, where that is what the
         create shows (no optional data hidden), so a response is dumped once, not once more for its reply."""
         response = await self.create(run)
-        if run.saved_json is not None and response is run.response:
-            return run.saved_json
+        if run.saving.saved_json is not None and response is run.response:
+            return run.saving.saved_json
         return dump_dict(response)
 
     def _local(self, response_id: str) -> Run | None:
