@@ -150,9 +150,8 @@ class Opener:
         deferred: bool = False,
         planned: ToolPlan | None = None,
     ) -> Run:
-        plan = await self._plan(request, fault, tenant, history, backend, planned)
+        plan = await self._plan(request, fault, tenant, history, backend, planned, moderation)
         ctx, context, request = plan.ctx, plan.context, plan.ctx.request
-        ctx.moderation = moderation
         timeline = Timeline()
         begun: list[_Begun] = []
 
@@ -219,6 +218,7 @@ class Opener:
         history: Sequence[Item] | None,
         backend: Backend,
         planned: ToolPlan | None = None,
+        moderation: ModerationRun | None = None,
     ) -> _Plan:
         """Everything a create decides before the response begins: its context (summaries in place of
         compaction items, reasoning another server sealed left out), its tools and what the server-run
@@ -255,7 +255,7 @@ class Opener:
             context = compactor.expand(context)
         if "reasoning.encrypted_content" not in (request.include or ()):
             seal = None
-        ctx = RunContext(request, store, backend, tools, unavailable, fault, input_items)
+        ctx = RunContext(request, store, backend, tools, unavailable, fault, input_items, moderation=moderation)
         return _Plan(ctx, context, classes, recorded, ignored, compactor, seal, withheld, diagnostics)
 
     def sealed_reasoning(self, response: ResponseObject, tenant: str) -> ResponseObject:

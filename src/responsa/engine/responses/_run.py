@@ -37,7 +37,8 @@ __all__ = ["Run", "RunContext", "Saving", "model_call_done", "open_model_call"]
 @dataclass
 class RunContext:
     """What a run knows from the start, for all its turns. Not frozen, though never changed once the
-    run starts: ``prior`` is set as the model call is opened (a frozen copy cost 3 us a request)."""
+    run starts: ``prior``, the one field set after it is made, is set as the model call is opened (a
+    frozen copy cost 3 us a request)."""
 
     request: CreateResponseRequest
     store: Store
