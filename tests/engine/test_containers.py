@@ -42,7 +42,7 @@ async def test_an_idle_container_expires_and_releases_everything(db_url: str, tm
     store = SqlStore(db_url)
     await store.migrate()
     try:
-        files = FileService(store, 1024 * 1024, PART_BYTES)
+        files = FileService(store.files(), 1024 * 1024, PART_BYTES)
         service = ContainerService(store.containers(), files, tmp_path / "containers", SandboxLimits()).for_tenant("a")
         container = await service.create(CreateContainerRequest(name="short", expires_after={"minutes": 1}))  # type: ignore[arg-type]
         kept = await service.create(CreateContainerRequest(name="kept"))

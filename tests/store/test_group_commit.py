@@ -37,23 +37,33 @@ def test_concurrent_writes_succeed_or_fail_one_by_one(db_path: Path) -> None:
     async def main() -> None:
         store = SqlStore(f"sqlite:///{db_path}")
         await store.migrate()
-        await store.create_conversation(_conversation("conv_existing"), [])
+        await store.conversations().create_conversation(_conversation("conv_existing"), [])
         async with anyio.create_task_group() as group:
-            group.start_soon(attempt, "first", store.create_conversation(_conversation("conv_a"), [_message("a")]))
-            group.start_soon(attempt, "duplicate", store.create_conversation(_conversation("conv_existing"), []))
             group.start_soon(
-                attempt, "bad metadata", store.update_conversation_metadata("conv_existing", {"k" * 100: "v"})
+                attempt, "first", store.conversations().create_conversation(_conversation("conv_a"), [_message("a")])
             )
-            group.start_soon(attempt, "append", store.append_conversation_items("conv_existing", [_message("b")]))
-            group.start_soon(attempt, "last", store.create_conversation(_conversation("conv_b"), [_message("c")]))
+            group.start_soon(
+                attempt, "duplicate", store.conversations().create_conversation(_conversation("conv_existing"), [])
+            )
+            group.start_soon(
+                attempt,
+                "bad metadata",
+                store.conversations().update_conversation_metadata("conv_existing", {"k" * 100: "v"}),
+            )
+            group.start_soon(
+                attempt, "append", store.conversations().append_conversation_items("conv_existing", [_message("b")])
+            )
+            group.start_soon(
+                attempt, "last", store.conversations().create_conversation(_conversation("conv_b"), [_message("c")])
+            )
         assert outcomes["first"] is None and outcomes["append"] is None and outcomes["last"] is None
         assert outcomes["duplicate"] is not None
         assert isinstance(outcomes["bad metadata"], InvalidRequest)
         for conversation_id, texts in (("conv_a", ["a"]), ("conv_existing", ["b"]), ("conv_b", ["c"])):
-            items = await store.load_conversation(conversation_id)
+            items = await store.conversations().load_conversation(conversation_id)
             assert items is not None
             assert [item.content for item in items] == texts  # type: ignore[union-attr]
-        existing = await store.get_conversation("conv_existing")
+        existing = await store.conversations().get_conversation("conv_existing")
         assert existing is not None and existing.metadata == {}
         await store.aclose()
 
@@ -64,12 +74,12 @@ def test_a_lone_failing_write_changes_nothing(db_path: Path) -> None:
     async def main() -> None:
         store = SqlStore(f"sqlite:///{db_path}")
         await store.migrate()
-        await store.create_conversation(_conversation("conv_one"), [_message("kept")])
+        await store.conversations().create_conversation(_conversation("conv_one"), [_message("kept")])
         with pytest.raises(InvalidRequest):
-            await store.update_conversation_metadata("conv_one", {"k" * 100: "v"})
-        conversation = await store.get_conversation("conv_one")
+            await store.conversations().update_conversation_metadata("conv_one", {"k" * 100: "v"})
+        conversation = await store.conversations().get_conversation("conv_one")
         assert conversation is not None and conversation.metadata == {}
-        items = await store.load_conversation("conv_one")
+        items = await store.conversations().load_conversation("conv_one")
         assert items is not None and len(items) == 1
         await store.aclose()
 
@@ -79,7 +89,7 @@ def test_a_lone_failing_write_changes_nothing(db_path: Path) -> None:
 def test_the_wal_stays_bounded_under_steady_writes(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Writers that never pause leave a passive checkpoint no moment to start the WAL over; the
     checkpointer then empties it once it passes its limit (scaled down here: 64 pages, 20 ms)."""
-    from responsa.store import _sqlite_database
+    from responsa.store.sql import _sqlite_database
 
     monkeypatch.setattr(_sqlite_database, "CHECKPOINT_EVERY", 0.02)
     monkeypatch.setattr(_sqlite_database, "TRUNCATE_AFTER_FRAMES", 64)
@@ -90,7 +100,9 @@ def test_the_wal_stays_bounded_under_steady_writes(db_path: Path, monkeypatch: p
     async def writer(store: SqlStore, conversation_id: str, deadline: float) -> None:
         nonlocal largest, appended
         while appended * 2000 <= enough and time.monotonic() < deadline:
-            await store.append_conversation_items(conversation_id, [_message("x" * 2000) for _ in range(10)])
+            await store.conversations().append_conversation_items(
+                conversation_id, [_message("x" * 2000) for _ in range(10)]
+            )
             appended += 10
             largest = max(largest, wal.stat().st_size if wal.exists() else 0)
 
@@ -100,11 +112,11 @@ def test_the_wal_stays_bounded_under_steady_writes(db_path: Path, monkeypatch: p
         deadline = time.monotonic() + 120
         async with anyio.create_task_group() as group:
             for index in range(8):
-                await store.create_conversation(_conversation(f"conv_{index}"), [])
+                await store.conversations().create_conversation(_conversation(f"conv_{index}"), [])
                 group.start_soon(writer, store, f"conv_{index}", deadline)
         written = 0
         for index in range(8):
-            written += len(await store.load_conversation(f"conv_{index}") or [])
+            written += len(await store.conversations().load_conversation(f"conv_{index}") or [])
         await store.aclose()
         assert written == appended and written * 2000 > enough, (written, appended)
         assert largest < 48 * 2**20, f"the WAL grew to {largest} bytes"  # unbounded: hundreds of MB in 3 s
@@ -121,21 +133,21 @@ def test_a_cancelled_writer_still_writes_and_hears_of_it_after(db_path: Path) ->
         with anyio.CancelScope() as scope:
             scope.cancel()
             try:
-                await store.append_conversation_items("conv_c", [_message("kept")])
+                await store.conversations().append_conversation_items("conv_c", [_message("kept")])
             finally:
                 with anyio.CancelScope(shield=True):
-                    items = await store.load_conversation("conv_c") or []
+                    items = await store.conversations().load_conversation("conv_c") or []
                     seen["at the cancel"] = [item.content for item in items]  # type: ignore[union-attr]
 
     async def main() -> None:
         store = SqlStore(f"sqlite:///{db_path}")
         await store.migrate()
-        await store.create_conversation(_conversation("conv_c"), [])
-        await store.create_conversation(_conversation("conv_d"), [])
+        await store.conversations().create_conversation(_conversation("conv_c"), [])
+        await store.conversations().create_conversation(_conversation("conv_d"), [])
         async with anyio.create_task_group() as group:
             group.start_soon(cancelled_writer, store)
-            group.start_soon(store.append_conversation_items, "conv_d", [_message("mate")])
-        mate = await store.load_conversation("conv_d") or []
+            group.start_soon(store.conversations().append_conversation_items, "conv_d", [_message("mate")])
+        mate = await store.conversations().load_conversation("conv_d") or []
         assert [item.content for item in mate] == ["mate"]  # type: ignore[union-attr]
         assert seen["at the cancel"] == ["kept"]
         await store.aclose()

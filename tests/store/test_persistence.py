@@ -43,8 +43,8 @@ def test_schema_version_is_the_newest_migration() -> None:
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
-    from responsa.store._migrate import MIGRATIONS
-    from responsa.store._tables import SCHEMA_VERSION
+    from responsa.store.sql._migrate import MIGRATIONS
+    from responsa.store.sql._tables import SCHEMA_VERSION
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
@@ -67,8 +67,8 @@ def test_the_server_process_never_loads_alembic(db_path: Path, url: str) -> None
         f"    store = SqlStore({url!r})\n"
         "    await store.migrate()\n"
         "    conversation = Conversation(id=f'conv_{uuid.uuid4().hex}', created_at=0, metadata={})\n"
-        "    await store.create_conversation(conversation, [])\n"
-        "    assert (await store.get_conversation(conversation.id)) is not None\n"
+        "    await store.conversations().create_conversation(conversation, [])\n"
+        "    assert (await store.conversations().get_conversation(conversation.id)) is not None\n"
         "    await store.aclose()\n"
         "asyncio.run(main())\n"
         "print('alembic' in sys.modules)\n"

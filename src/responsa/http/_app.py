@@ -172,10 +172,10 @@ def create_app(settings: Settings) -> Starlette:
             log_capabilities(capabilities)
             found = by_name(capabilities)
             tasks = await stack.enter_async_context(anyio.create_task_group())
-            files = FileService(store, settings.max_file_bytes, PART_BYTES)
+            files = FileService(store.files(), settings.max_file_bytes, PART_BYTES)
             containers, code_status = await containers_service(settings, store, files, found["code_sandbox"])
             stack.push_async_callback(containers.aclose)
-            vector_stores = VectorStoreService(store, files, tasks, _embedder(settings, registry))
+            vector_stores = VectorStoreService(store.vector_stores(), files, tasks, _embedder(settings, registry))
             tools = load_tool_registry([
                 McpKind.configured(settings),
                 FileSearchKind(vector_stores),

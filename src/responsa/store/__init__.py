@@ -1,6 +1,8 @@
-"""Durable storage of responses and items."""
+"""Durable storage: the repositories the engine reaches, as protocols, and the values they hold
+(this package), and their SQL implementation over SQLite and PostgreSQL (``store/sql/``)."""
 
 from ._base import (
+    PART_BYTES,
     ConversationRepository,
     FileRepository,
     ItemPage,
@@ -11,14 +13,11 @@ from ._base import (
     ResponseRepository,
     Retention,
     Store,
+    StoreHealth,
 )
-from ._chunks import ChunkHit
-from ._containers import ContainerRepository
-from ._faults import StoreHealth
-from ._files import PART_BYTES
-from ._sql import SqlStore, schema_state
-from ._vector_store_repository import VectorStoreRepository
-from ._vector_stores import StoredBatch, StoredFile, StoredVectorStore
+from ._container_repository import ContainerRepository
+from ._vector_store_repository import ChunkHit, StoredBatch, StoredFile, StoredVectorStore, VectorStoreRepository
+from .sql import SqlStore, schema_state
 
 __all__ = [
     "PART_BYTES",

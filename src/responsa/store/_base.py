@@ -11,6 +11,7 @@ from typing import Any, Literal, Protocol
 from responsa.protocol import Conversation, FileObject, Item, ResponseObject
 
 __all__ = [
+    "PART_BYTES",
     "ConversationRepository",
     "FileRepository",
     "ItemPage",
@@ -21,6 +22,7 @@ __all__ = [
     "ResponseRepository",
     "Retention",
     "Store",
+    "StoreHealth",
 ]
 
 Order = Literal["asc", "desc"]
@@ -206,12 +208,15 @@ class ConversationRepository(Protocol):
         """Every item of the conversation, oldest first; None if it does not exist."""
 
 
-class Store(ResponseRepository, ConversationRepository, Protocol):
-    """Responses and conversations in one database (a response's save appends its turn to its
-    conversation in the same transaction), and the database's own life: schema, expiry, closing."""
+class Store(ResponseRepository, Protocol):
+    """Responses, with conversations composed on the same database (a response's save appends its turn
+    to its conversation in the same transaction), and the database's own life: schema, expiry, closing."""
 
     def scoped(self, tenant: str) -> Store:
         """The same store, seeing only ``tenant``'s objects."""
+
+    def conversations(self) -> ConversationRepository:
+        """The conversations of this store's tenant."""
 
     async def migrate(self) -> None:
         """Bring the schema up to date (idempotent)."""
@@ -246,3 +251,20 @@ class FileRepository(Protocol):
     async def file_name(self, file_id: str) -> str | None: ...
 
     async def delete_file(self, file_id: str) -> bool: ...
+
+
+@dataclass
+class StoreHealth:
+    """What the store's last write found: ``failing`` is the reason it could not write, ``None`` when it could."""
+
+    failing: str | None = None
+    since: float | None = None
+
+    def as_json(self) -> dict[str, object]:
+        if self.failing is None:
+            return {"status": "ok"}
+        return {"status": "failing", "error": self.failing, "since": self.since}
+
+
+PART_BYTES = 256 * 1024
+"""The size of the parts a file's bytes are stored in."""

@@ -3,13 +3,54 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ._base import Order
-from ._chunks import ChunkHit
-from ._vector_stores import StoredBatch, StoredFile, StoredVectorStore
 
-__all__ = ["VectorStoreRepository"]
+__all__ = ["ChunkHit", "StoredBatch", "StoredFile", "StoredVectorStore", "VectorStoreRepository"]
+
+
+@dataclass(frozen=True)
+class StoredVectorStore:
+    id: str
+    created_at: int
+    name: str
+    metadata: dict[str, str]
+    expires_after_days: int | None
+    last_active_at: int
+    counts: dict[str, int]
+    usage_bytes: int
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    vector_store_id: str
+    file_id: str
+    created_at: int
+    status: str
+    last_error: dict[str, str] | None
+    attributes: dict[str, Any] | None
+    chunking: dict[str, Any]
+    usage_bytes: int
+
+
+@dataclass(frozen=True)
+class StoredBatch:
+    id: str
+    vector_store_id: str
+    created_at: int
+    cancelled: bool
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True)
+class ChunkHit:
+    chunk_id: int
+    file_id: str
+    text: str
+    score: float
+    """0 to 1: the keyword rank r (BM25 on SQLite, ts_rank on PostgreSQL) as r / (r + 1)."""
 
 
 class VectorStoreRepository(Protocol):

@@ -43,7 +43,7 @@ async def load_history(store: Store, request: CreateResponseRequest) -> list[Ite
     if conversation_id is not None:
         if not store.retention.conversations_enabled:
             raise InvalidRequest("Conversation storage is disabled on this server.", param="conversation")
-        items = await store.load_conversation(conversation_id)
+        items = await store.conversations().load_conversation(conversation_id)
         if items is None:
             raise NotFound(f"Conversation with id '{conversation_id}' not found.", param="conversation")
         return items

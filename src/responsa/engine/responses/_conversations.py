@@ -43,37 +43,37 @@ class ConversationService:
         items = await resolve_items(self._store, request.items or [], "items", self._kinds, copies=True)
         items = conversation_items(items, self._kinds)
         conversation = Conversation(id=new_id("conv"), created_at=int(time.time()), metadata=request.metadata or {})
-        await self._store.create_conversation(conversation, items)
+        await self._store.conversations().create_conversation(conversation, items)
         return conversation
 
     async def get(self, conversation_id: str) -> Conversation:
-        conversation = await self._store.get_conversation(conversation_id)
+        conversation = await self._store.conversations().get_conversation(conversation_id)
         if conversation is None:
             raise _not_found(conversation_id)
         return conversation
 
     async def update(self, conversation_id: str, request: UpdateConversationRequest) -> Conversation:
-        conversation = await self._store.update_conversation_metadata(conversation_id, request.metadata)
+        conversation = await self._store.conversations().update_conversation_metadata(conversation_id, request.metadata)
         if conversation is None:
             raise _not_found(conversation_id)
         return conversation
 
     async def delete(self, conversation_id: str) -> None:
-        if not await self._store.delete_conversation(conversation_id):
+        if not await self._store.conversations().delete_conversation(conversation_id):
             raise _not_found(conversation_id)
 
     async def add_items(self, conversation_id: str, request: CreateConversationItemsRequest) -> list[Item]:
         await self.get(conversation_id)
         items = await resolve_items(self._store, request.items, "items", self._kinds, copies=True)
         items = conversation_items(items, self._kinds)
-        if not await self._store.append_conversation_items(conversation_id, items):
+        if not await self._store.conversations().append_conversation_items(conversation_id, items):
             raise _not_found(conversation_id)
         return items
 
     async def list_items(
         self, conversation_id: str, *, limit: int, order: Order, after: str | None, before: str | None
     ) -> ItemPage:
-        page = await self._store.list_conversation_items(
+        page = await self._store.conversations().list_conversation_items(
             conversation_id, limit=limit, order=order, after=after, before=before
         )
         if page is None:
@@ -81,7 +81,7 @@ class ConversationService:
         return page
 
     async def get_item(self, conversation_id: str, item_id: str) -> Item:
-        item = await self._store.get_conversation_item(conversation_id, item_id)
+        item = await self._store.conversations().get_conversation_item(conversation_id, item_id)
         if item is None:
             await self.get(conversation_id)
             raise NotFound(f"Item with id '{item_id}' not found in conversation.", param="item_id")
@@ -89,6 +89,6 @@ class ConversationService:
 
     async def delete_item(self, conversation_id: str, item_id: str) -> Conversation:
         conversation = await self.get(conversation_id)
-        if not await self._store.delete_conversation_item(conversation_id, item_id):
+        if not await self._store.conversations().delete_conversation_item(conversation_id, item_id):
             raise NotFound(f"Item with id '{item_id}' not found in conversation.", param="item_id")
         return conversation

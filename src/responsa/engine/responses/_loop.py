@@ -266,4 +266,4 @@ class RunLoop:
                 response, inputs, append_to_conversation=turn, events=end, timing=timing
             )
         elif turn and response.conversation:
-            await store.append_conversation_items(response.conversation["id"], turn)
+            await store.conversations().append_conversation_items(response.conversation["id"], turn)

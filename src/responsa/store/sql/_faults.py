@@ -15,7 +15,6 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TypeVar
 
 from sqlalchemy import delete, insert, literal, select
@@ -24,10 +23,11 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from responsa.protocol import StorageUnavailable
 
+from .._base import StoreHealth
 from ._database import Database, Migration, Sql
 from ._tables import store_probe
 
-__all__ = ["GuardedDatabase", "StoreHealth", "storage_fault"]
+__all__ = ["GuardedDatabase", "storage_fault"]
 
 logger = logging.getLogger(__name__)
 
@@ -86,19 +86,6 @@ def _caused_by_the_network(error: BaseException) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     return False
-
-
-@dataclass
-class StoreHealth:
-    """What the store's last write found: ``failing`` is the reason it could not write, ``None`` when it could."""
-
-    failing: str | None = None
-    since: float | None = None
-
-    def as_json(self) -> dict[str, object]:
-        if self.failing is None:
-            return {"status": "ok"}
-        return {"status": "failing", "error": self.failing, "since": self.since}
 
 
 MIN_FREE_BYTES = 1 << 20

@@ -4,18 +4,18 @@ so a container the server acknowledged can always be found, and expired when its
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy import delete, insert, select, update
 
 from responsa.protocol import ContainerExpiry, ContainerFileObject, ContainerObject
 
-from ._base import Order
+from .._base import Order
 from ._database import Database, Sql
 from ._paging import keyed_page
 from ._tables import container_files, containers
 
-__all__ = ["ContainerRepository", "SqlContainers"]
+__all__ = ["SqlContainers"]
 
 _c, _f = containers.c, container_files.c
 _CONTAINER = (_c.id, _c.name, _c.created_at, _c.last_active_at, _c.expires_after_minutes, _c.memory_limit, _c.status)
@@ -33,46 +33,6 @@ def _file_of(row: Any) -> ContainerFileObject:
     file_id, container_id, path, size, source, created_at = row
     return ContainerFileObject(id=file_id, container_id=container_id, path=path, bytes=size, source=source,
                                created_at=created_at)  # fmt: skip
-
-
-class ContainerRepository(Protocol):
-    """Containers of ``tenant`` (``scoped`` makes the view of another) and the files listed in them."""
-
-    tenant: str
-
-    def scoped(self, tenant: str) -> ContainerRepository: ...
-
-    async def create_container(self, container: ContainerObject) -> None: ...
-
-    async def get_container(self, container_id: str) -> ContainerObject | None: ...
-
-    async def list_containers(
-        self, *, limit: int, order: Order, after: str | None, name: str | None
-    ) -> tuple[list[ContainerObject], bool]: ...
-
-    async def touch_container(self, container_id: str, at: int) -> None: ...
-
-    async def expire_container(self, container_id: str) -> None:
-        """It is ``expired``: its file rows go (the container's own row stays, to say so)."""
-
-    async def delete_container(self, container_id: str) -> bool: ...
-
-    async def idle_containers(self, now: int) -> list[tuple[str, str]]:
-        """(tenant, id) of every tenant's running containers idle past their minutes at ``now``."""
-
-    async def add_container_file(self, file: ContainerFileObject) -> None: ...
-
-    async def resize_container_file(self, file_id: str, size: int) -> None: ...
-
-    async def get_container_file(self, container_id: str, file_id: str) -> ContainerFileObject | None: ...
-
-    async def container_files_by_path(self, container_id: str) -> dict[str, ContainerFileObject]: ...
-
-    async def list_container_files(
-        self, container_id: str, *, limit: int, order: Order, after: str | None
-    ) -> tuple[list[ContainerFileObject], bool]: ...
-
-    async def delete_container_files(self, container_id: str, file_ids: list[str]) -> int: ...
 
 
 class SqlContainers:

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import JSON, ColumnElement, Select, cast, func, select
 
-from ._base import Order, ResponseFilter
+from .._base import Order, ResponseFilter
 from ._database import Sql
 from ._paging import keyed_page
 from ._tables import response_items, responses

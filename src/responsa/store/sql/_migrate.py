@@ -1,4 +1,4 @@
-"""Schema migrations (Alembic), run in a process of their own: ``python -m responsa.store._migrate``
+"""Schema migrations (Alembic), run in a process of their own: ``python -m responsa.store.sql._migrate``
 with the store URL in ``RESPONSA_MIGRATE_URL`` (not on the command line, where passwords show).
 
 Alembic brings Mako and Pygments along: about 13 MB that would stay in the server for its whole
@@ -37,7 +37,7 @@ def upgrade_to_head(connection: Connection) -> None:
 async def upgrade_in_child(url: str) -> None:
     """Migrate the store at ``url`` from a child process; its error output becomes the exception."""
     done = await anyio.run_process(
-        [sys.executable, "-m", "responsa.store._migrate"], env={**os.environ, _URL_VARIABLE: url}, check=False
+        [sys.executable, "-m", "responsa.store.sql._migrate"], env={**os.environ, _URL_VARIABLE: url}, check=False
     )
     if done.returncode != 0:
         raise RuntimeError(f"migrating the store failed:\n{done.stderr.decode(errors='replace')[-4000:]}")

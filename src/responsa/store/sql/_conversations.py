@@ -11,14 +11,14 @@ from sqlalchemy import delete, select
 
 from responsa.protocol import Conversation, InvalidRequest, Item, check_metadata
 
+from .._base import ItemPage, Order, Retention
 from . import _statements as sql
-from ._base import ItemPage, Order, Retention
 from ._context_cache import ContextCache, ConversationSnapshot
 from ._database import Database, Sql
 from ._paging import dump_item, item_page, load_item
 from ._tables import conversation_items, conversations
 
-__all__ = ["ConversationQueries", "append_items"]
+__all__ = ["SqlConversations", "append_items", "live"]
 
 
 def append_items(conn: Sql, conversation_id: str, items: Sequence[Item]) -> bool:
@@ -42,21 +42,29 @@ def _to_conversation(row: Sequence[Any]) -> Conversation:
     return Conversation(id=conversation_id, created_at=created_at, metadata=orjson.loads(metadata))
 
 
-class ConversationQueries:
-    """Needs ``_db``, ``retention`` and the conversation snapshots from the store it is mixed into."""
+def live(tenant: str, ttl: float) -> dict[str, Any]:
+    """Parameters that limit a lookup to ``tenant``'s objects that have not expired."""
+    return {"tenant": tenant, "oldest": time.time() - ttl if ttl else -1.0}
 
-    _db: Database
-    retention: Retention
-    tenant: str
-    _conversation_contexts: ContextCache[ConversationSnapshot]
 
-    def _live(self, ttl: float) -> dict[str, Any]:
-        """Parameters that limit a lookup to this tenant's objects that have not expired."""
-        return {"tenant": self.tenant, "oldest": time.time() - ttl if ttl else -1.0}
+class SqlConversations:
+    """The conversations of ``tenant`` and their items, on the store's database, with the snapshots of
+    their contexts the store keeps (shared by every tenant's view, keyed by tenant)."""
+
+    def __init__(
+        self, db: Database, tenant: str, retention: Retention, snapshots: ContextCache[ConversationSnapshot]
+    ) -> None:
+        self._db = db
+        self.tenant = tenant
+        self.retention = retention
+        self._conversation_contexts = snapshots
+
+    def scoped(self, tenant: str) -> SqlConversations:
+        return SqlConversations(self._db, tenant, self.retention, self._conversation_contexts)
 
     def _live_conversation(self, conversation_id: str) -> dict[str, Any]:
         """Parameters that find the conversation only if it is this tenant's and has not expired."""
-        return {"conversation_id": conversation_id, **self._live(self.retention.conversation_ttl)}
+        return {"conversation_id": conversation_id, **live(self.tenant, self.retention.conversation_ttl)}
 
     async def create_conversation(self, conversation: Conversation, items: Sequence[Item]) -> None:
         row = {
@@ -73,7 +81,7 @@ class ConversationQueries:
             cap = self.retention.conversation_max_entries
             if cap:
                 evicted = select(conversations.c.id).order_by(conversations.c.stored_at.desc()).offset(cap)
-                self._delete_conversations(conn, list(conn.execute(evicted).scalars()))
+                self.delete_conversations(conn, list(conn.execute(evicted).scalars()))
 
         await self._db.write(work)
 
@@ -111,11 +119,11 @@ class ConversationQueries:
         def work(conn: Sql) -> bool:
             if self._fetch_conversation(conn, conversation_id) is None:
                 return False
-            return self._delete_conversations(conn, [conversation_id]) > 0
+            return self.delete_conversations(conn, [conversation_id]) > 0
 
         return await self._db.write(work)
 
-    def _delete_conversations(self, conn: Sql, ids: list[str]) -> int:
+    def delete_conversations(self, conn: Sql, ids: list[str]) -> int:
         if not ids:
             return 0
         # The conversations first: the trigger counting their items' removal then has no row to update.
@@ -194,9 +202,9 @@ class ConversationQueries:
             self._conversation_contexts.put(self.tenant, conversation_id, snapshot)
         return list(items)
 
-    def _sweep_conversations(self, conn: Sql) -> int:
+    def sweep(self, conn: Sql) -> int:
         ttl = self.retention.conversation_ttl
         if not ttl:
             return 0
         expired = select(conversations.c.id).where(conversations.c.stored_at < time.time() - ttl)
-        return self._delete_conversations(conn, list(conn.execute(expired).scalars()))
+        return self.delete_conversations(conn, list(conn.execute(expired).scalars()))

@@ -5,54 +5,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 from sqlalchemy import delete, func, insert, select, text, update
 
-from ._base import Order
-from ._chunks import ChunkQueries
+from .._base import Order
+from .._vector_store_repository import ChunkHit, StoredBatch, StoredFile, StoredVectorStore
+from ._chunks import SqlChunks
 from ._database import Database, Sql
 from ._paging import keyed_page
 from ._tables import chunk_vectors, chunks, vector_store_file_batches, vector_store_files, vector_stores
 
-__all__ = ["StoredBatch", "StoredFile", "StoredVectorStore", "VectorStoreQueries"]
+__all__ = ["SqlVectorStores"]
 
 _v, _vf, _c, _b = vector_stores.c, vector_store_files.c, chunks.c, vector_store_file_batches.c
-
-
-@dataclass(frozen=True)
-class StoredVectorStore:
-    id: str
-    created_at: int
-    name: str
-    metadata: dict[str, str]
-    expires_after_days: int | None
-    last_active_at: int
-    counts: dict[str, int]
-    usage_bytes: int
-
-
-@dataclass(frozen=True)
-class StoredFile:
-    vector_store_id: str
-    file_id: str
-    created_at: int
-    status: str
-    last_error: dict[str, str] | None
-    attributes: dict[str, Any] | None
-    chunking: dict[str, Any]
-    usage_bytes: int
-
-
-@dataclass(frozen=True)
-class StoredBatch:
-    id: str
-    vector_store_id: str
-    created_at: int
-    cancelled: bool
-    counts: dict[str, int]
 
 
 def _counts(conn: Sql, where: Any) -> tuple[dict[str, int], int]:
@@ -84,12 +51,34 @@ _FILE_COLUMNS = (
 )  # fmt: skip
 
 
-class VectorStoreQueries(ChunkQueries):
-    """Needs ``_db``, ``tenant`` and ``_url`` from the store it is mixed into."""
+class SqlVectorStores:
+    """The vector stores of ``tenant``, their files as they are ingested and file batches, on the store's
+    database; their chunks and vectors through :class:`SqlChunks`."""
 
-    _db: Database
-    tenant: str
-    _url: str
+    def __init__(self, db: Database, tenant: str, chunks: SqlChunks) -> None:
+        self._db = db
+        self.tenant = tenant
+        self._chunks = chunks
+
+    def scoped(self, tenant: str) -> SqlVectorStores:
+        return SqlVectorStores(self._db, tenant, self._chunks)
+
+    async def search_chunks(self, vector_store_id: str, query: str, limit: int) -> list[ChunkHit]:
+        return await self._chunks.search_chunks(vector_store_id, query, limit)
+
+    async def searchable_files(
+        self, vector_store_id: str, file_ids: Sequence[str]
+    ) -> dict[str, tuple[str, dict[str, Any] | None]]:
+        return await self._chunks.searchable_files(vector_store_id, file_ids)
+
+    async def vector_fingerprint(self, vector_store_id: str) -> tuple[int, int]:
+        return await self._chunks.vector_fingerprint(vector_store_id)
+
+    async def load_vectors(self, vector_store_id: str) -> list[tuple[int, bytes]]:
+        return await self._chunks.load_vectors(vector_store_id)
+
+    async def chunks_by_id(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        return await self._chunks.chunks_by_id(chunk_ids)
 
     def _mine(self, vector_store_id: str) -> Any:
         return (_v.id == vector_store_id) & (_v.tenant == self.tenant)
@@ -154,11 +143,11 @@ class VectorStoreQueries(ChunkQueries):
         return await self._db.write(work)
 
     def _delete_contents(self, conn: Sql, vector_store_id: str) -> None:
-        self._delete_chunks(conn, vector_store_id, None)
+        self._chunks.delete_chunks(conn, vector_store_id, None)
         conn.execute(delete(vector_store_files).where(_vf.vector_store_id == vector_store_id))
         conn.execute(delete(vector_store_file_batches).where(_b.vector_store_id == vector_store_id))
 
-    def _sweep_vector_stores(self, conn: Sql) -> int:
+    def sweep(self, conn: Sql) -> int:
         """Stores past ``expires_after`` (days since they were last active), with their chunks."""
         deadline = _v.last_active_at + _v.expires_after_days * 86400
         expired = list(
@@ -187,7 +176,7 @@ class VectorStoreQueries(ChunkQueries):
         }  # fmt: skip
 
         def work(conn: Sql) -> None:
-            self._delete_chunks(conn, vector_store_id, file_id)
+            self._chunks.delete_chunks(conn, vector_store_id, file_id)
             where = (_vf.vector_store_id == vector_store_id) & (_vf.file_id == file_id)
             conn.execute(delete(vector_store_files).where(where))
             conn.execute(insert(vector_store_files), [row])
@@ -223,7 +212,7 @@ class VectorStoreQueries(ChunkQueries):
             where = (_vf.vector_store_id == vector_store_id) & (_vf.file_id == file_id)
             if conn.execute(delete(vector_store_files).where(where)).rowcount == 0:
                 return False
-            self._delete_chunks(conn, vector_store_id, file_id)
+            self._chunks.delete_chunks(conn, vector_store_id, file_id)
             return True
 
         return await self._db.write(work)
@@ -260,7 +249,7 @@ class VectorStoreQueries(ChunkQueries):
                     stored = [{"chunk_id": cid, "vector_store_id": vector_store_id, "vector": blob}
                               for cid, blob in zip(ids, vectors, strict=True)]  # fmt: skip
                     conn.execute(insert(chunk_vectors), stored)
-                if self._sqlite:
+                if self._chunks.sqlite:
                     conn.execute(
                         text(
                             "INSERT INTO chunks_fts(rowid, text) SELECT id, text FROM chunks "
@@ -307,9 +296,9 @@ class VectorStoreQueries(ChunkQueries):
         statement = update(vector_stores).where(_v.id == vector_store_id).values(last_active_at=int(time.time()))
         await self._db.write(lambda conn: conn.execute(statement))
 
-    def _delete_file_everywhere(self, conn: Sql, file_id: str) -> None:
+    def delete_file_everywhere(self, conn: Sql, file_id: str) -> None:
         """A deleted file leaves every vector store, chunks included."""
         stores = list(conn.execute(select(_vf.vector_store_id).where(_vf.file_id == file_id)).scalars())
         for vector_store_id in stores:
-            self._delete_chunks(conn, vector_store_id, file_id)
+            self._chunks.delete_chunks(conn, vector_store_id, file_id)
         conn.execute(delete(vector_store_files).where(_vf.file_id == file_id))

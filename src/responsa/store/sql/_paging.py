@@ -11,7 +11,7 @@ from sqlalchemy import ColumnElement, Select, Table, select
 
 from responsa.protocol import Item, dump_json
 
-from ._base import ItemPage, Order
+from .._base import ItemPage, Order
 from ._database import Sql
 
 __all__ = ["dump_item", "item_page", "keyed_page", "load_item"]

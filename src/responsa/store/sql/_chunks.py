@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 from sqlalchemy import delete, func, select, text
 
+from .._vector_store_repository import ChunkHit
 from ._database import Database, Sql
 from ._tables import chunk_vectors, chunks, files, vector_store_files
 
-__all__ = ["ChunkHit", "ChunkQueries"]
+__all__ = ["SqlChunks"]
 
 _c, _cv, _vf = chunks.c, chunk_vectors.c, vector_store_files.c
 _WORD = re.compile(r"\w+")
@@ -30,27 +30,21 @@ _POSTGRES_SEARCH = text(
 )
 
 
-@dataclass(frozen=True)
-class ChunkHit:
-    chunk_id: int
-    file_id: str
-    text: str
-    score: float
-    """0 to 1: the keyword rank r (BM25 on SQLite, ts_rank on PostgreSQL) as r / (r + 1)."""
+class SqlChunks:
+    """The chunks and vectors of vector stores' files: keyword search in the database's own index (FTS5
+    on SQLite, tsvector on PostgreSQL), vectors for the engine's index. No tenant: the vector stores'
+    repository asks for its own stores' chunks only."""
 
-
-class ChunkQueries:
-    """Needs ``_db`` and ``_url`` from the store it is mixed into."""
-
-    _db: Database
-    _url: str
+    def __init__(self, db: Database, url: str) -> None:
+        self._db = db
+        self._url = url
 
     async def search_chunks(self, vector_store_id: str, query: str, limit: int) -> list[ChunkHit]:
         """The best ``limit`` chunks for ``query``'s words (any of them), best first."""
         words = _WORD.findall(query.lower())
         if not words:
             return []
-        if self._sqlite:
+        if self.sqlite:
             statement, expression = _SQLITE_SEARCH, " OR ".join(f'"{word}"' for word in words)
         else:
             statement, expression = _POSTGRES_SEARCH, " | ".join(words)
@@ -94,14 +88,14 @@ class ChunkQueries:
         }
 
     @property
-    def _sqlite(self) -> bool:
+    def sqlite(self) -> bool:
         return self._url.startswith("sqlite")
 
-    def _delete_chunks(self, conn: Sql, vector_store_id: str, file_id: str | None) -> None:
+    def delete_chunks(self, conn: Sql, vector_store_id: str, file_id: str | None) -> None:
         where = _c.vector_store_id == vector_store_id
         if file_id is not None:
             where &= _c.file_id == file_id
-        if self._sqlite:
+        if self.sqlite:
             scope = "WHERE vector_store_id = :store" + (" AND file_id = :file" if file_id is not None else "")
             conn.execute(
                 text(f"INSERT INTO chunks_fts(chunks_fts, rowid, text) SELECT 'delete', id, text FROM chunks {scope}"),

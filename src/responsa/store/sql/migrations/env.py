@@ -1,4 +1,4 @@
-"""Alembic environment: runs on the connection responsa hands over (see ``responsa.store._sql``)."""
+"""Alembic environment: runs on the connection responsa hands over (see ``responsa.store.sql._store``)."""
 
 from __future__ import annotations
 

@@ -15,14 +15,13 @@ from sqlalchemy import delete, insert, select
 
 from responsa.protocol import FileObject
 
-from ._base import Order
+from .._base import Order
 from ._database import Database, Sql
 from ._paging import keyed_page
 from ._tables import file_parts, files
 
-__all__ = ["PART_BYTES", "FileQueries"]
+__all__ = ["SqlFiles"]
 
-PART_BYTES = 256 * 1024
 ABANDONED_AFTER = 3600.0
 """Seconds after which parts with no file row (an upload that never finished) are removed."""
 
@@ -39,13 +38,18 @@ def _file_of(row: Any) -> FileObject:
     )
 
 
-class FileQueries:
-    """Needs ``_db`` and ``tenant`` from the store it is mixed into."""
+class SqlFiles:
+    """The files of ``tenant``, their rows and their bytes in parts, on the store's database.
+    ``purge`` removes a deleted file from every vector store, in the same transaction (the vector
+    stores' repository does it)."""
 
-    _db: Database
-    tenant: str
-    _delete_file_everywhere: Callable[[Sql, str], None]
-    """Removes the file from every vector store (from :class:`VectorStoreQueries`)."""
+    def __init__(self, db: Database, tenant: str, purge: Callable[[Sql, str], None]) -> None:
+        self._db = db
+        self.tenant = tenant
+        self._delete_file_everywhere = purge
+
+    def scoped(self, tenant: str) -> SqlFiles:
+        return SqlFiles(self._db, tenant, self._delete_file_everywhere)
 
     def _visible(self, now: float | None = None) -> Any:
         """This tenant's files that have not expired."""
@@ -111,7 +115,7 @@ class FileQueries:
 
         return await self._db.write(work)
 
-    def _sweep_files(self, conn: Sql) -> int:
+    def sweep(self, conn: Sql) -> int:
         """Expired files with their bytes, and the parts of uploads abandoned an hour ago."""
         now = time.time()
         expired = list(conn.execute(select(_f.id).where(_f.expires_at <= int(now))).scalars())

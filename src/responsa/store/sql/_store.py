@@ -16,25 +16,28 @@ from sqlalchemy.exc import DBAPIError
 
 from responsa.protocol import TERMINAL_STATUSES, Item, ResponseObject, dump_dict
 
+from .._base import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Retention, StoreHealth
 from . import _statements as sql
-from ._base import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Retention
+from ._chunks import SqlChunks
 from ._containers import SqlContainers
 from ._context_cache import ContextCache, ConversationSnapshot
+from ._conversations import SqlConversations, append_items, live
 from ._database import Sql, open_database
-from ._faults import GuardedDatabase, StoreHealth
-from ._files import FileQueries
+from ._faults import GuardedDatabase
+from ._files import SqlFiles
 from ._migrate import upgrade_in_child, upgrade_to_head
 from ._paging import dump_item, item_page, load_item
 from ._response_listing import list_rows
-from ._sql_conversations import ConversationQueries, append_items
 from ._tables import SCHEMA_VERSION, conversation_items, conversations, response_events, response_items, responses
-from ._vector_stores import VectorStoreQueries
+from ._vector_stores import SqlVectorStores
 
 __all__ = ["SqlStore", "schema_state"]
 
 
-class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
-    """Responses as rows; items in their own tables so chains and listings never parse whole bodies."""
+class SqlStore:
+    """Responses as rows; items in their own tables so chains and listings never parse whole bodies.
+    The other repositories are composed on the same database, each a view of this store's tenant:
+    :meth:`conversations`, :meth:`files`, :meth:`vector_stores`, :meth:`containers`."""
 
     def __init__(self, url: str, retention: Retention | None = None) -> None:
         self.retention = retention or Retention()
@@ -44,6 +47,7 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
         self._contexts: ContextCache[tuple[Item, ...]] = ContextCache()
         self._conversation_contexts: ContextCache[ConversationSnapshot] = ContextCache(size=128)
         self._views: dict[str, SqlStore] = {}
+        self._chunks = SqlChunks(self._db, url)
 
     def scoped(self, tenant: str) -> SqlStore:
         """The store as ``tenant`` sees it, made once per tenant (the configured keys' tenants)."""
@@ -57,12 +61,25 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
         """Whether the store can serve now (see ``GuardedDatabase.check``)."""
         return await self._db.check()
 
+    def conversations(self) -> SqlConversations:
+        """The conversations of this view's tenant (a response's save still appends its turn in its own
+        transaction, ``append_to_conversation``)."""
+        return SqlConversations(self._db, self.tenant, self.retention, self._conversation_contexts)
+
+    def vector_stores(self) -> SqlVectorStores:
+        """The vector stores of this view's tenant, their files, batches, chunks and vectors."""
+        return SqlVectorStores(self._db, self.tenant, self._chunks)
+
+    def files(self) -> SqlFiles:
+        """The files of this view's tenant; deleting one removes it from the tenant's vector stores too."""
+        return SqlFiles(self._db, self.tenant, self.vector_stores().delete_file_everywhere)
+
     def containers(self) -> SqlContainers:
         """The containers of this view's tenant (their own repository, on the same database)."""
         return SqlContainers(self._db, self.tenant)
 
     def _live_response(self, response_id: str) -> dict[str, Any]:
-        return {"response_id": response_id, **self._live(self.retention.response_ttl)}
+        return {"response_id": response_id, **live(self.tenant, self.retention.response_ttl)}
 
     async def migrate(self) -> None:
         """Upgrade the schema if it is behind, in a child process (see ``_migrate``): the server never
@@ -189,11 +206,11 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
     async def list_responses(
         self, wanted: ResponseFilter, *, limit: int, order: Order, after: str | None, before: str | None
     ) -> ResponsePage:
-        live = self._live(self.retention.response_ttl)
+        unexpired = live(self.tenant, self.retention.response_ttl)
         sqlite = self._url.startswith("sqlite")
 
         def work(conn: Sql) -> tuple[list[tuple[str, str, list[str]]], bool]:
-            return list_rows(conn, sqlite, live, wanted, limit=limit, order=order, after=after, before=before)
+            return list_rows(conn, sqlite, unexpired, wanted, limit=limit, order=order, after=after, before=before)
 
         rows, has_more = await self._db.read(work)
         return ResponsePage([_response_of(body, outputs) for _response_id, body, outputs in rows], has_more)
@@ -277,7 +294,9 @@ class SqlStore(ConversationQueries, FileQueries, VectorStoreQueries):
                     responses.c.stored_at < time.time() - self.retention.response_ttl
                 )
                 removed += self._delete_responses(conn, list(conn.execute(expired).scalars()))
-            return removed + self._sweep_conversations(conn) + self._sweep_files(conn) + self._sweep_vector_stores(conn)
+            return (
+                removed + self.conversations().sweep(conn) + self.files().sweep(conn) + self.vector_stores().sweep(conn)
+            )
 
         return await self._db.write(work)
 

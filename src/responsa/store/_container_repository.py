@@ -1,0 +1,51 @@
+"""The container repository: the rows that list containers and their files, for one tenant."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from responsa.protocol import ContainerFileObject, ContainerObject
+
+from ._base import Order
+
+__all__ = ["ContainerRepository"]
+
+
+class ContainerRepository(Protocol):
+    """Containers of ``tenant`` (``scoped`` makes the view of another) and the files listed in them."""
+
+    tenant: str
+
+    def scoped(self, tenant: str) -> ContainerRepository: ...
+
+    async def create_container(self, container: ContainerObject) -> None: ...
+
+    async def get_container(self, container_id: str) -> ContainerObject | None: ...
+
+    async def list_containers(
+        self, *, limit: int, order: Order, after: str | None, name: str | None
+    ) -> tuple[list[ContainerObject], bool]: ...
+
+    async def touch_container(self, container_id: str, at: int) -> None: ...
+
+    async def expire_container(self, container_id: str) -> None:
+        """It is ``expired``: its file rows go (the container's own row stays, to say so)."""
+
+    async def delete_container(self, container_id: str) -> bool: ...
+
+    async def idle_containers(self, now: int) -> list[tuple[str, str]]:
+        """(tenant, id) of every tenant's running containers idle past their minutes at ``now``."""
+
+    async def add_container_file(self, file: ContainerFileObject) -> None: ...
+
+    async def resize_container_file(self, file_id: str, size: int) -> None: ...
+
+    async def get_container_file(self, container_id: str, file_id: str) -> ContainerFileObject | None: ...
+
+    async def container_files_by_path(self, container_id: str) -> dict[str, ContainerFileObject]: ...
+
+    async def list_container_files(
+        self, container_id: str, *, limit: int, order: Order, after: str | None
+    ) -> tuple[list[ContainerFileObject], bool]: ...
+
+    async def delete_container_files(self, container_id: str, file_ids: list[str]) -> int: ...

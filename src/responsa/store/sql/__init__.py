@@ -1,0 +1,6 @@
+"""The store over SQL (SQLAlchemy Core; SQLite through its own writer thread, PostgreSQL through an
+async driver), with its schema and migrations (Alembic)."""
+
+from ._store import SqlStore, schema_state
+
+__all__ = ["SqlStore", "schema_state"]
