@@ -96,6 +96,19 @@ def test_the_engine_folders_import_one_way() -> None:
             assert top in allowed or top.startswith("_"), f"{path} ({folder}) imports engine.{name}"
 
 
+def test_the_store_protocols_know_no_implementation() -> None:
+    """``store/``'s protocols and values import nothing of ``store/sql/`` (its ``__init__`` re-exports
+    ``SqlStore`` for the lifespan, the one place that picks an implementation)."""
+    for path in (PACKAGE / "store").glob("_[!_]*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                assert not (module.startswith("sql") or module.startswith("responsa.store.sql")), (
+                    f"{path} imports {module}"
+                )
+
+
 @pytest.mark.parametrize("leaf", ["tracing.py", "config"])
 def test_leaves_every_layer_may_use_import_nothing_of_responsa(leaf: str) -> None:
     """``tracing`` and the ``config`` package import nothing of responsa's (the package only itself,
