@@ -127,7 +127,9 @@ class Compactor:
 
     async def _context(self, request: CreateResponseRequest) -> list[Item]:
         history = await load_history(self._store, request)
-        context, _classes = checked_context(history, await normalize_input(self._store, request, self._kinds))
+        context, _classes = checked_context(
+            history, await normalize_input(self._store, request, self._kinds), self._kinds
+        )
         return self.expand(context)
 
     async def compact(self, request: CreateResponseRequest) -> CompactionObject:

@@ -230,7 +230,7 @@ class Opener:
                                  "(--responses-store-max-entries 0).", param="background")  # fmt: skip
         history = list(history) if history is not None else await load_history(store, request)
         input_items = await normalize_input(store, request, self._tools)
-        context, classes = checked_context(history, input_items)
+        context, classes = checked_context(history, input_items, self._tools)
         if ConfigurationUpdate in classes:  # settings changed in the conversation
             request = configured(request, context)
         diagnostics = await diagnose(store, request, context) if request.prompt_cache_options is not None else None

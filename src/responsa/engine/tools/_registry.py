@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
+from responsa.protocol import Item
+
 from ._kind import ServerToolKind, ToolKind
 
 __all__ = ["ENTRY_POINT_GROUP", "ToolRegistry", "client_kinds", "load_tool_registry"]
@@ -30,7 +32,8 @@ class ToolRegistry:
         self._by_tool: dict[str, ToolKind] = {}
         self._by_item: dict[str, ToolKind] = {}
         self._server: list[ServerToolKind] = []
-        self._hosted: set[str] = set()
+        self._hosted: frozenset[str] = frozenset()
+        self._answers: dict[type[Item], type[Item]] = {}
         for kind in kinds:
             self.register(kind)
 
@@ -47,7 +50,8 @@ class ToolRegistry:
         if callable(getattr(kind, "prepare", None)):
             self._server.append(kind)  # type: ignore[arg-type]  # it has the ServerToolKind's prepare
         if getattr(kind, "progress", None) is not None:
-            self._hosted.update(kind.tool_types)
+            self._hosted |= frozenset(kind.tool_types)
+        self._answers.update(getattr(kind, "answers", {}))
 
     def for_tool(self, tool_type: str) -> ToolKind | None:
         return self._by_tool.get(tool_type)
@@ -78,7 +82,13 @@ class ToolRegistry:
         """The tool types of the hosted kinds: those a backend may run itself and report (the simulator
         does), each saying the ``progress`` phase of its calls; where neither the backend nor the server
         runs one, the hosted-tool policy decides (``--hosted-tools``)."""
-        return frozenset(self._hosted)
+        return self._hosted
+
+    @property
+    def answers(self) -> Mapping[type[Item], type[Item]]:
+        """The output item classes that must answer a call in their context, each with its call's
+        class (the kinds' ``answers``)."""
+        return self._answers
 
     def statuses(self) -> dict[str, dict[str, Any]]:
         """What each server-run kind that reports one says of itself (on, off and why: ``/v1/server``)."""

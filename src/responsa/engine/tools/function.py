@@ -53,6 +53,8 @@ class FunctionKind:
     name = "function"
     tool_types = ("function", "namespace")
     item_types: ClassVar[Mapping[str, str]] = {"function_call": "fc", "function_call_output": "fco"}
+    answers: ClassVar[Mapping[type[Item], type[Item]]] = {FunctionCallOutput: FunctionCall}
+    """An output in a request's context must answer a call of it, by ``call_id`` (as OpenAI checks)."""
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         if isinstance(tool, NamespaceTool):
