@@ -121,6 +121,27 @@ def test_every_option_reaches_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_
     assert seen[-1].api_keys == (ApiKey.bare("k1"), ApiKey.bare("k2")) and seen[-1].port == 7000
 
 
+def test_directory_settings_take_directories(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """--containers-dir names a directory the server makes if missing, --prompts-dir one that exists;
+    a file is refused for either (they were refused as "not a file" before, flag or environment)."""
+    seen = _settings_served(monkeypatch)
+    prompts, containers = tmp_path / "prompts", tmp_path / "not-yet" / "containers"
+    prompts.mkdir()
+    result = CliRunner().invoke(main, ["serve", "--prompts-dir", str(prompts), "--containers-dir", str(containers)])
+    assert result.exit_code == 0, result.output
+    assert (seen[-1].prompts_dir, seen[-1].containers_dir) == (prompts, containers)
+    result = CliRunner().invoke(main, ["serve"], env={"RESPONSA_CONTAINERS_DIR": str(tmp_path)})
+    assert result.exit_code == 0, result.output
+    assert seen[-1].containers_dir == tmp_path
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    for flag in ("--prompts-dir", "--containers-dir"):
+        refused = CliRunner().invoke(main, ["serve", flag, str(a_file)])
+        assert refused.exit_code != 0 and "is a file" in refused.output, refused.output
+    missing = CliRunner().invoke(main, ["serve", "--prompts-dir", str(tmp_path / "missing")])
+    assert missing.exit_code != 0 and "does not exist" in missing.output
+
+
 def test_a_bad_model_file_is_a_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "models.toml"
     bad.write_text("[models.x]\nurl = 3\n")

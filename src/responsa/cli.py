@@ -41,8 +41,9 @@ def _option(setting: Field[Any], how: Option, hint: Any) -> Callable[[Command], 
         bounded = how.minimum is not None or how.maximum is not None or how.above
         ranged: Any = click.IntRange if kind is int else click.FloatRange
         extra["type"] = ranged(how.minimum, how.maximum, min_open=how.above) if bounded else kind
-    elif kind is Path:
-        extra["type"] = click.Path(exists=True, dir_okay=False, path_type=Path)
+    elif kind is Path:  # a file that exists, or a directory (one the server makes, where it says so)
+        extra["type"] = click.Path(exists=not how.created, dir_okay=how.directory, file_okay=not how.directory,
+                                   path_type=Path)  # fmt: skip
     elif get_origin(kind) is tuple and how.separator is not None:
         default = how.separator.join(default)
         extra["callback"] = partial(_split, how.separator)

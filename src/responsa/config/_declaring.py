@@ -30,6 +30,10 @@ class Option:
     """The minimum itself is not allowed."""
     separator: str | None = None
     """A list given as one string split on this (default: a repeatable option, space-separated in the env)."""
+    directory: bool = False
+    """A path setting that names a directory (default: an existing file)."""
+    created: bool = False
+    """A directory the server makes if it is missing (default: it must exist)."""
 
     def flags(self, name: str, switch: bool) -> str:
         dashed = name.replace("_", "-")

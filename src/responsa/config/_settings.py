@@ -113,6 +113,7 @@ class Settings:
     )
     prompts_dir: Path | None = option(
         None,
+        directory=True,
         shown="none",
         summary="Directory of reusable prompts, one TOML file a prompt (see docs/api.md).",
         doc=(
@@ -248,6 +249,8 @@ class Settings:
     )
     containers_dir: Path | None = option(
         None,
+        directory=True,
+        created=True,
         shown="`containers/` beside the SQLite database, else in the user data dir",
         summary="Where containers' files live (default: containers/ beside the SQLite database).",
     )
