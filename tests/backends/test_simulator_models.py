@@ -189,3 +189,16 @@ def test_built_in_tool_choice_forces_and_other_backends_refuse(sdk: openai.OpenA
         f"{fast.v1}/responses", json={"model": "sim", "input": "x", "tools": [{"type": "computer_use"}]}
     )
     assert refused.status_code == 400 and refused.json()["error"]["param"] == "tools[0].type"
+
+
+def test_the_simulator_runs_code_only_in_a_container_there_is(sdk: openai.OpenAI) -> None:
+    """A code_interpreter tool naming a container id: the simulator simulates the run only in one that
+    exists, as the real path does (it used to answer for any id)."""
+    tool = {"type": "code_interpreter", "container": "cntr_does_not_exist"}
+    with pytest.raises(openai.NotFoundError) as caught:
+        sdk.responses.create(model="gpt-4.1", input="Calculate the sum of 2, 3 and 4", tools=[tool])  # type: ignore[list-item]
+    assert caught.value.param == "tools.container"
+    container = sdk.containers.create(name="sums")
+    reply = sdk.responses.create(model="gpt-4.1", input="Calculate the sum of 2, 3 and 4",
+                                 tools=[{**tool, "container": container.id}])  # type: ignore[list-item]  # fmt: skip
+    assert reply.status == "completed" and reply.output[0].type == "code_interpreter_call"

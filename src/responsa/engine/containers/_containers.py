@@ -145,15 +145,17 @@ class ContainerService:
         """404 unless the tenant has this uploaded file (to copy into a container)."""
         await self._copied_name(file_id)
 
-    async def get(self, container_id: str) -> ContainerObject:
+    async def get(self, container_id: str, param: str = "container_id") -> ContainerObject:
+        """The container (404 naming ``param`` where there is none)."""
         container = await self._store.get_container(container_id)
         if container is None:
-            raise _not_found(container_id)
+            raise _not_found(container_id, param)
         return container
 
     async def running(self, container_id: str, param: str = "container_id") -> ContainerObject:
-        """The container, if it can still run code (400 once expired, as OpenAI answers)."""
-        container = await self.get(container_id)
+        """The container, if it can still run code (404 where there is none, 400 once expired, as OpenAI
+        answers), ``param`` named in either."""
+        container = await self.get(container_id, param)
         if container.status != "running":
             raise InvalidRequest("Container is expired.", param=param)
         return container
@@ -267,8 +269,8 @@ class ContainerService:
         self._machine.sandboxes.clear()
 
 
-def _not_found(container_id: str) -> NotFound:
-    return NotFound(f"No container found with id '{container_id}'.", param="container_id")
+def _not_found(container_id: str, param: str = "container_id") -> NotFound:
+    return NotFound(f"No container found with id '{container_id}'.", param=param)
 
 
 def check_network_policy(policy: Mapping[str, object] | None, param: str) -> None:

@@ -161,8 +161,12 @@ class CodeInterpreterKind:
     async def prepare(self, setup: ToolSetup) -> list[Recorded]:
         tool = next((tool for tool in setup.request.tools if isinstance(tool, CodeInterpreterTool)), None)
         containers = self._containers.for_tenant(setup.tenant) if self._containers is not None else None
-        if tool is None or containers is None or containers.unavailable is not None or setup.simulated:
-            return []  # none asked, or left out (ignored_tools), or the simulator's own
+        if tool is None or containers is None:
+            return []
+        if setup.simulated or containers.unavailable is not None:  # the simulator's own, or left out
+            if setup.simulated and isinstance(tool.container, str):  # but a container it names must be one
+                await containers.running(tool.container, param="tools.container")
+            return []
         if isinstance(tool.container, str):
             container = await containers.running(tool.container, param="tools.container")
             session = _Session(containers, container.id, container)
