@@ -75,6 +75,21 @@ def test_an_item_removed_there_leaves_the_next_turn_here(replicas: tuple[str, st
         assert kept.usage.input_tokens == fresh.usage.input_tokens
 
 
+def test_a_response_deleted_there_leaves_a_chain_read_here(replicas: tuple[str, str]) -> None:
+    """A process caches the contexts of chains it read: a response another process deleted must not
+    feed the next turn here (the same input tokens as the same turn made on the other process)."""
+    one, two = replicas
+    with openai.OpenAI(base_url=one, api_key="x") as a, openai.OpenAI(base_url=two, api_key="x") as b:
+        first = a.responses.create(model="sim", input="Remember the word albatross and the number seven.")
+        second = a.responses.create(model="sim", input="And a colour: teal.", previous_response_id=first.id)
+        cached = a.responses.create(model="sim", input="next", previous_response_id=second.id)  # caches the chain
+        b.responses.delete(first.id)
+        there = b.responses.create(model="sim", input="next", previous_response_id=second.id)
+        here = a.responses.create(model="sim", input="next", previous_response_id=second.id)
+        assert here.usage is not None and there.usage is not None and cached.usage is not None
+        assert here.usage.input_tokens == there.usage.input_tokens < cached.usage.input_tokens
+
+
 def test_background_on_one_resumed_and_cancelled_on_the_other(replicas: tuple[str, str]) -> None:
     one, two = replicas
     started = httpx.post(f"{one}/responses", json={"model": "sim", "input": LONG, "background": True,

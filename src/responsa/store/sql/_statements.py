@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sqlalchemy import bindparam, delete, func, insert, select, text, update
 
-from ._tables import conversation_items, conversations, response_events, response_items, responses
+from ._tables import conversation_items, conversations, response_events, response_items, response_removals, responses
 
 __all__ = [
     "APPEND_EVENTS",
@@ -34,6 +34,7 @@ __all__ = [
     "OUTPUTS",
     "OWN_ITEMS",
     "RENEW_LEASES",
+    "RESPONSES_REMOVED",
     "RESPONSE_BODY",
     "RESPONSE_EXISTS",
     "RESPONSE_LINK",
@@ -120,6 +121,7 @@ CONVERSATION_ITEMS_AFTER = (
     .where(_ci.conversation_id == bindparam("conversation_id"), _ci.position > bindparam("position"))
     .order_by(_ci.position)
 )
+RESPONSES_REMOVED = select(response_removals.c.removed).where(response_removals.c.id == 1)
 CONVERSATION_ITEMS_REMOVED = select(_c.items_removed).where(_c.id == bindparam("conversation_id"), *_live_conversation)
 CONVERSATION_ITEM = (
     select(_ci.body).where(_ci.conversation_id == bindparam("conversation_id"), _ci.item_id == bindparam("item_id"))

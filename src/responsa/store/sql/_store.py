@@ -44,7 +44,8 @@ class SqlStore:
         self.tenant = "default"
         self._url = url
         self._db: GuardedDatabase = GuardedDatabase(open_database(url))
-        self._contexts: ContextCache[tuple[Item, ...]] = ContextCache()
+        self._contexts: ContextCache[tuple[int, tuple[Item, ...]]] = ContextCache()
+        """Chains read before, each with the count of responses removed when it was read (see load_context)."""
         self._conversation_contexts: ContextCache[ConversationSnapshot] = ContextCache(size=128)
         self._views: dict[str, SqlStore] = {}
         self._chunks = SqlChunks(self._db, url)
@@ -239,29 +240,34 @@ class SqlStore:
         return await self._db.read(work)
 
     async def load_context(self, response_id: str) -> list[Item] | None:
-        """From the cache where the chain was loaded before: then only this response's items are read."""
+        """From the cache where the chain was loaded before: then only this response's items are read.
+        A cached chain is used only while no response has been removed since it was read, by any process
+        (the database counts removals, migration 0012; one primary-key read): a chain through a response
+        deleted elsewhere is read again, without it."""
         cached = self._contexts.get(self.tenant, response_id)
 
-        def work(conn: Sql) -> tuple[tuple[Item, ...], list[str], bool] | None:
+        def work(conn: Sql) -> tuple[int, tuple[Item, ...], list[str], bool] | None:
             link = conn.execute(sql.RESPONSE_LINK, self._live_response(response_id)).first()
             if link is None:
                 return None
             status, previous = link
             finished = status in TERMINAL_STATUSES
-            if cached is not None and finished:
-                return cached, [], True
-            before = self._contexts.get(self.tenant, previous) if previous else ()
-            if before is not None:
-                return before, list(conn.execute(sql.OWN_ITEMS, {"response_id": response_id}).scalars()), finished
-            return (), list(conn.execute(sql.CONTEXT, {"response_id": response_id}).scalars()), finished
+            removed = conn.execute(sql.RESPONSES_REMOVED).scalar() or 0
+            if cached is not None and finished and cached[0] == removed:
+                return removed, cached[1], [], True
+            before = self._contexts.get(self.tenant, previous) if previous else (removed, ())
+            if before is not None and before[0] == removed:
+                own = list(conn.execute(sql.OWN_ITEMS, {"response_id": response_id}).scalars())
+                return removed, before[1], own, finished
+            return removed, (), list(conn.execute(sql.CONTEXT, {"response_id": response_id}).scalars()), finished
 
         found = await self._db.read(work)
         if found is None:
             return None
-        before, bodies, finished = found
+        removed, before, bodies, finished = found
         context = (*before, *(load_item(body) for body in bodies))
         if finished:
-            self._contexts.put(self.tenant, response_id, context)
+            self._contexts.put(self.tenant, response_id, (removed, context))
         return list(context)
 
     async def get_item(self, item_id: str) -> Item | None:

@@ -30,6 +30,7 @@ __all__ = [
     "metadata",
     "response_events",
     "response_items",
+    "response_removals",
     "responses",
     "store_probe",
     "vector_store_file_batches",
@@ -37,7 +38,7 @@ __all__ = [
     "vector_stores",
 ]
 
-SCHEMA_VERSION = "0011"
+SCHEMA_VERSION = "0012"
 """The newest migration's revision (a test keeps the two equal): a store already there skips Alembic."""
 
 metadata = MetaData()
@@ -233,4 +234,13 @@ store_probe = Table(
     Column("id", String(80), primary_key=True),
     Column("written_at", Float, nullable=False),
     Column("pad", Text, nullable=False),
+)
+
+response_removals = Table(
+    "response_removals",
+    metadata,
+    # One row (id 1): how many responses have ever been removed, counted by the database itself
+    # (a trigger, migration 0012); a process's context cache is good while it has not changed.
+    Column("id", Integer, primary_key=True),
+    Column("removed", BigInteger, nullable=False, server_default="0"),
 )
