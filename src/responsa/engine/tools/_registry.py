@@ -32,6 +32,8 @@ class ToolRegistry:
         self._by_tool: dict[str, ToolKind] = {}
         self._by_item: dict[str, ToolKind] = {}
         self._server: list[ServerToolKind] = []
+        self._server_types: frozenset[str] = frozenset()
+        """Every tool and item type of the server-run kinds: a request naming none prepares nothing."""
         self._hosted: frozenset[str] = frozenset()
         self._answers: dict[type[Item], type[Item]] = {}
         for kind in kinds:
@@ -49,6 +51,7 @@ class ToolRegistry:
         self._by_item.update(dict.fromkeys(kind.item_types, kind))
         if callable(getattr(kind, "prepare", None)):
             self._server.append(kind)  # type: ignore[arg-type]  # it has the ServerToolKind's prepare
+            self._server_types |= frozenset((*kind.tool_types, *kind.item_types))
         if getattr(kind, "progress", None) is not None:
             self._hosted |= frozenset(kind.tool_types)
         self._answers.update(getattr(kind, "answers", {}))
@@ -75,6 +78,8 @@ class ToolRegistry:
     def server_kinds(self, types: Iterable[str]) -> list[ServerToolKind]:
         """The server-run kinds that own one of ``types`` (tool or item types), in the order they plan."""
         named = set(types)
+        if named.isdisjoint(self._server_types):  # most requests: no server-run tool, no approval
+            return []
         return [kind for kind in self._server if not (named.isdisjoint(kind.tool_types) and
                                                          named.isdisjoint(kind.item_types))]  # fmt: skip
 
