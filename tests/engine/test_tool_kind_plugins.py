@@ -7,7 +7,10 @@ server. A kind taking a type another kind has, or one that cannot be loaded, sto
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -115,3 +118,17 @@ def test_a_compaction_transcript_keeps_a_plugin_kinds_items() -> None:
     assert without == 'tool call lookup({"q": "tides"})'
     lines = transcript(items, ToolRegistry([*client_kinds(), EchoKind()])).splitlines()
     assert lines == ['tool call lookup({"q": "tides"})', 'echo_call: {"text": "hello there"}']
+
+
+def test_an_entry_point_may_name_a_kind_class(tmp_path: Path) -> None:
+    """A plug-in's entry point may name its kind class (a callable that makes the kind), not only an
+    instance: it is registered as an instance."""
+    site = tmp_path / "site"
+    site.mkdir()
+    _install(site, "echo_kind", "echo = echo_kind:EchoKind")
+    probe = ("from responsa.engine.tools import load_tool_registry\n"
+             "kind = load_tool_registry().for_tool('echo')\n"
+             "print(type(kind).__name__, isinstance(kind, type))\n")  # fmt: skip
+    found = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "PYTHONPATH": str(site)},
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    assert found.stdout.split() == ["EchoKind", "False"]

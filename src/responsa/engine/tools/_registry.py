@@ -120,7 +120,8 @@ def load_tool_registry(server_run: Sequence[ToolKind] = ()) -> ToolRegistry:
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         try:
             loaded = entry.load()
-            kind = loaded if hasattr(loaded, "tool_types") else loaded()
+            made = isinstance(loaded, type) or not hasattr(loaded, "tool_types")  # a class or a factory
+            kind = loaded() if made else loaded
             registry.register(kind)
         except Exception as exc:
             raise RuntimeError(f"tool kind plug-in {entry.name!r} ({entry.value}) could not be loaded: {exc}") from exc
