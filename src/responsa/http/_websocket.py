@@ -97,10 +97,11 @@ async def _serve_one(
         run = await service.start(request, history=session.history(request), generate=generate)
         steering.running[run.response.id] = (lane, run)
         try:
+            encode = run.event_json
             async with aclosing(service.events(run)) as batches:  # a client gone mid-way ends the run now
                 async for events in batches:
                     for event in events:
-                        await session.send(lane, run.event_json(event).decode())
+                        await session.send(lane, encode(event).decode())
         finally:
             steering.running.pop(run.response.id, None)
     except ResponsaError as error:

@@ -72,7 +72,7 @@ class SqlStore:
         return SqlVectorStores(self._db, self.tenant, self._chunks)
 
     def files(self) -> SqlFiles:
-        """The files of this view's tenant; deleting one removes it from the tenant's vector stores too."""
+        """The files of this view's tenant; deleting one removes it from the vector stores that hold it too."""
         return SqlFiles(self._db, self.tenant, self.vector_stores().delete_file_everywhere)
 
     def containers(self) -> SqlContainers:
