@@ -73,14 +73,24 @@ def test_serve_process_answers_and_reads_env_vars(tmp_path: Path) -> None:
 
 def _settings_served(monkeypatch: pytest.MonkeyPatch) -> list[Settings]:
     """The settings each ``serve`` run here would start the app with (no app, no server started)."""
-    import uvicorn
-
-    import responsa.http
+    import responsa._serving
 
     seen: list[Settings] = []
-    monkeypatch.setattr(responsa.http, "create_app", lambda settings: seen.append(settings))
-    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)
+    monkeypatch.setattr(responsa._serving, "serve_settings", seen.append)
     return seen
+
+
+def test_workers_take_a_count_or_auto(monkeypatch: pytest.MonkeyPatch) -> None:
+    from responsa._serving import worker_count
+
+    seen = _settings_served(monkeypatch)
+    for given, count in (("3", 3), ("auto", len(os.sched_getaffinity(0))), ("0", len(os.sched_getaffinity(0)))):
+        result = CliRunner().invoke(main, ["serve", "--workers", given])
+        assert result.exit_code == 0, result.output
+        assert worker_count(seen[-1]) == count
+    assert worker_count(Settings()) == 1
+    refused = CliRunner().invoke(main, ["serve", "--workers", "many"])
+    assert refused.exit_code != 0 and "'many'" in refused.output, refused.output
 
 
 def test_every_option_reaches_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

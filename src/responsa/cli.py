@@ -3,7 +3,6 @@ generated from the settings' declarations in ``responsa.config``."""
 
 from __future__ import annotations
 
-import gc
 import tomllib
 from collections.abc import Callable
 from dataclasses import MISSING, Field, replace
@@ -41,6 +40,8 @@ def _option(setting: Field[Any], how: Option, hint: Any) -> Callable[[Command], 
         bounded = how.minimum is not None or how.maximum is not None or how.above
         ranged: Any = click.IntRange if kind is int else click.FloatRange
         extra["type"] = ranged(how.minimum, how.maximum, min_open=how.above) if bounded else kind
+        if how.named:
+            extra["type"] = _Named(extra["type"], dict(how.named))
     elif kind is Path:  # a file that exists, or a directory (one the server makes, where it says so)
         extra["type"] = click.Path(exists=not how.created, dir_okay=how.directory, file_okay=not how.directory,
                                    path_type=Path)  # fmt: skip
@@ -52,6 +53,19 @@ def _option(setting: Field[Any], how: Option, hint: Any) -> Callable[[Command], 
     shown = default not in (None, ()) and not extra.get("multiple")
     return click.option(how.flags(setting.name, kind is bool), setting.name, default=default, show_default=shown,
                         envvar=how.envvar(setting.name), help=how.summary, **extra)  # fmt: skip
+
+
+class _Named(click.ParamType[int]):
+    """A number, or one of the words that stand for one (``auto``)."""
+
+    def __init__(self, number: click.ParamType[int], words: dict[str, int]) -> None:
+        self.number, self.words = number, words
+        self.name = f"{number.name}|{'|'.join(words)}"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.strip().lower() in self.words:
+            return self.words[value.strip().lower()]
+        return self.number.convert(value, param, ctx)
 
 
 def _split(separator: str, _ctx: click.Context, _param: click.Parameter, text: str) -> tuple[str, ...]:
@@ -70,22 +84,10 @@ def _settings_options(command: Command) -> Command:
 @_settings_options
 def serve(**options: Any) -> None:
     """Serve the Responses API over HTTP."""
-    import uvicorn
-
-    from responsa.http import create_app
+    from responsa._serving import serve_settings
 
     settings = _resolved(Settings(**{name: value for name, value in options.items() if value is not None}))
-    click.echo(f"responsa: serving on http://{settings.host}:{settings.port}/v1 (store: {settings.db_url})")
-    app = create_app(settings)
-    _tune_garbage_collector()
-    uvicorn.run(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        access_log=False,
-        timeout_graceful_shutdown=max(int(settings.shutdown_grace_secs), 1),
-    )
+    serve_settings(settings)
 
 
 @main.command()
@@ -110,19 +112,6 @@ def _resolved(settings: Settings) -> Settings:
     embedded = fetch_models(tuple(named_source(source) for source in settings.model_sources) + embedded)
     bare = tuple(ApiKey.bare(key) for key in settings.bare_api_keys)
     return replace(settings, models=upstreams, embedded_models=embedded, api_keys=keys + bare)
-
-
-def _tune_garbage_collector() -> None:
-    """Set the collector for a long-running server. Everything made so far (modules, models, schemas)
-    lives as long as the process: frozen, full collections never scan it again (they took 40 ms each
-    under load). Young objects are collected every 50,000 allocations net of those freed, not 700:
-    what a request allocates is freed by reference counting as it ends (the rig's runs left too little
-    cyclic garbage to reach one collection in 6,000 streams), so a collection mostly walks the live
-    objects of the requests in flight. At 10,000, 64 streams in flight held more than that: 9% of the
-    CPU went to collections that freed nothing (3% at 16)."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 20)
 
 
 main.add_command(pull)

@@ -1,4 +1,6 @@
-"""Several responsa processes on one PostgreSQL database behave as one service."""
+"""Several responsa processes on one store behave as one service: two replicas on one PostgreSQL
+database, and the two workers of one ``responsa serve --workers 2`` on one SQLite file (each client
+pinned to a worker, so every step below crosses from one process to the other)."""
 
 from __future__ import annotations
 
@@ -6,42 +8,63 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 
 import httpx
 import openai
 import pytest
 
 from tests.conftest import free_port, wait_until_answering
+from tests.pinned import Place, distinct_workers
 
 LONG = "Write at length about the history of navigation and the stars"
+Pair = Callable[[], AbstractContextManager[list[Place]]]
 
 
-@pytest.fixture(scope="module")
-def replicas(postgres_url: str) -> Iterator[tuple[str, str]]:
-    processes, urls = [], []
+def _serving(command: list[str]) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), "--no-embedded",
+                                "--sim-token-delay-ms", "15", *command],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    wait_until_answering(f"http://127.0.0.1:{port}/health", process)
+    return process, f"http://127.0.0.1:{port}"
+
+
+@contextmanager
+def _replicas(urls: list[str]) -> Iterator[list[Place]]:
+    places = [Place(httpx.Client(base_url=f"{url}/v1", timeout=60)) for url in urls]
     try:
-        for _ in range(2):
-            port = free_port()
-            command = [sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), "--db", postgres_url,
-                       "--no-embedded", "--sim-token-delay-ms", "15"]  # fmt: skip
-            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            processes.append(process)
-            wait_until_answering(f"http://127.0.0.1:{port}/health", process)
-            urls.append(f"http://127.0.0.1:{port}/v1")
-        yield urls[0], urls[1]
+        yield places
     finally:
-        for process in processes:
+        for place in places:
+            place.http.close()
+
+
+@pytest.fixture(scope="module", params=["replicas", "workers"])
+def places(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+    """Two processes of one service: ``with places() as (one, two)``."""
+    processes = []
+    try:
+        if request.param == "replicas":
+            postgres_url = request.getfixturevalue("postgres_url")
+            for _ in range(2):
+                processes.append(_serving(["--db", postgres_url]))
+            yield lambda: _replicas([url for _, url in processes])
+        else:
+            db = Path(tmp_path_factory.mktemp("workers")) / "responsa.db"
+            processes.append(_serving(["--db", f"sqlite:///{db}", "--workers", "2"]))
+            yield lambda: distinct_workers(processes[0][1])
+    finally:
+        for process, _ in processes:
             process.terminate()
             process.wait(15)
 
 
-def test_create_here_retrieve_chain_and_list_there(replicas: tuple[str, str]) -> None:
-    one, two = replicas
-    with (
-        openai.OpenAI(base_url=one, api_key="x", max_retries=0) as a,
-        openai.OpenAI(base_url=two, api_key="x", max_retries=0) as b,
-    ):
+def test_create_here_retrieve_chain_and_list_there(places: Pair) -> None:
+    with places() as (one, two):
+        a, b = one.openai(), two.openai()
         first = a.responses.create(model="sim", input="Reply with: made on one")
         assert b.responses.retrieve(first.id).model_dump() == first.model_dump()
         second = b.responses.create(model="sim", input="Reply with: chained on two", previous_response_id=first.id)
@@ -57,12 +80,12 @@ def test_create_here_retrieve_chain_and_list_there(replicas: tuple[str, str]) ->
             a.responses.retrieve(first.id)
 
 
-def test_an_item_removed_there_leaves_the_next_turn_here(replicas: tuple[str, str]) -> None:
+def test_an_item_removed_there_leaves_the_next_turn_here(places: Pair) -> None:
     """A process keeps a parsed snapshot of a conversation between its turns: an item another process
     removed in the meantime must be gone from this one's next turn (the same input tokens as the same
     turn in a new conversation holding the items that remain)."""
-    one, two = replicas
-    with openai.OpenAI(base_url=one, api_key="x") as a, openai.OpenAI(base_url=two, api_key="x") as b:
+    with places() as (one, two):
+        a, b = one.openai(), two.openai()
         words = ["alpha", "beta gamma", "delta epsilon zeta", "eta theta iota kappa"]
         conversation = a.conversations.create(items=[{"role": "user", "content": text} for text in words])
         a.responses.create(model="sim", input="a first turn", conversation=conversation.id, max_output_tokens=8)
@@ -75,11 +98,11 @@ def test_an_item_removed_there_leaves_the_next_turn_here(replicas: tuple[str, st
         assert kept.usage.input_tokens == fresh.usage.input_tokens
 
 
-def test_a_response_deleted_there_leaves_a_chain_read_here(replicas: tuple[str, str]) -> None:
+def test_a_response_deleted_there_leaves_a_chain_read_here(places: Pair) -> None:
     """A process caches the contexts of chains it read: a response another process deleted must not
     feed the next turn here (the same input tokens as the same turn made on the other process)."""
-    one, two = replicas
-    with openai.OpenAI(base_url=one, api_key="x") as a, openai.OpenAI(base_url=two, api_key="x") as b:
+    with places() as (one, two):
+        a, b = one.openai(), two.openai()
         first = a.responses.create(model="sim", input="Remember the word albatross and the number seven.")
         second = a.responses.create(model="sim", input="And a colour: teal.", previous_response_id=first.id)
         cached = a.responses.create(model="sim", input="next", previous_response_id=second.id)  # caches the chain
@@ -90,21 +113,21 @@ def test_a_response_deleted_there_leaves_a_chain_read_here(replicas: tuple[str, 
         assert here.usage.input_tokens == there.usage.input_tokens < cached.usage.input_tokens
 
 
-def test_background_on_one_resumed_and_cancelled_on_the_other(replicas: tuple[str, str]) -> None:
-    one, two = replicas
-    started = httpx.post(f"{one}/responses", json={"model": "sim", "input": LONG, "background": True,
+def test_background_on_one_resumed_and_cancelled_on_the_other(places: Pair) -> None:
+    with places() as (one, two):
+        started = one.http.post("/responses", json={"model": "sim", "input": LONG, "background": True,
                                                     "max_output_tokens": 3000}).json()  # fmt: skip
-    seen: list[dict[str, object]] = []
-    with httpx.stream("GET", f"{two}/responses/{started['id']}", params={"stream": "true", "starting_after": "1"},
-                      timeout=60) as reply:  # fmt: skip
-        for line in reply.iter_lines():
-            if line.startswith("data: {"):
-                seen.append(json.loads(line[6:]))
-                if len(seen) == 10:
-                    break
-    assert [e["sequence_number"] for e in seen] == list(range(2, 12))
-    cancelled = httpx.post(f"{two}/responses/{started['id']}/cancel", timeout=30).json()
-    assert cancelled["status"] == "cancelled"
-    time.sleep(0.3)
-    on_one = httpx.get(f"{one}/responses/{started['id']}").json()
-    assert on_one["status"] == "cancelled" and on_one["output"][0]["status"] == "incomplete"
+        seen: list[dict[str, object]] = []
+        with two.another() as watcher, watcher.http.stream("GET", f"/responses/{started['id']}",
+                                                          params={"stream": "true", "starting_after": "1"}) as reply:  # fmt: skip
+            for line in reply.iter_lines():
+                if line.startswith("data: {"):
+                    seen.append(json.loads(line[6:]))
+                    if len(seen) == 10:
+                        break
+        assert [e["sequence_number"] for e in seen] == list(range(2, 12))
+        cancelled = two.http.post(f"/responses/{started['id']}/cancel", timeout=30).json()
+        assert cancelled["status"] == "cancelled"
+        time.sleep(0.3)
+        on_one = one.http.get(f"/responses/{started['id']}").json()
+        assert on_one["status"] == "cancelled" and on_one["output"][0]["status"] == "incomplete"

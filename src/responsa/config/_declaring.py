@@ -34,6 +34,8 @@ class Option:
     """A path setting that names a directory (default: an existing file)."""
     created: bool = False
     """A directory the server makes if it is missing (default: it must exist)."""
+    named: tuple[tuple[str, int], ...] = ()
+    """Words a number setting also takes, each standing for a number (``auto`` for ``0``)."""
 
     def flags(self, name: str, switch: bool) -> str:
         dashed = name.replace("_", "-")

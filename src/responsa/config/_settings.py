@@ -24,6 +24,16 @@ class Settings:
         8080,
         summary="Port to bind.",
     )
+    workers: int = option(
+        1,
+        minimum=0,
+        named=(("auto", 0),),
+        summary="Processes serving the port, sharing the store, limits and metrics (auto or 0: one per core).",
+        doc=(
+            "Processes serving the port (`auto` or `0`: one per core this process may run on). They share the "
+            "store, rate limits and `/metrics`; a worker that dies is replaced. See docs/operations.md, Workers."
+        ),
+    )
     embedded: bool = option(
         True,
         summary="Serve the packaged llama.cpp model (loaded on first use); --model ones are served either way.",

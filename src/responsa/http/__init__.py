@@ -1,6 +1,7 @@
-"""The HTTP surface: routes, SSE framing, error rendering, the app factory."""
+"""The HTTP surface: routes, SSE framing, error rendering, the app factory, the workers' shared setup."""
 
 from ._app import create_app
 from ._diagnosis import Diagnosis, diagnose
+from ._workers import WorkerGroup, worker_group
 
-__all__ = ["Diagnosis", "create_app", "diagnose"]
+__all__ = ["Diagnosis", "WorkerGroup", "create_app", "diagnose", "worker_group"]

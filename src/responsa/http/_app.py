@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -48,6 +49,8 @@ from ._middleware import Gate
 from ._routes import routes
 from ._secret import secret_key
 from ._services import HttpLimits, Services
+from ._shared_limits import SharedRateLimiter
+from ._workers import WorkerGroup
 
 __all__ = ["create_app"]
 
@@ -134,7 +137,10 @@ def _embedder(settings: Settings, registry: BackendRegistry) -> Embedder | None:
     return partial(backend.embed, name)
 
 
-def configured_limiter(settings: Settings) -> Limiter:
+def configured_limiter(settings: Settings, group: WorkerGroup | None = None) -> Limiter:
+    """Redis's buckets where it is configured, else the workers' shared file, else this process's."""
+    if settings.redis_url is None and group is not None:
+        return SharedRateLimiter(settings.api_keys, group.limits_file)
     if settings.redis_url is None:
         return RateLimiter(settings.api_keys)
     from ._redis_limits import RedisRateLimiter  # redis-py is loaded only when asked for
@@ -150,8 +156,9 @@ def _usage_reporter(limiter: Limiter, metrics: Metrics) -> Callable[[str, Usage]
     return report
 
 
-def create_app(settings: Settings) -> Starlette:
-    """A ready app; the store is migrated and backends opened in its lifespan."""
+def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlette:
+    """A ready app; the store is migrated and backends opened in its lifespan. ``group``: the workers
+    this app is one of (``responsa serve --workers``), sharing limits and metrics."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -214,6 +221,7 @@ def create_app(settings: Settings) -> Starlette:
                 capabilities=capabilities,
                 containers=containers,
                 store_health=store.check_health,
+                processes=1 if group is None else group.size,
             )
             await vector_stores.recover()
             leases = responses.leases
@@ -235,7 +243,8 @@ def create_app(settings: Settings) -> Starlette:
         settings.websocket_max_age_secs,
         {"truncation": "auto"} if settings.default_truncation == "auto" else None,
     )
-    limiter, metrics = configured_limiter(settings), Metrics()
+    limiter = configured_limiter(settings, group)
+    metrics = Metrics(shared=None if group is None else group.metrics_directory)
     table = routes()
     app = Starlette(routes=table, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
     app.add_middleware(ExactRoutes, routes=table, handlers=EXCEPTION_HANDLERS)  # below the gate: added first
@@ -246,6 +255,7 @@ def create_app(settings: Settings) -> Starlette:
         metrics=metrics,
         max_body_bytes=settings.max_body_bytes,
         max_upload_bytes=settings.max_file_bytes + FORM_SLACK,
+        served_by=None if group is None else str(os.getpid()),
     )
     return app
 

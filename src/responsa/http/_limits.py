@@ -1,7 +1,8 @@
 """Per-key rate limits: requests per minute and tokens per minute, as token buckets.
 
-``RateLimiter`` keeps the buckets in this process (each replica limits on its own); with Redis,
-``RedisRateLimiter`` (``_redis_limits``) keeps them there, so the whole fleet shares one limit. A
+``RateLimiter`` keeps the buckets in this process; the workers of one machine share them in a file
+(``SharedRateLimiter``, ``_shared_limits``); with Redis, ``RedisRateLimiter`` (``_redis_limits``) keeps
+them there, so the whole fleet shares one limit. A
 key's bucket refills continuously and a request is refused while its bucket is empty, with
 ``retry-after`` saying when it will not be.
 """
@@ -16,7 +17,7 @@ from typing import Protocol
 from responsa.config import ApiKey
 from responsa.protocol import Capability, RateLimited
 
-__all__ = ["Limiter", "RateLimiter", "refusal"]
+__all__ = ["Bucket", "Limiter", "RateLimiter", "refusal"]
 
 
 class Limiter(Protocol):
@@ -33,7 +34,9 @@ class Limiter(Protocol):
 
 
 @dataclass
-class _Bucket:
+class Bucket:
+    """A token bucket: full at ``capacity``, refilling it each minute."""
+
     capacity: float
     level: float
     updated: float
@@ -52,13 +55,13 @@ class RateLimiter:
 
     def __init__(self, keys: tuple[ApiKey, ...]) -> None:
         now = time.monotonic()
-        self._requests = {
-            key.tenant: _Bucket(key.requests_per_minute, key.requests_per_minute, now)
+        self.requests = {
+            key.tenant: Bucket(key.requests_per_minute, key.requests_per_minute, now)
             for key in keys
             if key.requests_per_minute
         }
-        self._tokens = {
-            key.tenant: _Bucket(key.tokens_per_minute, key.tokens_per_minute, now)
+        self.tokens = {
+            key.tenant: Bucket(key.tokens_per_minute, key.tokens_per_minute, now)
             for key in keys
             if key.tokens_per_minute
         }
@@ -69,8 +72,8 @@ class RateLimiter:
 
     def admit_now(self, tenant: str) -> None:
         now = time.monotonic()
-        _check(self._tokens.get(tenant), "tokens", now)
-        requests = self._requests.get(tenant)
+        _check(self.tokens.get(tenant), "tokens", now)
+        requests = self.requests.get(tenant)
         _check(requests, "requests", now)
         if requests is not None:
             requests.level -= 1
@@ -79,7 +82,7 @@ class RateLimiter:
         self.spend_now(tenant, tokens)
 
     def spend_now(self, tenant: str, tokens: int) -> None:
-        bucket = self._tokens.get(tenant)
+        bucket = self.tokens.get(tenant)
         if bucket is not None:
             bucket.refill(time.monotonic())
             bucket.level -= tokens
@@ -100,7 +103,7 @@ def refusal(what: str, capacity: int, wait: int) -> RateLimited:
     )
 
 
-def _check(bucket: _Bucket | None, what: str, now: float) -> None:
+def _check(bucket: Bucket | None, what: str, now: float) -> None:
     if bucket is None:
         return
     bucket.refill(now)

@@ -1,12 +1,17 @@
-"""Prometheus metrics of one app (its own registry: no process-global state)."""
+"""Prometheus metrics of one app (its own registry: no process-global state). The workers of one server
+count in prometheus_client's multiprocess mode (files in a directory they share, see ``_workers``), and
+whichever answers ``/metrics`` sums them all."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
 from responsa.backends import WorkerState
 
@@ -21,8 +26,10 @@ def route_of(path: str) -> str:
 
 
 class Metrics:
-    def __init__(self, workers: Callable[[], list[WorkerState]] | None = None) -> None:
+    def __init__(self, workers: Callable[[], list[WorkerState]] | None = None, shared: Path | None = None) -> None:
         self.registry = CollectorRegistry()
+        self.shared = shared
+        """The workers' shared directory of metric files (None: this process alone)."""
         self.requests = Counter(
             "responsa_requests", "HTTP requests served", ["method", "route", "status"], registry=self.registry
         )
@@ -30,9 +37,15 @@ class Metrics:
             "responsa_request_seconds", "Time to the end of each HTTP response", ["route"], registry=self.registry
         )
         self.tokens = Counter("responsa_tokens", "Tokens processed", ["kind"], registry=self.registry)
-        self.active_streams = Gauge("responsa_active_streams", "SSE streams open now", registry=self.registry)
+        self.active_streams = Gauge(
+            "responsa_active_streams", "SSE streams open now", registry=self.registry, multiprocess_mode="livesum"
+        )
         self.worker_up = Gauge(
-            "responsa_backend_worker_up", "1 when an upstream worker takes requests", ["url"], registry=self.registry
+            "responsa_backend_worker_up",
+            "1 when an upstream worker takes requests",
+            ["url"],
+            registry=self.registry,
+            multiprocess_mode="livemostrecent",
         )
         self.workers = workers or list
         self._input_tokens, self._output_tokens = self.tokens.labels("input"), self.tokens.labels("output")
@@ -58,21 +71,44 @@ class Metrics:
     def render(self) -> bytes:
         for worker in self.workers():
             self.worker_up.labels(worker.url).set(1 if worker.healthy else 0)
-        return generate_latest(self.registry)
+        return generate_latest(self._readable())
+
+    def _readable(self) -> CollectorRegistry:
+        """This process's registry, or one summing every live worker's files (and the counts of those
+        that died: counters keep counting across a worker's replacement)."""
+        if self.shared is None:
+            return self.registry
+        _forget_dead_workers(self.shared)
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry, str(self.shared))  # type: ignore[no-untyped-call]
+        return registry
 
     def totals(self) -> dict[str, Any]:
         """The counters' current values, for the console's server page (it derives rates from two readings)."""
+        samples = [sample for family in self._readable().collect() for sample in family.samples]
         by_status: dict[str, float] = {}
-        for sample in _samples(self.requests, "_total"):
+        for sample in _named(samples, "responsa_requests_total"):
             status = sample.labels["status"][0] + "xx"
             by_status[status] = by_status.get(status, 0) + sample.value
-        tokens = {sample.labels["kind"]: int(sample.value) for sample in _samples(self.tokens, "_total")}
+        tokens = {sample.labels["kind"]: int(sample.value) for sample in _named(samples, "responsa_tokens_total")}
         return {
             "requests": {status: int(count) for status, count in sorted(by_status.items())},
             "tokens": {"input": tokens.get("input", 0), "output": tokens.get("output", 0)},
-            "active_streams": int(sum(sample.value for sample in _samples(self.active_streams, ""))),
+            "active_streams": int(sum(sample.value for sample in _named(samples, "responsa_active_streams"))),
         }
 
 
-def _samples(metric: Counter | Gauge, suffix: str) -> list[Any]:
-    return [sample for family in metric.collect() for sample in family.samples if sample.name.endswith(suffix)]
+def _named(samples: list[Any], name: str) -> list[Any]:
+    return [sample for sample in samples if sample.name == name]
+
+
+def _forget_dead_workers(directory: Path) -> None:
+    """Drop the live gauges of worker processes that are gone (replaced, or the server restarted)."""
+    for path in directory.glob("gauge_live*_*.db"):
+        pid = int(path.stem.rsplit("_", 1)[1])
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            mark_process_dead(pid, str(directory))  # type: ignore[no-untyped-call]
+        except PermissionError:  # alive, someone else's
+            continue

@@ -42,6 +42,7 @@ class Gate:
         metrics: Metrics,
         max_body_bytes: int,
         max_upload_bytes: int | None = None,
+        served_by: str | None = None,
     ) -> None:
         self.app = app
         self.keys = keys
@@ -50,6 +51,8 @@ class Gate:
         self.max_body_bytes = max_body_bytes
         self.max_upload_bytes = max_upload_bytes or max_body_bytes
         self._id_prefix = os.urandom(8).hex()
+        self._served_by = () if served_by is None else ((b"x-responsa-worker", served_by.encode()),)
+        """Which worker answered (its process id), where there are several."""
         self._ids = itertools.count()
         """Request ids: this server's random prefix and a count, unique as a uuid4 is, at a tenth of its cost."""
 
@@ -72,7 +75,11 @@ class Gate:
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status["code"] = message["status"]
-                message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
+                message["headers"] = [
+                    *message.get("headers", []),
+                    (b"x-request-id", request_id.encode()),
+                    *self._served_by,
+                ]
             await send(message)
 
         try:

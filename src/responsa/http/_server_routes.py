@@ -3,6 +3,7 @@ extension). The figures are the ones ``/metrics`` exports, read from the same co
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict
 
 from starlette.requests import Request
@@ -24,6 +25,7 @@ async def server_status(request: Request) -> Response:
             "object": "server",
             "version": __version__,
             "started_at": state.started_at,
+            "process": {"id": os.getpid(), "workers": state.processes},
             "models": state.models,
             "prompts": state.responses.prompts(),
             "workers": [asdict(worker) for worker in state.workers()],

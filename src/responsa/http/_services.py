@@ -60,6 +60,8 @@ class Services:
     containers: ContainerService
     store_health: Callable[[], Awaitable[StoreHealth]]
     """Whether the store can serve now (``/health``)."""
+    processes: int = 1
+    """The worker processes serving the port (``--workers``), this one among them."""
 
     @property
     def models(self) -> list[str]:
