@@ -131,3 +131,18 @@ def test_background_on_one_resumed_and_cancelled_on_the_other(places: Pair) -> N
         time.sleep(0.3)
         on_one = one.http.get(f"/responses/{started['id']}").json()
         assert on_one["status"] == "cancelled" and on_one["output"][0]["status"] == "incomplete"
+
+
+def test_files_and_vector_stores_made_here_are_searched_there(places: Pair) -> None:
+    with places() as (one, two):
+        a, b = one.openai(), two.openai()
+        notes = a.files.create(file=("tides.txt", b"The moon's gravity pulls the oceans and makes the tides."),
+                               purpose="assistants")  # fmt: skip
+        store = b.vector_stores.create(name="notes", file_ids=[notes.id])
+        while (store := a.vector_stores.retrieve(store.id)).status == "in_progress":
+            time.sleep(0.05)
+        assert store.file_counts.completed == 1
+        assert "moon" in a.vector_stores.search(store.id, query="tides moon").data[0].content[0].text
+        assert b.files.content(notes.id).read().startswith(b"The moon's gravity")
+        a.files.delete(notes.id)
+        assert b.vector_stores.search(store.id, query="tides moon").data == []

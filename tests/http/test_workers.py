@@ -1,0 +1,137 @@
+"""``responsa serve --workers 2`` is one server: rate limits exact across its workers without Redis,
+one ``/metrics`` counting every worker, a killed worker replaced with nothing acknowledged lost, and
+SIGTERM letting a stream in flight finish. (Stored objects across workers: tests/store/test_replicas.py.)
+Each client is pinned to one worker (tests/pinned.py), so every check crosses workers for certain."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from tests.conftest import start_serve
+from tests.pinned import distinct_workers
+
+FREE = {"authorization": "Bearer sk-free"}
+KEYS = """
+[keys.free]
+key = "sk-free"
+
+[keys.metered]
+key = "sk-metered"
+requests_per_minute = 6
+
+[keys.frugal]
+key = "sk-frugal"
+tokens_per_minute = 20
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    directory = Path(tmp_path_factory.mktemp("workers"))
+    (directory / "keys.toml").write_text(KEYS)
+    process, url = start_serve("--workers", "2", "--no-embedded", "--db", f"sqlite:///{directory / 'store.db'}",
+                               "--keys-file", str(directory / "keys.toml"), "--sim-token-delay-ms", "10",
+                               log=directory / "serve.log")  # fmt: skip
+    yield url
+    process.terminate()
+    process.wait(30)
+
+
+def test_a_request_limit_holds_across_workers(server: str) -> None:
+    with distinct_workers(server, headers=FREE) as (one, two):
+        a, b = one.openai("sk-metered"), two.openai("sk-metered")
+        for client in (a, b) * 3:
+            assert client.responses.create(model="sim", input="Reply with: ok").output_text == "ok"
+        # Each worker has admitted three: its own buckets would let three more through.
+        for client in (a, b):
+            with pytest.raises(openai.RateLimitError) as refused:
+                client.responses.create(model="sim", input="Reply with: ok")
+            assert "requests per minute (6)" in refused.value.message
+            assert int(refused.value.response.headers["retry-after"]) >= 1
+
+
+def test_tokens_spent_on_one_worker_count_on_the_other(server: str) -> None:
+    with distinct_workers(server, headers=FREE) as (one, two):
+        used = one.openai("sk-frugal").responses.create(model="sim", input="Tell me about rivers").usage
+        assert used is not None and used.total_tokens > 20
+        with pytest.raises(openai.RateLimitError) as refused:
+            two.openai("sk-frugal").responses.create(model="sim", input="Reply with: ok")
+    assert "tokens per minute (20)" in refused.value.message
+
+
+def _served(metrics: str, route: str) -> float:
+    pattern = rf'^responsa_requests_total\{{method="GET",route="{re.escape(route)}",status="200"\}} (\S+)$'
+    return sum(float(found) for found in re.findall(pattern, metrics, re.MULTILINE))
+
+
+def test_one_metrics_page_counts_every_worker(server: str) -> None:
+    with distinct_workers(server, headers=FREE) as (one, two):
+        before = _served(one.http.get(f"{server}/metrics").text, "/v1/files")
+        for place, times in ((one, 3), (two, 5)):
+            for _ in range(times):
+                place.http.get("/files").raise_for_status()
+        assert _served(one.http.get(f"{server}/metrics").text, "/v1/files") == before + 8
+        assert _served(two.http.get(f"{server}/metrics").text, "/v1/files") == before + 8
+        assert two.http.get("/server").json()["process"]["workers"] == 2
+
+
+def _workers_answering(url: str, seconds: float) -> set[str]:
+    """The workers that answer fresh connections within ``seconds`` once two distinct ones have."""
+    seen: set[str] = set()
+    deadline = time.monotonic() + seconds
+    while len(seen) < 2 and time.monotonic() < deadline:
+        try:
+            seen.add(httpx.get(f"{url}/v1/models", headers=FREE).headers["x-responsa-worker"])
+        except httpx.TransportError:
+            continue
+    return seen
+
+
+def test_a_killed_worker_is_replaced_and_nothing_acknowledged_is_lost(server: str) -> None:
+    with distinct_workers(server, headers=FREE) as (one, two):
+        made = one.openai("sk-free").responses.create(model="sim", input="Reply with: kept")
+        file = two.openai("sk-free").files.create(file=("kept.txt", b"kept"), purpose="user_data")
+        killed = one.worker
+        assert killed is not None
+        os.kill(int(killed), signal.SIGKILL)
+        assert two.openai("sk-free").responses.retrieve(made.id).output_text == "kept"
+    answering = _workers_answering(server, 60)
+    assert len(answering) == 2 and killed not in answering, answering
+    with openai.OpenAI(base_url=f"{server}/v1", api_key="sk-free", max_retries=0) as client:
+        assert client.responses.retrieve(made.id).output_text == "kept"
+        assert client.files.content(file.id).read() == b"kept"
+
+
+def test_sigterm_lets_a_stream_in_flight_finish(tmp_path: Path) -> None:
+    process, url = start_serve("--workers", "2", "--no-embedded", "--db", f"sqlite:///{tmp_path / 'store.db'}",
+                               "--sim-token-delay-ms", "20", log=tmp_path / "serve.log")  # fmt: skip
+    try:
+        events: list[dict[str, Any]] = []
+        body = {"model": "sim", "input": "Tell me about rivers", "stream": True, "max_output_tokens": 60}
+        with httpx.stream("POST", f"{url}/v1/responses", json=body, timeout=60) as reply:
+            for line in reply.iter_lines():
+                if not line.startswith("data: {"):
+                    continue
+                events.append(json.loads(line[6:]))
+                if len(events) == 3:
+                    process.send_signal(signal.SIGTERM)
+        # It ran to its own end (its 60 tokens), not to the server's.
+        assert events[-1]["type"] == "response.incomplete"
+        ended = events[-1]["response"]
+        assert ended["incomplete_details"] == {"reason": "max_output_tokens"} and ended["usage"]["output_tokens"] == 60
+        assert process.wait(30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
