@@ -36,9 +36,8 @@ def responsa_server(
     """``with responsa_server("--db", url) as base_url:`` yields ``http://127.0.0.1:PORT``; ``python``
     runs it (another interpreter needs responsa's dependencies installed)."""
     port = free_port()
-    command = [python, "-m", "responsa.cli", "serve", "--port", str(port), "--log-level", "warning", *args]
-    if pin is not None:
-        command = ["taskset", "-c", str(pin), *command]
+    command = [*_pinned(pin), python, "-m", "responsa.cli", "serve", "--port", str(port), "--log-level", "warning",
+               *args]  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     with running(command, f"{url}/health", env={**os.environ, **(env or {})}) as process:
         if pids is not None:
@@ -73,10 +72,11 @@ RIG = Path(__file__).resolve().parents[2] / "shared" / "bench"
 
 
 @contextmanager
-def rig_mock(python: str, *args: str, rig: Path = RIG, pin: int = 0) -> Iterator[str]:
-    """The rig's mock Chat Completions upstream on a free port, pinned to core ``pin``; yields its ``/v1`` URL."""
+def rig_mock(python: str, *args: str, rig: Path = RIG, pin: int | None = 0) -> Iterator[str]:
+    """The rig's mock Chat Completions upstream on a free port, pinned to core ``pin`` (None: any);
+    yields its ``/v1`` URL."""
     port = free_port()
-    command = ["taskset", "-c", str(pin), python, str(rig / "mock_upstream.py"), "--port", str(port), *args]
+    command = [*_pinned(pin), python, str(rig / "mock_upstream.py"), "--port", str(port), *args]
     url = f"http://127.0.0.1:{port}/v1"
     with running(command, f"{url}/models"):
         yield url
@@ -158,9 +158,9 @@ def ab_pythons(args: argparse.Namespace) -> dict[str, str]:
     return {"before": args.before_python, "after": args.after_python}
 
 
-def rig_load(python: str, url: str, *flags: str, rig: Path = RIG) -> dict[str, Any]:
-    """One run of the rig's load.py (pinned to core 0) against ``url``: its JSON summary."""
-    command = ["taskset", "-c", "0", python, str(rig / "load.py"), "--url", url, *flags]
+def rig_load(python: str, url: str, *flags: str, rig: Path = RIG, pin: int | None = 0) -> dict[str, Any]:
+    """One run of the rig's load.py (pinned to core ``pin``, None: any) against ``url``: its JSON summary."""
+    command = [*_pinned(pin), python, str(rig / "load.py"), "--url", url, *flags]
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     summary: dict[str, Any] = json.loads(next(line for line in output.splitlines() if line.startswith("{")))
     return summary
@@ -181,3 +181,8 @@ def time_wait_to(url: str) -> int:
         remote_port = int(fields[2].split(":")[1], 16)
         count += fields[3] == "06" and remote_port == port
     return count
+
+
+def _pinned(core: int | None) -> list[str]:
+    """The prefix that runs a command on ``core`` alone (None: on any)."""
+    return [] if core is None else ["taskset", "-c", str(core)]

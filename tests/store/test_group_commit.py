@@ -153,3 +153,36 @@ def test_a_cancelled_writer_still_writes_and_hears_of_it_after(db_path: Path) ->
         await store.aclose()
 
     anyio.run(main)
+
+
+def test_a_write_waits_for_another_process_lock_without_stopping_the_loop(db_path: Path) -> None:
+    """With the file's write lock held elsewhere (another worker of ``--workers``: here another
+    connection), a write waits for it while the event loop goes on serving; it commits once the lock
+    is let go. (SQLite's own busy handler would sleep with the loop stopped.)"""
+    import sqlite3
+
+    async def main() -> None:
+        store = SqlStore(f"sqlite:///{db_path}")
+        await store.migrate()
+        other = sqlite3.connect(db_path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        written = anyio.Event()
+
+        async def write() -> None:
+            await store.conversations().create_conversation(_conversation("conv_waited"), [_message("a")])
+            written.set()
+
+        turns = 0
+        async with anyio.create_task_group() as group:
+            group.start_soon(write)
+            while turns < 200:  # 200 turns of the loop, each a real wait of a millisecond at least
+                await anyio.sleep(0.001)
+                turns += 1
+            assert not written.is_set()
+            other.execute("COMMIT")
+            await written.wait()
+        assert [row[0] for row in other.execute("SELECT id FROM conversations")] == ["conv_waited"]
+        other.close()
+        await store.aclose()
+
+    anyio.run(main)

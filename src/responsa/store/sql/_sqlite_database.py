@@ -8,7 +8,9 @@ lock. Statements are compiled by SQLAlchemy once and run on the sqlite3 cursor: 
 per-execution work cost several times the query itself. Write transactions begin IMMEDIATE, so
 processes sharing the file queue on the lock instead of failing to upgrade a read. The WAL is
 checkpointed by a background thread rather than by whichever commit crosses the threshold, so no
-request waits for the disk's fsync.
+request waits for the disk's fsync. Where processes share the file (``--workers``), a batch finding
+the write lock held by another tries again a millisecond later, still gathering writes, instead of
+sleeping in SQLite's busy handler with the event loop stopped.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
@@ -44,6 +47,9 @@ BUSY_TIMEOUT_MS = 10_000
 CHECKPOINT_EVERY = 1.0
 """Seconds between WAL checkpoints of the SQLite file (off the event loop)."""
 
+LOCK_RETRY_SECS = 0.001
+"""How soon a batch tries again for the write lock another process holds."""
+
 TRUNCATE_AFTER_FRAMES = 16_384
 """WAL pages (64 MB of 4 KiB pages) after which the writer empties the WAL file (see ``_truncate_wal``)."""
 
@@ -63,6 +69,7 @@ class SqliteDatabase:
             self._target = str(self._file)
             self._checkpointer = threading.Thread(target=self._checkpoint_forever, daemon=True)
         self._reading, self._writing = _SqliteSql(_connect(self._target)), _SqliteSql(_connect(self._target))
+        self._writing.connection.execute("PRAGMA busy_timeout=0")  # the writer waits for the lock itself
         self._identity = self._file_identity()
         self._batch: _Batch | None = None
         self._truncate_due = False
@@ -100,15 +107,34 @@ class SqliteDatabase:
         if len(batch.jobs) > joined and turns < GATHER_TURNS:
             asyncio.get_running_loop().call_soon(self._gather, batch, len(batch.jobs), turns + 1)
             return
+        if not self._begin(batch):
+            return
         self._batch = None
-        batch.run(self._writing, self._before_batch)
+        batch.run(self._writing, self._file_fault)
 
-    def _before_batch(self) -> Exception | None:
-        """What must happen before a batch, between two of them: the WAL emptied when it is due; and
-        the fault that fails the whole batch, if there is one (see ``_file_fault``)."""
+    def _begin(self, batch: _Batch) -> bool:
+        """Empty the WAL when it is due (between two batches), then take the file's write lock for
+        ``batch`` without waiting. While another process holds it, the batch goes on gathering and
+        tries again ``LOCK_RETRY_SECS`` later, for ``BUSY_TIMEOUT_MS`` at most (then it fails). True
+        when the batch is to run now: begun, or failed."""
         if self._truncate_due:
             self._truncate_wal()
-        return self._file_fault()
+        try:
+            self._writing.connection.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            now = time.monotonic()
+            batch.locked_out_since = batch.locked_out_since or now
+            if (
+                error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY
+                or now - batch.locked_out_since > BUSY_TIMEOUT_MS / 1000
+            ):
+                batch.failure = error
+                return True
+            asyncio.get_running_loop().call_later(LOCK_RETRY_SECS, self._gather, batch, len(batch.jobs), GATHER_TURNS)
+            return False
+        except sqlite3.Error as error:
+            batch.failure = error
+        return True
 
     def space_left(self) -> int | None:
         if self._file is None:
@@ -152,15 +178,11 @@ class SqliteDatabase:
         WAL, on the writer's own connection between two batches: no write of this process can be
         in the way, so it cannot starve, and it never waits (a busy timeout of 0: another process
         reading or checkpointing just puts it off to the next batch)."""
-        connection = self._writing.connection
-        connection.execute("PRAGMA busy_timeout=0")
         try:
-            busy, _frames, _copied = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            busy, _frames, _copied = self._writing.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             self._truncate_due = bool(busy)
         except sqlite3.Error:  # a fault the batch itself will meet and report
             pass
-        finally:
-            connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
     def _checkpoint_forever(self) -> None:
         """A passive checkpoint every second copies the WAL into the database without stopping anyone.
@@ -196,7 +218,8 @@ GATHER_TURNS = 4
 
 
 async def _outlast(batch: _Batch) -> None:
-    """Wait (a few turns of the event loop at most) until ``batch`` is over, whatever cancels come."""
+    """Wait until ``batch`` is over (a few turns of the event loop, or as long as another process
+    holds the write lock), whatever cancels come."""
     while not batch.over:
         try:
             await asyncio.sleep(0)
@@ -223,22 +246,31 @@ class _Batch:
     def __init__(self) -> None:
         self.jobs: list[_Job] = []
         self.over = False
+        self.locked_out_since = 0.0
+        """When the batch first found the write lock held by another process (0: it has not)."""
+        self.failure: Exception | None = None
+        """Why its transaction could not begin (it fails every job)."""
 
-    def run(self, sql: _SqliteSql, before: Callable[[], Exception | None]) -> None:
-        """Run the jobs on ``sql`` after ``before``, or fail them all with the fault it returns (or raises)."""
+    def run(self, sql: _SqliteSql, fault: Callable[[], Exception | None]) -> None:
+        """Run the jobs in the transaction begun on ``sql``, or fail them all with the fault that
+        stopped it beginning or the one ``fault`` returns (or raises)."""
         try:
-            fault = before()
-            if fault is not None:
-                raise fault
+            if self.failure is not None:
+                raise self.failure
+            found = fault()
+            if found is not None:
+                raise found
             if len(self.jobs) == 1:
                 job = self.jobs[0]
                 try:
-                    job.result = sql.transaction("BEGIN IMMEDIATE", job.work)
+                    job.result = sql.complete(job.work)
                 except Exception as error:
                     job.error = error
             else:
-                sql.transaction("BEGIN IMMEDIATE", self._each_in_a_savepoint)
+                sql.complete(self._each_in_a_savepoint)
         except BaseException as failure:  # nothing was committed: every job failed with it
+            if sql.connection.in_transaction:
+                sql.connection.execute("ROLLBACK")
             for job in self.jobs:
                 job.error = job.error or failure
         finally:
@@ -271,6 +303,10 @@ class _SqliteSql:
 
     def transaction(self, begin: str, work: Callable[[Sql], T]) -> T:
         self.connection.execute(begin)
+        return self.complete(work)
+
+    def complete(self, work: Callable[[Sql], T]) -> T:
+        """Do ``work`` in the transaction begun and commit it, or roll it back if it raises."""
         try:
             result = work(self)
         except BaseException:
