@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from responsa.engine import ContainerService, FileService
-from responsa.external import SandboxLimits
+from responsa.external import SandboxLimits, probe_sandbox
 from responsa.protocol import CreateContainerRequest, InvalidRequest
 from responsa.store import PART_BYTES, SqlStore
 
@@ -61,5 +61,33 @@ async def test_an_idle_container_expires_and_releases_everything(db_url: str, tm
         assert (await service.get(kept.id)).status == "running"
         with pytest.raises(Exception, match="No container found"):
             await service.for_tenant("b").get(kept.id)
+    finally:
+        await store.aclose()
+
+
+@pytest.mark.skipif(probe_sandbox() is not None, reason="no sandbox here")
+async def test_a_python_claimed_elsewhere_or_a_container_gone_is_let_go(tmp_path: Path) -> None:
+    """Two processes' services on one store and one directory (two workers): once the second runs a
+    container's code, the first stops its Python for it at its next periodic pass; a container deleted
+    through the second has its Python stopped in the first too."""
+    store = SqlStore(f"sqlite:///{tmp_path / 'r.db'}")
+    await store.migrate()
+    try:
+        files = FileService(store.files(), 1024 * 1024, PART_BYTES)
+        one, two = (ContainerService(store.containers(), files, tmp_path / "containers", SandboxLimits()).for_tenant("a")
+                    for _ in range(2))  # fmt: skip
+        moved = await one.create(CreateContainerRequest(name="moved"))
+        deleted = await one.create(CreateContainerRequest(name="deleted"))
+        for container in (moved, deleted):
+            await one.run(container, "x = 1")
+        sandboxes = one._machine.sandboxes  # what this process runs: the guarantee is about its Pythons
+        assert set(sandboxes) == {moved.id, deleted.id}
+        assert (await two.run(moved, "print('here')")).execution.logs.endswith("here\n")
+        await two.delete(deleted.id)
+        await one.expire_idle()
+        assert sandboxes == {}
+        assert (await one.run(moved, "print('back')")).execution.logs.startswith("[Python restarted: ")
+        await one.aclose()
+        await two.aclose()
     finally:
         await store.aclose()

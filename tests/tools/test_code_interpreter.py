@@ -337,3 +337,34 @@ def test_a_cancel_stops_code_that_is_running(server: LiveServer, upstream: MockU
         assert done[-1]["item"]["status"] == "incomplete"
     assert len(upstream.requests) >= 1 and upstream.script  # the answer after the code was never asked for
     upstream.script.clear()
+
+
+@needs_sandbox
+def test_a_container_reached_from_another_process_says_its_python_restarted(
+    upstream: MockUpstream, tmp_path: Path
+) -> None:
+    """Two processes on one store (workers of one server: one containers directory; or replicas on
+    other machines: each its own). Code reaching the container from another worker runs in a fresh
+    Python next to the same files and says so; from another machine, where its files are not, it is
+    refused rather than run against an empty directory."""
+    shared = tmp_path / "containers"
+    here = _settings(upstream, tmp_path, containers_dir=shared)
+    there = _settings(upstream, tmp_path, containers_dir=tmp_path / "elsewhere")
+    with serve(here) as one, serve(here) as two, serve(there) as far:
+        a, b, c = (openai.OpenAI(base_url=live.v1, api_key="x", max_retries=0) for live in (one, two, far))
+        container = a.containers.create(name="shared")
+        tool = {"type": "code_interpreter", "container": container.id}
+        _code_then_answer(upstream, "secret = 41\nopen('/mnt/data/kept.txt', 'w').write('kept')")
+        a.responses.create(model="up-model", input="Remember", tools=[tool])  # type: ignore[list-item]
+        _code_then_answer(upstream, "print(open('/mnt/data/kept.txt').read())\nprint(secret)")
+        moved = b.responses.create(model="up-model", input="Recall", tools=[tool], include=[OUTPUTS])  # type: ignore[list-item]
+        logs = moved.output[0].outputs[0].logs  # type: ignore[union-attr, index]
+        assert logs.startswith("[Python restarted: ") and "kept\n" in logs and "NameError" in logs
+        _code_then_answer(upstream, "print('ran')")
+        refused = c.responses.create(model="up-model", input="Run", tools=[tool], include=[OUTPUTS])  # type: ignore[list-item]
+        assert refused.output[0].status == "failed"  # type: ignore[union-attr]
+        assert "keeps its files (/mnt/data/kept.txt) on another server" in refused.output[0].outputs[0].logs  # type: ignore[union-attr, index]
+        assert [f.path for f in a.containers.files.list(container.id).data] == ["/mnt/data/kept.txt"]
+        _code_then_answer(upstream, "secret = 7\nprint(secret)")
+        again = b.responses.create(model="up-model", input="Again", tools=[tool], include=[OUTPUTS])  # type: ignore[list-item]
+        assert again.output[0].outputs[0].logs == "7\n"  # type: ignore[union-attr, index]

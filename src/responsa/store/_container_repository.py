@@ -28,6 +28,13 @@ class ContainerRepository(Protocol):
 
     async def touch_container(self, container_id: str, at: int) -> None: ...
 
+    async def claim_container_python(self, container_id: str, python: str) -> str | None:
+        """``python`` (a process's name for the Python it starts) now holds the container's state;
+        the one that held it before, if any."""
+
+    async def container_pythons(self, container_ids: list[str]) -> dict[str, str | None]:
+        """Which Python holds each of these containers of any tenant, for those still running."""
+
     async def expire_container(self, container_id: str) -> None:
         """It is ``expired``: its file rows go (the container's own row stays, to say so)."""
 

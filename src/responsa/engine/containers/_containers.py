@@ -2,14 +2,21 @@
 between calls, where the code interpreter runs the model's code.
 
 A container's rows live in the store (so one the server acknowledged is found after a restart);
-its directory and its Python live on this machine (its Python starts afresh after a restart, its
-files stay). A container idle past ``expires_after`` expires: its Python is stopped, its files are
-removed, and it answers ``400 Container is expired.`` from then on, as OpenAI's do.
+its directory lives on this machine (in ``--containers-dir``, shared by the workers of one server),
+its Python in the process that last ran its code, named in the store. Code that reaches another
+process (another worker, a replica, this one after a restart) starts a fresh Python there and the
+output says so, where the files are on this machine; where they are not (another machine's), the
+call is refused, never run against an empty directory. A process stops its Python for a container
+another has claimed or that is gone. A container idle past ``expires_after`` expires: its Python is
+stopped, its files are removed, and it answers ``400 Container is expired.`` from then on, as
+OpenAI's do.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -20,6 +27,7 @@ import anyio
 
 from responsa.external import Execution, PythonSandbox, SandboxLimits
 from responsa.protocol import (
+    Conflict,
     ContainerExpiry,
     ContainerFileObject,
     ContainerObject,
@@ -36,6 +44,12 @@ from ._container_files import ContainerDirectory, FoundFile, safe_name
 __all__ = ["CodeRun", "ContainerService", "check_network_policy"]
 
 logger = logging.getLogger(__name__)
+
+RESTARTED = (
+    "[Python restarted: this container's earlier Python state was in another worker or server process, or "
+    "before a restart, and is gone; its files in /mnt/data are kept]\n"
+)
+"""What a cell's output starts with when it ran in a fresh Python where the container had one before."""
 
 DEFAULT_MINUTES = 20
 DEFAULT_MEMORY = "1g"
@@ -61,6 +75,8 @@ class _Machine:
     sandboxes: dict[str, PythonSandbox] = field(default_factory=dict)
     views: dict[str, ContainerService] = field(default_factory=dict)
     """Each tenant's view of the containers (tenants are the API keys': a few)."""
+    name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{os.urandom(4).hex()}")
+    """This process's Pythons, as the store names the one holding a container's state."""
 
     def directory(self, container_id: str) -> ContainerDirectory:
         return ContainerDirectory(self.root / container_id)
@@ -74,10 +90,14 @@ class _Machine:
 
     async def release(self, container_id: str) -> None:
         """Stop the container's Python and remove its files."""
+        await self.stop(container_id)
+        await anyio.to_thread.run_sync(self.directory(container_id).remove_all)
+
+    async def stop(self, container_id: str) -> None:
+        """Stop the container's Python here, if it has one."""
         sandbox = self.sandboxes.pop(container_id, None)
         if sandbox is not None:
             await sandbox.close()
-        await anyio.to_thread.run_sync(self.directory(container_id).remove_all)
 
 
 class ContainerService:
@@ -233,9 +253,28 @@ class ContainerService:
         if self.unavailable is not None:
             raise InvalidRequest(f"Code cannot run on this server: {self.unavailable}.", code="unsupported_value")
         await self._store.touch_container(container.id, int(time.time()))
+        holder = (await self._store.container_pythons([container.id])).get(container.id)
+        if holder != self._machine.name:
+            await self._take_over(container.id)
         execution = await self._machine.sandbox(container).run(code)
+        if holder not in (None, self._machine.name):
+            execution = replace(execution, logs=RESTARTED + execution.logs)
         await self._store.touch_container(container.id, int(time.time()))
         return CodeRun(execution, await self._sync(container.id))
+
+    async def _take_over(self, container_id: str) -> None:
+        """Make this process's Python the container's (a fresh one), if its files are here."""
+        found = {entry.path for entry in await anyio.to_thread.run_sync(self._machine.directory(container_id).scan)}
+        missing = [path for path in await self._store.container_files_by_path(container_id) if path not in found]
+        if missing:
+            raise Conflict(
+                f"Container '{container_id}' keeps its files ({', '.join(sorted(missing)[:3])}) on another server: "
+                "its code runs on the server that has them.",
+                param="container_id",
+                code="container_elsewhere",
+            )
+        await self._machine.stop(container_id)  # a Python of ours from before another process took it
+        await self._store.claim_container_python(container_id, self._machine.name)
 
     async def _sync(self, container_id: str) -> list[ContainerFileObject]:
         """List what the cell wrote: new files, files of a new size; forget files that went."""
@@ -260,7 +299,21 @@ class ContainerService:
             await self._store.scoped(tenant).expire_container(container_id)
         if idle:
             logger.info("expired %d idle containers", len(idle))
+        await self._let_go()
         return len(idle)
+
+    async def _let_go(self) -> None:
+        """Stop this process's Pythons of containers another process has claimed since; of containers
+        gone (deleted or expired through another process), remove the files here too."""
+        ours = list(self._machine.sandboxes)
+        if not ours:
+            return
+        holders = await self._store.container_pythons(ours)
+        for container_id in ours:
+            if container_id not in holders:
+                await self._machine.release(container_id)
+            elif holders[container_id] != self._machine.name:
+                await self._machine.stop(container_id)
 
     async def aclose(self) -> None:
         """Stop every Python (the containers' files stay, for after a restart)."""

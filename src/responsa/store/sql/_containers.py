@@ -70,6 +70,22 @@ class SqlContainers:
         change = update(containers).where(_c.id == container_id).values(last_active_at=at)
         await self._db.write(lambda conn: conn.execute(change))
 
+    async def claim_container_python(self, container_id: str, python: str) -> str | None:
+        query = select(_c.python).where(_c.id == container_id, _c.tenant == self.tenant)
+        change = update(containers).where(_c.id == container_id, _c.tenant == self.tenant).values(python=python)
+
+        def work(conn: Sql) -> str | None:
+            before: str | None = conn.execute(query).scalar()
+            conn.execute(change)
+            return before
+
+        return await self._db.write(work)
+
+    async def container_pythons(self, container_ids: list[str]) -> dict[str, str | None]:
+        query = select(_c.id, _c.python).where(_c.id.in_(container_ids), _c.status == "running")
+        rows = await self._db.read(lambda conn: conn.execute(query).all())
+        return {container_id: python for container_id, python in rows}
+
     async def expire_container(self, container_id: str) -> None:
         def work(conn: Sql) -> None:
             conn.execute(update(containers).where(_c.id == container_id).values(status="expired"))

@@ -38,7 +38,7 @@ __all__ = [
     "vector_stores",
 ]
 
-SCHEMA_VERSION = "0012"
+SCHEMA_VERSION = "0013"
 """The newest migration's revision (a test keeps the two equal): a store already there skips Alembic."""
 
 metadata = MetaData()
@@ -211,6 +211,8 @@ containers = Table(
     Column("memory_limit", String(8), nullable=False),
     # running, then expired (idle past its minutes: its files and sandbox are gone).
     Column("status", String(20), nullable=False),
+    # The process whose Python holds its state (migration 0013); None before any code ran.
+    Column("python", String(120), nullable=True),
 )
 Index("ix_containers_tenant_id", containers.c.tenant, containers.c.id)
 
