@@ -39,11 +39,13 @@ def serve_settings(settings: Settings) -> None:
         "log_level": settings.log_level,
         "access_log": False,
         "timeout_graceful_shutdown": max(int(settings.shutdown_grace_secs), 1),
+        "loop": "responsa._accepting:AcceptingLoop",
     }
     if count == 1:
         app = create_app(settings)
         _tune_garbage_collector()
-        uvicorn.run(app, **options)
+        config = uvicorn.Config(app, **options)
+        uvicorn.Server(config).run(sockets=[config.bind_socket()])
         return
     with worker_group(settings, count) as group:
         config = uvicorn.Config(partial(worker_app, settings, group), factory=True, workers=count, **options)
