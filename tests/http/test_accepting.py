@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
+from typing import ClassVar
 
 import uvloop
 
@@ -17,7 +18,7 @@ CLIENTS = 40
 
 
 class _Counted(asyncio.Protocol):
-    made: list[asyncio.BaseTransport] = []
+    made: ClassVar[list[asyncio.BaseTransport]] = []
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         _Counted.made.append(transport)
