@@ -13,9 +13,9 @@ import anyio
 from starlette.applications import Starlette
 
 from responsa import tracing
-from responsa.backends import Backend, BackendRegistry, Embeds, Sampling
+from responsa.backends import Backend, BackendRegistry, Embeds
 from responsa.backends.chat_completions import ChatCompletionsBackend, Strategy, UpstreamModel, discover_models
-from responsa.backends.llama_cpp import LlamaCppBackend
+from responsa.backends.remote import remote_backends
 from responsa.backends.simulator import SimulatorBackend, load_profiles
 from responsa.config import Settings
 from responsa.engine import (
@@ -46,6 +46,7 @@ from ._hosted_setup import containers_service, search_provider
 from ._limits import Limiter, RateLimiter
 from ._metrics import Metrics
 from ._middleware import Gate
+from ._model_process import embedded_backends
 from ._routes import routes
 from ._secret import secret_key
 from ._services import HttpLimits, Services
@@ -57,8 +58,9 @@ __all__ = ["create_app"]
 logger = logging.getLogger(__name__)
 
 
-async def configured_backends(settings: Settings) -> list[Backend]:
-    """Upstream models first (explicit configuration wins a name clash), then embedded, then simulated."""
+async def configured_backends(settings: Settings, group: WorkerGroup | None = None) -> list[Backend]:
+    """Upstream models first (explicit configuration wins a name clash), then embedded (in the group's
+    model process, where the workers share one), then simulated."""
     backends: list[Backend] = []
     upstream = [
         UpstreamModel(
@@ -83,7 +85,10 @@ async def configured_backends(settings: Settings) -> list[Backend]:
                 read_timeout=settings.upstream_timeout_secs,
             )
         )
-    backends += _embedded_backends(settings)
+    if group is not None and group.models_socket is not None:
+        backends += await remote_backends(group.models_socket)
+    else:
+        backends += embedded_backends(settings)
     if settings.simulator:
         profiles = load_profiles(settings.sim_profiles) if settings.sim_profiles else None
         backends.append(
@@ -165,7 +170,7 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
         async with AsyncExitStack() as stack:
             if tracing.configured_from_environment():  # before the store opens: its writes are spans
                 stack.callback(tracing.shutdown)
-            registry = BackendRegistry(await configured_backends(settings))
+            registry = BackendRegistry(await configured_backends(settings, group))
             stack.push_async_callback(registry.aclose)
             store = SqlStore(settings.db_url, _retention(settings))
             stack.push_async_callback(store.aclose)
@@ -258,38 +263,3 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
         served_by=None if group is None else str(os.getpid()),
     )
     return app
-
-
-def _embedded_backends(settings: Settings) -> list[Backend]:
-    """The packaged model (unless turned off) and every ``--model``, each on its own inference thread."""
-    template = settings.chat_template.read_text() if settings.chat_template else None
-    backends: list[Backend] = []
-    if settings.embedded:
-        backends.append(
-            LlamaCppBackend(
-                settings.gguf,
-                n_ctx=settings.embedded_context,
-                n_threads=settings.threads,
-                n_gpu_layers=settings.gpu_layers,
-                chat_template=template,
-                parallel=settings.parallel,
-            )
-        )
-    for model in settings.embedded_models:
-        if model.path is None:
-            raise ValueError(f"model {model.source!r} was not fetched before the server started")
-        defaults = Sampling(**dict(model.sampling))  # type: ignore[arg-type]  # numbers under SAMPLING_CONTROLS only
-        backends.append(
-            LlamaCppBackend(
-                model.path,
-                name=model.name,
-                n_ctx=model.context or settings.embedded_context,
-                sampling=defaults,
-                n_threads=model.threads or settings.threads,
-                n_gpu_layers=settings.gpu_layers if model.gpu_layers is None else model.gpu_layers,
-                chat_template=model.chat_template.read_text() if model.chat_template else template,
-                parallel=model.parallel or settings.parallel,
-                mmproj=model.mmproj_path,
-            )
-        )
-    return backends

@@ -1,7 +1,8 @@
 """What the workers of one ``responsa serve --workers N`` share besides the store, set up by the parent
 before the first worker starts: the store migrated once, a directory for the rate-limit buckets
-(``SharedRateLimiter``) and for prometheus_client's per-process metric files (one ``/metrics`` sums
-them), removed when the server stops."""
+(``SharedRateLimiter``), for prometheus_client's per-process metric files (one ``/metrics`` sums them)
+and for the socket of the model process serving the embedded models to all of them
+(``_model_process``), removed when the server stops."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from pathlib import Path
 from responsa.config import Settings
 from responsa.store import SqlStore
 
+from ._model_process import ModelProcess, has_embedded
+
 __all__ = ["WorkerGroup", "worker_group"]
 
 
@@ -25,6 +28,8 @@ class WorkerGroup:
 
     directory: Path
     size: int
+    models_socket: Path | None = None
+    """Where the model process serves the embedded models (None: there are none)."""
 
     @property
     def limits_file(self) -> Path:
@@ -41,10 +46,17 @@ def worker_group(settings: Settings, size: int) -> Iterator[WorkerGroup]:
     per-process files when it is imported, from the environment: set here, the workers inherit it."""
     asyncio.run(_migrate(settings.db_url))
     with tempfile.TemporaryDirectory(prefix="responsa-workers-") as directory:
-        group = WorkerGroup(Path(directory), size)
+        models = ModelProcess(settings, Path(directory) / "models.sock") if has_embedded(settings) else None
+        group = WorkerGroup(Path(directory), size, None if models is None else models.path)
         group.metrics_directory.mkdir()
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(group.metrics_directory)
-        yield group
+        if models is not None:
+            models.start()
+        try:
+            yield group
+        finally:
+            if models is not None:
+                models.stop()
 
 
 async def _migrate(db_url: str) -> None:
