@@ -364,7 +364,12 @@ def test_a_container_reached_from_another_process_says_its_python_restarted(
         refused = c.responses.create(model="up-model", input="Run", tools=[tool], include=[OUTPUTS])  # type: ignore[list-item]
         assert refused.output[0].status == "failed"  # type: ignore[union-attr]
         assert "keeps its files (/mnt/data/kept.txt) on another server" in refused.output[0].outputs[0].logs  # type: ignore[union-attr, index]
-        assert [f.path for f in a.containers.files.list(container.id).data] == ["/mnt/data/kept.txt"]
+        listed = a.containers.files.list(container.id).data
+        assert [f.path for f in listed] == ["/mnt/data/kept.txt"]
+        with pytest.raises(openai.ConflictError) as elsewhere:
+            c.containers.files.content.retrieve(listed[0].id, container_id=container.id)
+        assert elsewhere.value.code == "container_elsewhere"
+        assert b.containers.files.content.retrieve(listed[0].id, container_id=container.id).read() == b"kept"
         _code_then_answer(upstream, "secret = 7\nprint(secret)")
         again = b.responses.create(model="up-model", input="Again", tools=[tool], include=[OUTPUTS])  # type: ignore[list-item]
         assert again.output[0].outputs[0].logs == "7\n"  # type: ignore[union-attr, index]

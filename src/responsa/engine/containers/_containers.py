@@ -233,6 +233,8 @@ class ContainerService:
         try:
             first = await anext(reader, b"")
         except OSError as exc:
+            if not directory.root.is_dir():  # nothing of the container's is on this machine
+                raise _elsewhere(container_id, [file.path]) from exc
             raise NotFound(f"The file '{file_id}' is no longer in container '{container_id}'.",
                            param="file_id") from exc  # fmt: skip
 
@@ -267,12 +269,7 @@ class ContainerService:
         found = {entry.path for entry in await anyio.to_thread.run_sync(self._machine.directory(container_id).scan)}
         missing = [path for path in await self._store.container_files_by_path(container_id) if path not in found]
         if missing:
-            raise Conflict(
-                f"Container '{container_id}' keeps its files ({', '.join(sorted(missing)[:3])}) on another server: "
-                "its code runs on the server that has them.",
-                param="container_id",
-                code="container_elsewhere",
-            )
+            raise _elsewhere(container_id, missing)
         await self._machine.stop(container_id)  # a Python of ours from before another process took it
         await self._store.claim_container_python(container_id, self._machine.name)
 
@@ -320,6 +317,16 @@ class ContainerService:
         for sandbox in list(self._machine.sandboxes.values()):
             await sandbox.close()
         self._machine.sandboxes.clear()
+
+
+def _elsewhere(container_id: str, paths: list[str]) -> Conflict:
+    """409 for a container whose files are on another machine (a replica's)."""
+    return Conflict(
+        f"Container '{container_id}' keeps its files ({', '.join(sorted(paths)[:3])}) on another server: its code "
+        "runs and its files are read on the server that has them.",
+        param="container_id",
+        code="container_elsewhere",
+    )
 
 
 def _not_found(container_id: str, param: str = "container_id") -> NotFound:
