@@ -135,3 +135,23 @@ def test_sigterm_lets_a_stream_in_flight_finish(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_a_websocket_keeps_its_store_false_chain_on_its_worker(server: str) -> None:
+    """A connection stays on the worker that took it, with the responses it did not store: each of
+    several connections (the kernel spreads them over the workers) continues its own chain."""
+    with openai.OpenAI(base_url=f"{server}/v1", api_key="sk-free", max_retries=0) as client:
+        for name in ("Ada", "Grace", "Hedy", "Radia"):
+            with client.beta.responses.connect() as connection:
+                ends = []
+                for text, previous in ((f"My name is {name}.", None), ("What is my name?", "first")):
+                    extra = {"previous_response_id": ends[-1].id} if previous else {}
+                    connection.send({"type": "response.create", "model": "sim", "input": text, "store": False,  # type: ignore[arg-type,typeddict-item]
+                                     **extra})  # fmt: skip
+                    for event in connection:
+                        if event.type in ("response.completed", "response.failed", "error"):
+                            assert event.type == "response.completed", event
+                            ends.append(event.response)
+                            break
+                assert ends[1].previous_response_id == ends[0].id
+                assert ends[1].usage.input_tokens > ends[0].usage.input_tokens
