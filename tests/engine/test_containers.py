@@ -91,3 +91,34 @@ async def test_a_python_claimed_elsewhere_or_a_container_gone_is_let_go(tmp_path
         await two.aclose()
     finally:
         await store.aclose()
+
+
+@pytest.mark.skipif(probe_sandbox() is not None, reason="no sandbox here")
+async def test_files_brought_back_never_go_through_a_link_the_code_made(tmp_path: Path) -> None:
+    """The code lists ``sub/x.txt``, then makes ``sub`` a link to a folder of the host; another process
+    taking the container over brings ``sub/x.txt`` back from the store, and must not write through
+    the link (the sandbox sees only the container's folder, the server sees the host)."""
+    store = SqlStore(f"sqlite:///{tmp_path / 'r.db'}")
+    await store.migrate()
+    host = tmp_path / "host"
+    host.mkdir()
+    try:
+        files = FileService(store.files(), 1024 * 1024, PART_BYTES)
+        one, two = (ContainerService(store.containers(), files, tmp_path / "containers", SandboxLimits()).for_tenant("a")
+                    for _ in range(2))  # fmt: skip
+        container = await one.create(CreateContainerRequest(name="linked"))
+        await one.run(
+            container, "import os\nos.mkdir('/mnt/data/sub')\n_ = open('/mnt/data/sub/x.txt', 'w').write('x')"
+        )
+        directory = tmp_path / "containers" / container.id
+        (directory / "sub" / "x.txt").unlink()
+        (directory / "sub").rmdir()
+        (directory / "sub").symlink_to(host)  # what hostile code would leave, were a link to the host its to make
+        ran = await two.run(container, "print('ran')")
+        assert ran.execution.logs.endswith("ran\n")
+        assert list(host.iterdir()) == []
+        assert [file.path for file in (await two.list_files(container.id, limit=10, order="asc", after=None))[0]] == []
+        await one.aclose()
+        await two.aclose()
+    finally:
+        await store.aclose()

@@ -343,33 +343,33 @@ def test_a_cancel_stops_code_that_is_running(server: LiveServer, upstream: MockU
 def test_a_container_reached_from_another_process_says_its_python_restarted(
     upstream: MockUpstream, tmp_path: Path
 ) -> None:
-    """Two processes on one store (workers of one server: one containers directory; or replicas on
-    other machines: each its own). Code reaching the container from another worker runs in a fresh
-    Python next to the same files and says so; from another machine, where its files are not, it is
-    refused rather than run against an empty directory."""
-    shared = tmp_path / "containers"
-    here = _settings(upstream, tmp_path, containers_dir=shared)
+    """Processes on one store: two workers of one server (one containers directory) and a replica on
+    another machine (a directory of its own). Code reaching the container through another process
+    runs in a fresh Python next to the same files and says so; on the other machine the files are
+    brought back from the store first, and what its code writes comes back to the first machine."""
+    here = _settings(upstream, tmp_path, containers_dir=tmp_path / "containers")
     there = _settings(upstream, tmp_path, containers_dir=tmp_path / "elsewhere")
     with serve(here) as one, serve(here) as two, serve(there) as far:
         a, b, c = (openai.OpenAI(base_url=live.v1, api_key="x", max_retries=0) for live in (one, two, far))
         container = a.containers.create(name="shared")
         tool = {"type": "code_interpreter", "container": container.id}
-        _code_then_answer(upstream, "secret = 41\nopen('/mnt/data/kept.txt', 'w').write('kept')")
-        a.responses.create(model="up-model", input="Remember", tools=[tool])  # type: ignore[list-item]
-        _code_then_answer(upstream, "print(open('/mnt/data/kept.txt').read())\nprint(secret)")
-        moved = b.responses.create(model="up-model", input="Recall", tools=[tool], include=[OUTPUTS])  # type: ignore[list-item]
-        logs = moved.output[0].outputs[0].logs  # type: ignore[union-attr, index]
+
+        def run(client: openai.OpenAI, code: str) -> str:
+            _code_then_answer(upstream, code)
+            reply = client.responses.create(model="up-model", input="Run it", tools=[tool], include=[OUTPUTS])  # type: ignore[list-item]
+            assert reply.output[0].status == "completed"  # type: ignore[union-attr]
+            return str(reply.output[0].outputs[0].logs)  # type: ignore[union-attr, index]
+
+        assert run(a, "secret = 41\nopen('/mnt/data/kept.txt', 'w').write('kept')\nprint(secret)") == "41\n"
+        logs = run(b, "print(open('/mnt/data/kept.txt').read())\nprint(secret)")
         assert logs.startswith("[Python restarted: ") and "kept\n" in logs and "NameError" in logs
-        _code_then_answer(upstream, "print('ran')")
-        refused = c.responses.create(model="up-model", input="Run", tools=[tool], include=[OUTPUTS])  # type: ignore[list-item]
-        assert refused.output[0].status == "failed"  # type: ignore[union-attr]
-        assert "keeps its files (/mnt/data/kept.txt) on another server" in refused.output[0].outputs[0].logs  # type: ignore[union-attr, index]
-        listed = a.containers.files.list(container.id).data
+        listed = c.containers.files.list(container.id).data
         assert [f.path for f in listed] == ["/mnt/data/kept.txt"]
-        with pytest.raises(openai.ConflictError) as elsewhere:
-            c.containers.files.content.retrieve(listed[0].id, container_id=container.id)
-        assert elsewhere.value.code == "container_elsewhere"
-        assert b.containers.files.content.retrieve(listed[0].id, container_id=container.id).read() == b"kept"
-        _code_then_answer(upstream, "secret = 7\nprint(secret)")
-        again = b.responses.create(model="up-model", input="Again", tools=[tool], include=[OUTPUTS])  # type: ignore[list-item]
-        assert again.output[0].outputs[0].logs == "7\n"  # type: ignore[union-attr, index]
+        assert c.containers.files.content.retrieve(listed[0].id, container_id=container.id).read() == b"kept"
+        moved = run(c, "print(open('/mnt/data/kept.txt').read())\n_ = open('/mnt/data/far.txt', 'w').write('from far')")
+        assert moved.startswith("[Python restarted: ") and moved.endswith("kept\n")
+        back = run(a, "print(open('/mnt/data/far.txt').read(), open('/mnt/data/kept.txt').read())")
+        assert back.startswith("[Python restarted: ") and back.endswith("from far kept\n")
+        assert sorted(f.path for f in b.containers.files.list(container.id).data) == ["/mnt/data/far.txt",
+                                                                                     "/mnt/data/kept.txt"]  # fmt: skip
+        assert run(a, "secret = 7\nprint(secret)") == "7\n"

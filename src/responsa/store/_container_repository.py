@@ -55,4 +55,11 @@ class ContainerRepository(Protocol):
         self, container_id: str, *, limit: int, order: Order, after: str | None
     ) -> tuple[list[ContainerFileObject], bool]: ...
 
-    async def delete_container_files(self, container_id: str, file_ids: list[str]) -> int: ...
+    async def delete_container_files(self, container_id: str, file_ids: list[str]) -> int:
+        """Their rows and their bytes."""
+
+    async def put_container_file_bytes(self, container_id: str, file_id: str, parts: list[bytes]) -> None:
+        """The file's bytes now, in parts (what was stored before is replaced, at once)."""
+
+    async def container_file_part(self, file_id: str, position: int) -> bytes | None:
+        """One part of a file's stored bytes (None past the last, or for a file stored without them)."""

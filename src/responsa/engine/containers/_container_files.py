@@ -40,6 +40,8 @@ class FoundFile:
     path: str
     """As the sandbox sees it: ``/mnt/data/…``."""
     size: int
+    modified: int = 0
+    """Its modification time (ns), to tell a file rewritten at the same size."""
 
 
 def safe_name(filename: str) -> str:
@@ -70,22 +72,17 @@ class ContainerDirectory:
     async def write(self, name: str, chunks: AsyncIterator[bytes], max_bytes: int) -> FoundFile:
         """Write ``name`` at the top of the directory from ``chunks`` (413 past ``max_bytes``)."""
         await anyio.to_thread.run_sync(lambda: self.root.mkdir(parents=True, exist_ok=True))
-        handle, temporary = tempfile.mkstemp(dir=self.root, prefix=".upload-")
-        size = 0
-        try:
-            with os.fdopen(handle, "wb") as out:
-                async for chunk in chunks:
-                    size += len(chunk)
-                    if size > max_bytes:
-                        raise PayloadTooLarge(f"The file is larger than this server's limit of {max_bytes} bytes.")
-                    await anyio.to_thread.run_sync(out.write, chunk)
-            os.chmod(temporary, 0o644)
-            os.replace(temporary, self.root / name)  # replaces a link of that name, never writes through it
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                Path(temporary).unlink(missing_ok=True)
-            raise
+        size = await _replace(self.root, name, chunks, max_bytes)
         return FoundFile(str(MOUNT / name), size)
+
+    async def restore(self, path: str, chunks: AsyncIterator[bytes], max_bytes: int) -> None:
+        """Write the file at ``path`` (``/mnt/data/…``, in folders too) from ``chunks``: a container's
+        file brought back from the store. Never through a link: the folders on the way are checked
+        after they are made, and the file is renamed over the name."""
+        host = self._host_path(path)
+        await anyio.to_thread.run_sync(lambda: host.parent.mkdir(parents=True, exist_ok=True))
+        host = self._host_path(path)  # a link made meanwhile on the way is refused here
+        await _replace(host.parent, host.name, chunks, max_bytes)
 
     def scan(self) -> list[FoundFile]:
         """The regular files in the directory, links and what is behind them left out."""
@@ -104,7 +101,8 @@ class ContainerDirectory:
                 except OSError:
                     continue
                 if stat.S_ISREG(info.st_mode):
-                    found.append(FoundFile(str(MOUNT / host.relative_to(self.root).as_posix()), info.st_size))
+                    path = str(MOUNT / host.relative_to(self.root).as_posix())
+                    found.append(FoundFile(path, info.st_size, info.st_mtime_ns))
                 if len(found) >= MAX_FILES:
                     return found
         return found
@@ -138,3 +136,24 @@ class ContainerDirectory:
 
     def remove_all(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+async def _replace(folder: Path, name: str, chunks: AsyncIterator[bytes], max_bytes: int) -> int:
+    """Write ``name`` in ``folder`` from ``chunks`` (413 past ``max_bytes``) by renaming a new file over
+    it; its size."""
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".upload-")
+    size = 0
+    try:
+        with os.fdopen(handle, "wb") as out:
+            async for chunk in chunks:
+                size += len(chunk)
+                if size > max_bytes:
+                    raise PayloadTooLarge(f"The file is larger than this server's limit of {max_bytes} bytes.")
+                await anyio.to_thread.run_sync(out.write, chunk)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, folder / name)  # replaces a link of that name, never writes through it
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            Path(temporary).unlink(missing_ok=True)
+        raise
+    return size

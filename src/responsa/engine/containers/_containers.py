@@ -2,12 +2,13 @@
 between calls, where the code interpreter runs the model's code.
 
 A container's rows live in the store (so one the server acknowledged is found after a restart);
-its directory lives on this machine (in ``--containers-dir``, shared by the workers of one server),
-its Python in the process that last ran its code, named in the store. Code that reaches another
-process (another worker, a replica, this one after a restart) starts a fresh Python there and the
-output says so, where the files are on this machine; where they are not (another machine's), the
-call is refused, never run against an empty directory. A process stops its Python for a container
-another has claimed or that is gone. A container idle past ``expires_after`` expires: its Python is
+its files live in its directory on the machine that runs its code (``--containers-dir``, shared by
+the workers of one server) and, as of each upload and each cell's end, in the store; its Python lives
+in the process that last ran its code, named in the store. Code that reaches another process (another
+worker, a replica on another machine, this one after a restart) starts a fresh Python there, next to
+the files brought back from the store where they are not, and the output says so. A process stops its
+Python for a container another has claimed or that is gone. Any replica reads a file's bytes from
+the store. A container idle past ``expires_after`` expires: its Python is
 stopped, its files are removed, and it answers ``400 Container is expired.`` from then on, as
 OpenAI's do.
 """
@@ -75,8 +76,23 @@ class _Machine:
     sandboxes: dict[str, PythonSandbox] = field(default_factory=dict)
     views: dict[str, ContainerService] = field(default_factory=dict)
     """Each tenant's view of the containers (tenants are the API keys': a few)."""
-    name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{os.urandom(4).hex()}")
-    """This process's Pythons, as the store names the one holding a container's state."""
+    nonce: str = field(default_factory=lambda: os.urandom(4).hex())
+    seen: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    """Each container's files as last stored from here: size and modification time by path."""
+
+    @property
+    def place(self) -> str:
+        """This machine's containers directory: processes of one place see the same files."""
+        return f"{socket.gethostname()}:{self.root.resolve()}"
+
+    @property
+    def name(self) -> str:
+        """This process's Pythons, as the store names the one holding a container's state."""
+        return f"{self.place}:{os.getpid()}:{self.nonce}"
+
+    def here(self, python: str) -> bool:
+        """Whether the process named ``python`` ran its Pythons in this place."""
+        return python.rsplit(":", 2)[0] == self.place
 
     def directory(self, container_id: str) -> ContainerDirectory:
         return ContainerDirectory(self.root / container_id)
@@ -95,6 +111,7 @@ class _Machine:
 
     async def stop(self, container_id: str) -> None:
         """Stop the container's Python here, if it has one."""
+        self.seen.pop(container_id, None)
         sandbox = self.sandboxes.pop(container_id, None)
         if sandbox is not None:
             await sandbox.close()
@@ -202,8 +219,27 @@ class ContainerService:
         known = await self._store.container_files_by_path(container.id)
         if found.path in known:  # the same name again: the file is replaced, its id kept
             await self._store.resize_container_file(known[found.path].id, found.size)
-            return known[found.path].model_copy(update={"bytes": found.size})
-        return await self._list_file(container.id, found, "user")
+            file = known[found.path].model_copy(update={"bytes": found.size})
+        else:
+            file = await self._list_file(container.id, found, "user")
+        await self._keep(container.id, file.id, found.path)
+        return file
+
+    async def _keep(self, container_id: str, file_id: str, path: str) -> None:
+        """Store the file's bytes as they are here now, for any replica to read or bring back."""
+        try:
+            parts = [chunk async for chunk in self._machine.directory(container_id).read(path)]
+        except OSError:  # gone, or made a link, since it was listed: the next cell's end sees it again
+            return
+        await self._store.put_container_file_bytes(container_id, file_id, parts or [b""])
+
+    async def _stored(self, file_id: str, first: bytes) -> AsyncIterator[bytes]:
+        """A file's bytes from the store, ``first`` the part read already."""
+        yield first
+        position = 1
+        while (part := await self._store.container_file_part(file_id, position)) is not None:
+            yield part
+            position += 1
 
     async def _list_file(
         self, container_id: str, found: FoundFile, source: Literal["user", "assistant"]
@@ -228,6 +264,9 @@ class ContainerService:
 
     async def content(self, container_id: str, file_id: str) -> tuple[ContainerFileObject, AsyncIterator[bytes]]:
         file = await self.file(container_id, file_id)
+        first = await self._store.container_file_part(file.id, 0)
+        if first is not None:
+            return file, self._stored(file.id, first)
         directory = self._machine.directory(container_id)
         reader = directory.read(file.path)
         try:
@@ -257,35 +296,55 @@ class ContainerService:
         await self._store.touch_container(container.id, int(time.time()))
         holder = (await self._store.container_pythons([container.id])).get(container.id)
         if holder != self._machine.name:
-            await self._take_over(container.id)
+            await self._take_over(container.id, holder)
         execution = await self._machine.sandbox(container).run(code)
         if holder not in (None, self._machine.name):
             execution = replace(execution, logs=RESTARTED + execution.logs)
         await self._store.touch_container(container.id, int(time.time()))
         return CodeRun(execution, await self._sync(container.id))
 
-    async def _take_over(self, container_id: str) -> None:
-        """Make this process's Python the container's (a fresh one), if its files are here."""
-        found = {entry.path for entry in await anyio.to_thread.run_sync(self._machine.directory(container_id).scan)}
-        missing = [path for path in await self._store.container_files_by_path(container_id) if path not in found]
-        if missing:
-            raise _elsewhere(container_id, missing)
+    async def _take_over(self, container_id: str, holder: str | None) -> None:
+        """Make a fresh Python of this process's the container's, next to its files: those the store
+        has that this place lacks (all of them where it last ran elsewhere) are brought back first."""
         await self._machine.stop(container_id)  # a Python of ours from before another process took it
+        directory = self._machine.directory(container_id)
+        if holder is not None and not self._machine.here(holder):
+            await anyio.to_thread.run_sync(directory.remove_all)  # a copy from before it moved away
+        here = {entry.path: entry.size for entry in await anyio.to_thread.run_sync(directory.scan)}
+        for path, file in (await self._store.container_files_by_path(container_id)).items():
+            if here.get(path) == file.bytes:
+                continue
+            first = await self._store.container_file_part(file.id, 0)
+            if first is None:  # listed before the store kept files' bytes: only its old machine has it
+                raise _elsewhere(container_id, [path])
+            try:
+                await directory.restore(path, self._stored(file.id, first), self._machine.max_file_bytes)
+            except ValueError:  # the code made a link of a folder on its way: the next cell's end unlists it
+                logger.warning("container %s: not restoring %s through a link", container_id, path)
+        found = await anyio.to_thread.run_sync(directory.scan)
+        self._machine.seen[container_id] = {entry.path: (entry.size, entry.modified) for entry in found}
         await self._store.claim_container_python(container_id, self._machine.name)
 
     async def _sync(self, container_id: str) -> list[ContainerFileObject]:
         """List what the cell wrote: new files, files of a new size; forget files that went."""
         found = await anyio.to_thread.run_sync(self._machine.directory(container_id).scan)
         known = await self._store.container_files_by_path(container_id)
+        seen = self._machine.seen.setdefault(container_id, {})
         changed: list[ContainerFileObject] = []
         for entry in found:
             listed = known.pop(entry.path, None)
             if listed is None:
-                changed.append(await self._list_file(container_id, entry, "assistant"))
+                listed = await self._list_file(container_id, entry, "assistant")
+                changed.append(listed)
             elif listed.bytes != entry.size:
                 await self._store.resize_container_file(listed.id, entry.size)
                 changed.append(listed.model_copy(update={"bytes": entry.size}))
+            if seen.get(entry.path) != (entry.size, entry.modified):  # new, or rewritten (at any size)
+                await self._keep(container_id, listed.id, entry.path)
+                seen[entry.path] = (entry.size, entry.modified)
         await self._store.delete_container_files(container_id, [file.id for file in known.values()])
+        for path in known:
+            seen.pop(path, None)
         return changed
 
     async def expire_idle(self) -> int:

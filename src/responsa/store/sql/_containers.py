@@ -13,11 +13,11 @@ from responsa.protocol import ContainerExpiry, ContainerFileObject, ContainerObj
 from .._base import Order
 from ._database import Database, Sql
 from ._paging import keyed_page
-from ._tables import container_files, containers
+from ._tables import container_file_parts, container_files, containers
 
 __all__ = ["SqlContainers"]
 
-_c, _f = containers.c, container_files.c
+_c, _f, _p = containers.c, container_files.c, container_file_parts.c
 _CONTAINER = (_c.id, _c.name, _c.created_at, _c.last_active_at, _c.expires_after_minutes, _c.memory_limit, _c.status)
 _FILE = (_f.id, _f.container_id, _f.path, _f.bytes, _f.source, _f.created_at)
 
@@ -90,6 +90,7 @@ class SqlContainers:
         def work(conn: Sql) -> None:
             conn.execute(update(containers).where(_c.id == container_id).values(status="expired"))
             conn.execute(delete(container_files).where(_f.container_id == container_id))
+            conn.execute(delete(container_file_parts).where(_p.container_id == container_id))
 
         await self._db.write(work)
 
@@ -99,6 +100,7 @@ class SqlContainers:
             if gone.rowcount == 0:
                 return False
             conn.execute(delete(container_files).where(_f.container_id == container_id))
+            conn.execute(delete(container_file_parts).where(_p.container_id == container_id))
             return True
 
         return await self._db.write(work)
@@ -140,4 +142,27 @@ class SqlContainers:
         if not file_ids:
             return 0
         gone = delete(container_files).where(_f.container_id == container_id, _f.id.in_(file_ids))
-        return await self._db.write(lambda conn: conn.execute(gone).rowcount)
+        parts = delete(container_file_parts).where(_p.container_id == container_id, _p.file_id.in_(file_ids))
+
+        def work(conn: Sql) -> int:
+            conn.execute(parts)
+            count: int = conn.execute(gone).rowcount
+            return count
+
+        return await self._db.write(work)
+
+    async def put_container_file_bytes(self, container_id: str, file_id: str, parts: list[bytes]) -> None:
+        rows = [{"file_id": file_id, "position": position, "container_id": container_id, "data": data}
+                for position, data in enumerate(parts)]  # fmt: skip
+
+        def work(conn: Sql) -> None:
+            conn.execute(delete(container_file_parts).where(_p.file_id == file_id))
+            if rows:
+                conn.execute(insert(container_file_parts), rows)
+
+        await self._db.write(work)
+
+    async def container_file_part(self, file_id: str, position: int) -> bytes | None:
+        query = select(_p.data).where(_p.file_id == file_id, _p.position == position)
+        data: bytes | None = await self._db.read(lambda conn: conn.execute(query).scalar())
+        return data

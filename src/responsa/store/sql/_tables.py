@@ -21,6 +21,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "chunk_vectors",
     "chunks",
+    "container_file_parts",
     "container_files",
     "containers",
     "conversation_items",
@@ -38,7 +39,7 @@ __all__ = [
     "vector_stores",
 ]
 
-SCHEMA_VERSION = "0013"
+SCHEMA_VERSION = "0014"
 """The newest migration's revision (a test keeps the two equal): a store already there skips Alembic."""
 
 metadata = MetaData()
@@ -228,6 +229,17 @@ container_files = Table(
     Column("created_at", BigInteger, nullable=False),
 )
 Index("ix_container_files_container", container_files.c.container_id, container_files.c.id)
+
+container_file_parts = Table(
+    "container_file_parts",
+    metadata,
+    # A container file's bytes (migration 0014), replaced whole when the file changes.
+    Column("file_id", String(80), primary_key=True),
+    Column("position", Integer, primary_key=True),
+    Column("container_id", String(80), nullable=False),
+    Column("data", LargeBinary, nullable=False),
+)
+Index("ix_container_file_parts_container", container_file_parts.c.container_id)
 
 store_probe = Table(
     "store_probe",
