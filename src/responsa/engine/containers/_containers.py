@@ -16,17 +16,15 @@ OpenAI's do.
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import time
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 import anyio
 
-from responsa.external import Execution, PythonSandbox, SandboxLimits
+from responsa.external import Execution, SandboxLimits
 from responsa.protocol import (
     Conflict,
     ContainerExpiry,
@@ -40,7 +38,8 @@ from responsa.protocol import (
 from responsa.store import ContainerRepository, Order
 
 from ..files import FileService
-from ._container_files import ContainerDirectory, FoundFile, safe_name
+from ._container_files import FoundFile, safe_name
+from ._machine import Machine
 
 __all__ = ["CodeRun", "ContainerService", "check_network_policy"]
 
@@ -54,8 +53,6 @@ RESTARTED = (
 
 DEFAULT_MINUTES = 20
 DEFAULT_MEMORY = "1g"
-_GIB = 1024**3
-_MEMORY = {"1g": _GIB, "4g": 4 * _GIB, "16g": 16 * _GIB, "64g": 64 * _GIB}
 
 
 @dataclass(frozen=True)
@@ -64,57 +61,6 @@ class CodeRun:
 
     execution: Execution
     files: list[ContainerFileObject]
-
-
-@dataclass
-class _Machine:
-    """What this process runs for every tenant: the containers' directories and their Pythons."""
-
-    root: Path
-    limits: SandboxLimits
-    max_file_bytes: int
-    sandboxes: dict[str, PythonSandbox] = field(default_factory=dict)
-    views: dict[str, ContainerService] = field(default_factory=dict)
-    """Each tenant's view of the containers (tenants are the API keys': a few)."""
-    nonce: str = field(default_factory=lambda: os.urandom(4).hex())
-    seen: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
-    """Each container's files as last stored from here: size and modification time by path."""
-
-    @property
-    def place(self) -> str:
-        """This machine's containers directory: processes of one place see the same files."""
-        return f"{socket.gethostname()}:{self.root.resolve()}"
-
-    @property
-    def name(self) -> str:
-        """This process's Pythons, as the store names the one holding a container's state."""
-        return f"{self.place}:{os.getpid()}:{self.nonce}"
-
-    def here(self, python: str) -> bool:
-        """Whether the process named ``python`` ran its Pythons in this place."""
-        return python.rsplit(":", 2)[0] == self.place
-
-    def directory(self, container_id: str) -> ContainerDirectory:
-        return ContainerDirectory(self.root / container_id)
-
-    def sandbox(self, container: ContainerObject) -> PythonSandbox:
-        sandbox = self.sandboxes.get(container.id)
-        if sandbox is None:
-            limits = replace(self.limits, memory_bytes=_MEMORY.get(container.memory_limit, _GIB))
-            sandbox = self.sandboxes[container.id] = PythonSandbox(self.root / container.id, limits)
-        return sandbox
-
-    async def release(self, container_id: str) -> None:
-        """Stop the container's Python and remove its files."""
-        await self.stop(container_id)
-        await anyio.to_thread.run_sync(self.directory(container_id).remove_all)
-
-    async def stop(self, container_id: str) -> None:
-        """Stop the container's Python here, if it has one."""
-        self.seen.pop(container_id, None)
-        sandbox = self.sandboxes.pop(container_id, None)
-        if sandbox is not None:
-            await sandbox.close()
 
 
 class ContainerService:
@@ -127,13 +73,13 @@ class ContainerService:
         root: Path,
         limits: SandboxLimits,
         unavailable: str | None = None,
-        machine: _Machine | None = None,
+        machine: Machine | None = None,
     ) -> None:
         self._store = store
         self._files = files
         self.unavailable = unavailable
         """Why code cannot run here (no sandbox); None when it can."""
-        self._machine = machine or _Machine(root, limits, files.max_bytes)
+        self._machine = machine or Machine(root, limits, files.max_bytes)
 
     def for_tenant(self, tenant: str) -> ContainerService:
         """The tenant's view (made once per tenant: every response with tools asks for it)."""

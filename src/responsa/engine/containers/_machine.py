@@ -1,0 +1,76 @@
+"""What one process runs for the containers of every tenant: their directories on this machine and
+their Pythons, and the name the store gives this process's Pythons (which place, which process)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+
+from responsa.external import PythonSandbox, SandboxLimits
+from responsa.protocol import ContainerObject
+
+from ._container_files import ContainerDirectory
+
+if TYPE_CHECKING:
+    from ._containers import ContainerService
+
+__all__ = ["Machine"]
+
+_GIB = 1024**3
+_MEMORY = {"1g": _GIB, "4g": 4 * _GIB, "16g": 16 * _GIB, "64g": 64 * _GIB}
+
+
+@dataclass
+class Machine:
+    """What this process runs for every tenant: the containers' directories and their Pythons."""
+
+    root: Path
+    limits: SandboxLimits
+    max_file_bytes: int
+    sandboxes: dict[str, PythonSandbox] = field(default_factory=dict)
+    views: dict[str, ContainerService] = field(default_factory=dict)
+    """Each tenant's view of the containers (tenants are the API keys': a few)."""
+    nonce: str = field(default_factory=lambda: os.urandom(4).hex())
+    seen: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    """Each container's files as last stored from here: size and modification time by path."""
+
+    @property
+    def place(self) -> str:
+        """This machine's containers directory: processes of one place see the same files."""
+        return f"{socket.gethostname()}:{self.root.resolve()}"
+
+    @property
+    def name(self) -> str:
+        """This process's Pythons, as the store names the one holding a container's state."""
+        return f"{self.place}:{os.getpid()}:{self.nonce}"
+
+    def here(self, python: str) -> bool:
+        """Whether the process named ``python`` ran its Pythons in this place."""
+        return python.rsplit(":", 2)[0] == self.place
+
+    def directory(self, container_id: str) -> ContainerDirectory:
+        return ContainerDirectory(self.root / container_id)
+
+    def sandbox(self, container: ContainerObject) -> PythonSandbox:
+        sandbox = self.sandboxes.get(container.id)
+        if sandbox is None:
+            limits = replace(self.limits, memory_bytes=_MEMORY.get(container.memory_limit, _GIB))
+            sandbox = self.sandboxes[container.id] = PythonSandbox(self.root / container.id, limits)
+        return sandbox
+
+    async def release(self, container_id: str) -> None:
+        """Stop the container's Python and remove its files."""
+        await self.stop(container_id)
+        await anyio.to_thread.run_sync(self.directory(container_id).remove_all)
+
+    async def stop(self, container_id: str) -> None:
+        """Stop the container's Python here, if it has one."""
+        self.seen.pop(container_id, None)
+        sandbox = self.sandboxes.pop(container_id, None)
+        if sandbox is not None:
+            await sandbox.close()
