@@ -18,7 +18,7 @@ from starlette.applications import Starlette
 from uvicorn.supervisors import Multiprocess
 
 from responsa.config import Settings
-from responsa.http import WorkerGroup, create_app, worker_group
+from responsa.http import WorkerGroup, create_app, end_with_the_parent, worker_group
 
 __all__ = ["serve_settings", "worker_app", "worker_count"]
 
@@ -54,7 +54,8 @@ def serve_settings(settings: Settings) -> None:
 
 def worker_app(settings: Settings, group: WorkerGroup) -> Starlette:
     """One worker's app (what each worker calls, settings and group pickled to it), its collector tuned
-    as a single process's is."""
+    as a single process's is. A worker ends with the parent, even one killed outright."""
+    end_with_the_parent()
     app = create_app(settings, group)
     _tune_garbage_collector()
     return app

@@ -114,3 +114,23 @@ def test_a_model_process_that_dies_is_started_again(server: tuple[str, int]) -> 
                 time.sleep(0.2)
     assert reply.output_text.strip()
     assert model_process not in _children(parent)
+
+
+def test_the_workers_and_the_model_process_end_with_a_killed_parent(tmp_path: Path) -> None:
+    process, _url = start_serve("--workers", "2", "--db", f"sqlite:///{tmp_path / 'store.db'}", log=tmp_path / "log")
+    children = _children(process.pid)
+    assert len(children) >= 3  # two workers and the model process (and multiprocessing's tracker)
+    process.kill()
+    process.wait()
+    deadline = time.monotonic() + 30
+    while alive := [pid for pid in children if Path(f"/proc/{pid}").exists() and _running(pid)]:
+        assert time.monotonic() < deadline, f"still running after their parent was killed: {alive}"
+        time.sleep(0.1)
+
+
+def _running(pid: int) -> bool:
+    """Alive, not a zombie waiting to be reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -18,6 +18,8 @@ from responsa.backends.llama_cpp import LlamaCppBackend
 from responsa.backends.remote import remote_backends, serve_backends
 from responsa.config import Settings
 
+from ._parent import end_with_the_parent
+
 __all__ = ["ModelProcess", "embedded_backends", "has_embedded"]
 
 logger = logging.getLogger(__name__)
@@ -93,6 +95,7 @@ def run_model_process(settings: Settings, path: Path) -> None:
     """The model process: serve the embedded backends on ``path`` until terminated (an interrupt at
     the terminal is the parent's to act on)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    end_with_the_parent()
     logging.basicConfig(level=settings.log_level.upper())
     asyncio.run(serve_backends(embedded_backends(settings), path))
 
