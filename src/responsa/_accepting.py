@@ -8,6 +8,12 @@ for as long as the load lasts (with ``load.py -c 1000 --stream``: TTFB p99 about
 the listening socket is watched by the loop and drained on each poll (up to the backlog, as asyncio's
 own loop does); each connection is handed to the loop as an accepted socket, so it is served as any
 other. uvicorn takes the loop by name (``Config(loop="responsa._accepting:AcceptingLoop")``).
+
+Taking every waiting connection would let one of several workers take them all (a burst of
+keep-alive connections then stays on it), so the workers do not share one listening socket: the
+socket the parent binds is marked ``SO_REUSEPORT`` (:func:`reuse_port_socket`) and each worker
+listens on a socket of its own bound to the same address, among which the kernel spreads the
+connections evenly.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from typing import Any
 
 import uvloop
 
-__all__ = ["AcceptingLoop"]
+__all__ = ["AcceptingLoop", "reuse_port_socket"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +40,30 @@ class AcceptingLoop(uvloop.Loop):
         listening: socket.socket | None = options.get("sock")
         if args or listening is None or options.get("ssl") is not None or listening.family == socket.AF_UNIX:
             return await super().create_server(protocol_factory, *args, **options)
-        return _DrainingServer(self, protocol_factory, listening, options.get("backlog") or 100)
+        backlog = options.get("backlog") or 100
+        if listening.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT):  # a worker's: a socket of its own
+            listening = _bound_like(listening)
+        return _DrainingServer(self, protocol_factory, listening, backlog)
+
+
+def reuse_port_socket(host: str, port: int) -> socket.socket:
+    """The parent's socket for workers: bound (so the port is taken, and a port of 0 chosen), never
+    listened on; each worker listens on its own, bound alike (``SO_REUSEPORT``)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    bound = socket.socket(family, socket.SOCK_STREAM)
+    bound.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    bound.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    bound.bind((host, port))
+    bound.set_inheritable(True)
+    return bound
+
+
+def _bound_like(shared: socket.socket) -> socket.socket:
+    own = socket.socket(shared.family, socket.SOCK_STREAM)
+    own.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    own.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    own.bind(shared.getsockname()[:2])
+    return own
 
 
 class _DrainingServer:
@@ -81,10 +110,13 @@ class _DrainingServer:
         return self._serving
 
     def close(self) -> None:
-        """Stop accepting (the connections taken go on until the server closes them)."""
+        """Stop accepting (the connections taken go on until the server closes them); a worker's own
+        socket is closed, so the kernel sends new connections to the others."""
         if self._serving:
             self._serving = False
             self._loop.remove_reader(self._listening.fileno())
+            if self._listening.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT):
+                self._listening.close()
 
     async def wait_closed(self) -> None:
         return None

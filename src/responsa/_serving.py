@@ -17,6 +17,7 @@ import uvicorn
 from starlette.applications import Starlette
 from uvicorn.supervisors import Multiprocess
 
+from responsa._accepting import reuse_port_socket
 from responsa.config import Settings
 from responsa.http import WorkerGroup, create_app, end_with_the_parent, worker_group
 
@@ -49,7 +50,7 @@ def serve_settings(settings: Settings) -> None:
         return
     with worker_group(settings, count) as group:
         config = uvicorn.Config(partial(worker_app, settings, group), factory=True, workers=count, **options)
-        Multiprocess(config, sockets=[config.bind_socket()]).run()
+        Multiprocess(config, sockets=[reuse_port_socket(settings.host, settings.port)]).run()
 
 
 def worker_app(settings: Settings, group: WorkerGroup) -> Starlette:

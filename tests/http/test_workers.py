@@ -9,6 +9,7 @@ import json
 import os
 import re
 import signal
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,14 +77,20 @@ def _served(metrics: str, route: str) -> float:
 
 
 def test_one_metrics_page_counts_every_worker(server: str) -> None:
+    """Each worker publishes what it counted every second; the page sums every worker's."""
     with distinct_workers(server, headers=FREE) as (one, two):
         before = _served(one.http.get(f"{server}/metrics").text, "/v1/files")
         for place, times in ((one, 3), (two, 5)):
             for _ in range(times):
                 place.http.get("/files").raise_for_status()
-        assert _served(one.http.get(f"{server}/metrics").text, "/v1/files") == before + 8
-        assert _served(two.http.get(f"{server}/metrics").text, "/v1/files") == before + 8
+        for place in (one, two):
+            deadline = time.monotonic() + 10
+            while (seen := _served(place.http.get(f"{server}/metrics").text, "/v1/files")) < before + 8:
+                assert time.monotonic() < deadline, f"{seen} of {before + 8}"
+                time.sleep(0.1)
+            assert seen == before + 8
         assert two.http.get("/server").json()["process"]["workers"] == 2
+        assert two.http.get("/server").json()["requests"]["2xx"] >= 8
 
 
 def _workers_answering(url: str, seconds: float) -> set[str]:
@@ -102,6 +109,12 @@ def test_a_killed_worker_is_replaced_and_nothing_acknowledged_is_lost(server: st
     with distinct_workers(server, headers=FREE) as (one, two):
         made = one.openai("sk-free").responses.create(model="sim", input="Reply with: kept")
         file = two.openai("sk-free").files.create(file=("kept.txt", b"kept"), purpose="user_data")
+        for _ in range(4):
+            one.http.get("/vector_stores").raise_for_status()
+        deadline = time.monotonic() + 10
+        while (counted := _served(two.http.get(f"{server}/metrics").text, "/v1/vector_stores")) < 4:
+            assert time.monotonic() < deadline, "the worker's counts were not published"
+            time.sleep(0.1)
         killed = one.worker
         assert killed is not None
         os.kill(int(killed), signal.SIGKILL)
@@ -111,6 +124,8 @@ def test_a_killed_worker_is_replaced_and_nothing_acknowledged_is_lost(server: st
     with openai.OpenAI(base_url=f"{server}/v1", api_key="sk-free", max_retries=0) as client:
         assert client.responses.retrieve(made.id).output_text == "kept"
         assert client.files.content(file.id).read() == b"kept"
+    # What the killed worker counted stays in the sums.
+    assert _served(httpx.get(f"{server}/metrics").text, "/v1/vector_stores") >= counted
 
 
 def test_sigterm_lets_a_stream_in_flight_finish(tmp_path: Path) -> None:
@@ -155,3 +170,24 @@ def test_a_websocket_keeps_its_store_false_chain_on_its_worker(server: str) -> N
                             break
                 assert ends[1].previous_response_id == ends[0].id
                 assert ends[1].usage.input_tokens > ends[0].usage.input_tokens
+
+
+def test_a_burst_of_connections_is_spread_over_the_workers(server: str) -> None:
+    """Forty connections opened at once, before any request: each worker takes a fair share (a worker
+    draining one shared socket would take them all, and keep-alive would keep them there)."""
+    host, port = server.removeprefix("http://").split(":")
+    burst = [socket.create_connection((host, int(port))) for _ in range(40)]
+    try:
+        served: dict[str, int] = {}
+        for connection in burst:
+            connection.sendall(b"GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-free\r\n\r\n")
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += connection.recv(65536)
+            worker = re.search(rb"x-responsa-worker: (\d+)", head)
+            assert worker is not None, head
+            served[worker.group(1).decode()] = served.get(worker.group(1).decode(), 0) + 1
+    finally:
+        for connection in burst:
+            connection.close()
+    assert len(served) == 2 and min(served.values()) >= 5, served

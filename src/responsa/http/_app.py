@@ -239,8 +239,11 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
             tasks.start_soon(leases.watch_orphans)
             tasks.start_soon(leases.renew_forever)
             tasks.start_soon(responses.watch_cancels)
+            if group is not None:
+                tasks.start_soon(every, 1.0, metrics.publish, "publishing this worker's metrics")
             yield
             await responses.drain(settings.shutdown_grace_secs)
+            await metrics.publish()  # what this worker counted to its end stays in the sums
             tasks.cancel_scope.cancel()
 
     limits = HttpLimits(

@@ -1,19 +1,19 @@
 """Prometheus metrics of one app (its own registry: no process-global state). The workers of one server
-count in prometheus_client's multiprocess mode (files in a directory they share, see ``_workers``), and
-whichever answers ``/metrics`` sums them all."""
+each count in their own and publish it to a directory they share; whichever answers ``/metrics`` sums
+them all (``_metrics_sum``)."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
 from responsa.backends import WorkerState
+
+from ._metrics_sum import SummedWorkers, publish
 
 __all__ = ["Metrics", "route_of"]
 
@@ -29,7 +29,7 @@ class Metrics:
     def __init__(self, workers: Callable[[], list[WorkerState]] | None = None, shared: Path | None = None) -> None:
         self.registry = CollectorRegistry()
         self.shared = shared
-        """The workers' shared directory of metric files (None: this process alone)."""
+        """The workers' shared directory of published counts (None: this process alone)."""
         self.requests = Counter(
             "responsa_requests", "HTTP requests served", ["method", "route", "status"], registry=self.registry
         )
@@ -37,15 +37,9 @@ class Metrics:
             "responsa_request_seconds", "Time to the end of each HTTP response", ["route"], registry=self.registry
         )
         self.tokens = Counter("responsa_tokens", "Tokens processed", ["kind"], registry=self.registry)
-        self.active_streams = Gauge(
-            "responsa_active_streams", "SSE streams open now", registry=self.registry, multiprocess_mode="livesum"
-        )
+        self.active_streams = Gauge("responsa_active_streams", "SSE streams open now", registry=self.registry)
         self.worker_up = Gauge(
-            "responsa_backend_worker_up",
-            "1 when an upstream worker takes requests",
-            ["url"],
-            registry=self.registry,
-            multiprocess_mode="livemostrecent",
+            "responsa_backend_worker_up", "1 when an upstream worker takes requests", ["url"], registry=self.registry
         )
         self.workers = workers or list
         self._input_tokens, self._output_tokens = self.tokens.labels("input"), self.tokens.labels("output")
@@ -69,18 +63,26 @@ class Metrics:
         self._output_tokens.inc(output_tokens)
 
     def render(self) -> bytes:
-        for worker in self.workers():
-            self.worker_up.labels(worker.url).set(1 if worker.healthy else 0)
         return generate_latest(self._readable())
 
+    async def publish(self) -> None:
+        """Write this worker's counts for the others to sum (every second, and at the end)."""
+        if self.shared is not None:
+            self._refresh()
+            publish(self.registry, self.shared)
+
+    def _refresh(self) -> None:
+        for worker in self.workers():
+            self.worker_up.labels(worker.url).set(1 if worker.healthy else 0)
+
     def _readable(self) -> CollectorRegistry:
-        """This process's registry, or one summing every live worker's files (and the counts of those
-        that died: counters keep counting across a worker's replacement)."""
+        """This process's registry, or one summing every worker's published counts (this one's fresh)."""
+        self._refresh()
         if self.shared is None:
             return self.registry
-        _forget_dead_workers(self.shared)
+        publish(self.registry, self.shared)
         registry = CollectorRegistry()
-        MultiProcessCollector(registry, str(self.shared))  # type: ignore[no-untyped-call]
+        registry.register(SummedWorkers(self.shared))
         return registry
 
     def totals(self) -> dict[str, Any]:
@@ -100,15 +102,3 @@ class Metrics:
 
 def _named(samples: list[Any], name: str) -> list[Any]:
     return [sample for sample in samples if sample.name == name]
-
-
-def _forget_dead_workers(directory: Path) -> None:
-    """Drop the live gauges of worker processes that are gone (replaced, or the server restarted)."""
-    for path in directory.glob("gauge_live*_*.db"):
-        pid = int(path.stem.rsplit("_", 1)[1])
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            mark_process_dead(pid, str(directory))  # type: ignore[no-untyped-call]
-        except PermissionError:  # alive, someone else's
-            continue

@@ -1,13 +1,12 @@
 """What the workers of one ``responsa serve --workers N`` share besides the store, set up by the parent
 before the first worker starts: the store migrated once, a directory for the rate-limit buckets
-(``SharedRateLimiter``), for prometheus_client's per-process metric files (one ``/metrics`` sums them)
+(``SharedRateLimiter``), for each worker's published metrics (one ``/metrics`` sums them)
 and for the socket of the model process serving the embedded models to all of them
 (``_model_process``), removed when the server stops."""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -42,14 +41,12 @@ class WorkerGroup:
 
 @contextmanager
 def worker_group(settings: Settings, size: int) -> Iterator[WorkerGroup]:
-    """The group's shared directory for as long as the server runs. prometheus_client chooses its
-    per-process files when it is imported, from the environment: set here, the workers inherit it."""
+    """The group's shared directory (and its model process) for as long as the server runs."""
     asyncio.run(_migrate(settings.db_url))
     with tempfile.TemporaryDirectory(prefix="responsa-workers-") as directory:
         models = ModelProcess(settings, Path(directory) / "models.sock") if has_embedded(settings) else None
         group = WorkerGroup(Path(directory), size, None if models is None else models.path)
         group.metrics_directory.mkdir()
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(group.metrics_directory)
         if models is not None:
             models.start()
         try:
