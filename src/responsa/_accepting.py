@@ -49,21 +49,22 @@ class AcceptingLoop(uvloop.Loop):
 def reuse_port_socket(host: str, port: int) -> socket.socket:
     """The parent's socket for workers: bound (so the port is taken, and a port of 0 chosen), never
     listened on; each worker listens on its own, bound alike (``SO_REUSEPORT``)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    bound = socket.socket(family, socket.SOCK_STREAM)
-    bound.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    bound.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    bound.bind((host, port))
+    bound = _reusing_port(socket.AF_INET6 if ":" in host else socket.AF_INET, (host, port))
     bound.set_inheritable(True)
     return bound
 
 
 def _bound_like(shared: socket.socket) -> socket.socket:
-    own = socket.socket(shared.family, socket.SOCK_STREAM)
-    own.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    own.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    own.bind(shared.getsockname()[:2])
-    return own
+    return _reusing_port(shared.family, shared.getsockname()[:2])
+
+
+def _reusing_port(family: socket.AddressFamily, address: tuple[str, int]) -> socket.socket:
+    """A TCP socket bound to ``address`` among others bound alike (``SO_REUSEPORT``)."""
+    bound = socket.socket(family, socket.SOCK_STREAM)
+    bound.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    bound.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    bound.bind(address)
+    return bound
 
 
 class _DrainingServer:

@@ -48,9 +48,12 @@ class SummedWorkers:
                     if sample.name.endswith("_created"):  # when each worker began counting: no sum
                         continue
                     key = (family.name, sample.name, tuple(sorted(sample.labels.items())))
-                    before = values.get(key)
-                    combined = max if family.name in MAXIMA else sum
-                    values[key] = sample.value if before is None else combined((before, sample.value))
+                    if key not in values:
+                        values[key] = sample.value
+                    elif family.name in MAXIMA:
+                        values[key] = max(values[key], sample.value)
+                    else:
+                        values[key] += sample.value
         for (family_name, sample_name, labels), value in values.items():
             families[family_name].add_sample(sample_name, dict(labels), value)
         return families.values()

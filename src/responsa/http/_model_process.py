@@ -81,11 +81,8 @@ class ModelProcess:
 
 
 def _answers(path: Path) -> bool:
-    async def ask() -> None:
-        await remote_backends(path)
-
     try:
-        asyncio.run(ask())
+        asyncio.run(remote_backends(path))
     except Exception:
         return False
     return True

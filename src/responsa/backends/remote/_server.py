@@ -5,7 +5,6 @@ cancels the generation, as a client's cancel or disconnect does in one process."
 from __future__ import annotations
 
 import asyncio
-import logging
 import pickle
 from contextlib import suppress
 from pathlib import Path
@@ -16,8 +15,6 @@ from .._base import Backend
 from ._wire import receive, send
 
 __all__ = ["serve_backends"]
-
-logger = logging.getLogger(__name__)
 
 
 def description(backend: Backend) -> dict[str, Any]:
@@ -36,7 +33,7 @@ def description(backend: Backend) -> dict[str, Any]:
     }
 
 
-async def serve_backends(backends: list[Backend], path: Path, ready: asyncio.Event | None = None) -> None:
+async def serve_backends(backends: list[Backend], path: Path) -> None:
     """Serve ``backends`` on the UNIX socket at ``path`` until cancelled."""
 
     async def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -51,8 +48,6 @@ async def serve_backends(backends: list[Backend], path: Path, ready: asyncio.Eve
 
     server = await asyncio.start_unix_server(connected, path=str(path))
     try:
-        if ready is not None:
-            ready.set()
         await server.serve_forever()
     finally:
         for backend in backends:

@@ -72,8 +72,7 @@ class ContainerDirectory:
     async def write(self, name: str, chunks: AsyncIterator[bytes], max_bytes: int) -> FoundFile:
         """Write ``name`` at the top of the directory from ``chunks`` (413 past ``max_bytes``)."""
         await anyio.to_thread.run_sync(lambda: self.root.mkdir(parents=True, exist_ok=True))
-        size = await _replace(self.root, name, chunks, max_bytes)
-        return FoundFile(str(MOUNT / name), size)
+        return FoundFile(str(MOUNT / name), *await _replace(self.root, name, chunks, max_bytes))
 
     async def restore(self, path: str, chunks: AsyncIterator[bytes], max_bytes: int) -> None:
         """Write the file at ``path`` (``/mnt/data/…``, in folders too) from ``chunks``: a container's
@@ -138,9 +137,9 @@ class ContainerDirectory:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-async def _replace(folder: Path, name: str, chunks: AsyncIterator[bytes], max_bytes: int) -> int:
+async def _replace(folder: Path, name: str, chunks: AsyncIterator[bytes], max_bytes: int) -> tuple[int, int]:
     """Write ``name`` in ``folder`` from ``chunks`` (413 past ``max_bytes``) by renaming a new file over
-    it; its size."""
+    it; its size and modification time."""
     handle, temporary = tempfile.mkstemp(dir=folder, prefix=".upload-")
     size = 0
     try:
@@ -150,10 +149,12 @@ async def _replace(folder: Path, name: str, chunks: AsyncIterator[bytes], max_by
                 if size > max_bytes:
                     raise PayloadTooLarge(f"The file is larger than this server's limit of {max_bytes} bytes.")
                 await anyio.to_thread.run_sync(out.write, chunk)
+            out.flush()
+            modified = os.fstat(out.fileno()).st_mtime_ns
         os.chmod(temporary, 0o644)
         os.replace(temporary, folder / name)  # replaces a link of that name, never writes through it
     except BaseException:
         with anyio.CancelScope(shield=True):
             Path(temporary).unlink(missing_ok=True)
         raise
-    return size
+    return size, modified

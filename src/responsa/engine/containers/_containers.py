@@ -168,16 +168,18 @@ class ContainerService:
             file = known[found.path].model_copy(update={"bytes": found.size})
         else:
             file = await self._list_file(container.id, found, "user")
-        await self._keep(container.id, file.id, found.path)
+        await self._keep(container.id, file.id, found)
         return file
 
-    async def _keep(self, container_id: str, file_id: str, path: str) -> None:
-        """Store the file's bytes as they are here now, for any replica to read or bring back."""
+    async def _keep(self, container_id: str, file_id: str, found: FoundFile) -> None:
+        """Store the file's bytes as they are here now, for any replica to read or bring back, and
+        remember the version stored (a cell's end stores it again only once it changes)."""
         try:
-            parts = [chunk async for chunk in self._machine.directory(container_id).read(path)]
+            parts = [chunk async for chunk in self._machine.directory(container_id).read(found.path)]
         except OSError:  # gone, or made a link, since it was listed: the next cell's end sees it again
             return
         await self._store.put_container_file_bytes(container_id, file_id, parts or [b""])
+        self._machine.seen.setdefault(container_id, {})[found.path] = (found.size, found.modified)
 
     async def _stored(self, file_id: str, first: bytes) -> AsyncIterator[bytes]:
         """A file's bytes from the store, ``first`` the part read already."""
@@ -286,8 +288,7 @@ class ContainerService:
                 await self._store.resize_container_file(listed.id, entry.size)
                 changed.append(listed.model_copy(update={"bytes": entry.size}))
             if seen.get(entry.path) != (entry.size, entry.modified):  # new, or rewritten (at any size)
-                await self._keep(container_id, listed.id, entry.path)
-                seen[entry.path] = (entry.size, entry.modified)
+                await self._keep(container_id, listed.id, entry)
         await self._store.delete_container_files(container_id, [file.id for file in known.values()])
         for path in known:
             seen.pop(path, None)

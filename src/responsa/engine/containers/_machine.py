@@ -3,9 +3,11 @@ their Pythons, and the name the store gives this process's Pythons (which place,
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,12 +41,13 @@ class Machine:
     seen: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
     """Each container's files as last stored from here: size and modification time by path."""
 
-    @property
+    @cached_property
     def place(self) -> str:
-        """This machine's containers directory: processes of one place see the same files."""
-        return f"{socket.gethostname()}:{self.root.resolve()}"
+        """This machine's containers directory (a digest of host and path, so that a name fits its
+        column whatever the path): processes of one place see the same files."""
+        return hashlib.sha256(f"{socket.gethostname()}:{self.root.resolve()}".encode()).hexdigest()[:16]
 
-    @property
+    @cached_property
     def name(self) -> str:
         """This process's Pythons, as the store names the one holding a container's state."""
         return f"{self.place}:{os.getpid()}:{self.nonce}"
