@@ -291,6 +291,47 @@ class Settings:
             "at start-up and then once per lease (see docs/api.md, Durability)."
         ),
     )
+    batch_concurrency: int = option(
+        16,
+        minimum=1,
+        summary="Lines of batches one process runs at once, each waiting for a slot no interactive request wants.",
+        doc=(
+            "Lines of batches (`/v1/batches`) one process runs at once. Each waits for a slot of its model behind "
+            "every interactive request and background run, so a batch fills the free slots (see docs/batch.md)."
+        ),
+    )
+    webhook_url: str | None = option(
+        None,
+        summary="A static webhook endpoint for the default tenant, sent every event (with --webhook-secret).",
+        doc=(
+            "A webhook endpoint for the default tenant (a single-tenant server), sent every event type, kept as the "
+            "endpoint `whep_static` and replaced at each start; signed with `--webhook-secret` (see "
+            "docs/batch.md, Webhooks)."
+        ),
+    )
+    webhook_secret: str | None = option(
+        None,
+        summary="The whsec_ secret that signs deliveries to --webhook-url.",
+        doc="The `whsec_...` secret that signs deliveries to `--webhook-url` (required with it).",
+    )
+    webhook_allow_hosts: tuple[str, ...] = option(
+        (),
+        flag="--webhook-allow-host",
+        summary=(
+            "A private host (host or host:port) webhook URLs may name besides public ones; without API keys, "
+            "loopback too (repeatable)."
+        ),
+        doc=(
+            "A private host (`host` or `host:port`) webhook URLs may name (repeatable; env: space-separated). "
+            "Public addresses are always reachable; loopback only without API keys; link-local and "
+            "cloud-metadata addresses never."
+        ),
+    )
+    webhook_timeout_secs: float = option(
+        10.0,
+        minimum=0.1,
+        summary="Deadline of one webhook delivery attempt; a slower receiver counts as a failed attempt.",
+    )
     bare_api_keys: tuple[str, ...] = option(
         (),
         flag="--api-key",

@@ -3,13 +3,19 @@
 ``containers`` ← ``tools`` (the tool kinds) ← ``responses`` (the create path and its services)."""
 
 from ._periodic import every
+from .batches import BATCH_RANK, BatchLines, BatchRunner, BatchService
 from .containers import ContainerService
 from .files import Embedder, FileService, VectorStoreService, batch_body, file_body, probe_pdf_text, vector_store_body
 from .responses import Compactor, ConversationService, OutputBuilder, PromptLibrary, ResponseService, Run, Sealer
 from .tools.image_generation import DEFAULT_MODEL as DEFAULT_IMAGES_MODEL
+from .webhooks import WebhookDeliverer, WebhookService, delivery_body, endpoint_body
 
 __all__ = [
+    "BATCH_RANK",
     "DEFAULT_IMAGES_MODEL",
+    "BatchLines",
+    "BatchRunner",
+    "BatchService",
     "Compactor",
     "ContainerService",
     "ConversationService",
@@ -21,7 +27,11 @@ __all__ = [
     "Run",
     "Sealer",
     "VectorStoreService",
+    "WebhookDeliverer",
+    "WebhookService",
     "batch_body",
+    "delivery_body",
+    "endpoint_body",
     "every",
     "file_body",
     "probe_pdf_text",

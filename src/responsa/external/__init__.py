@@ -16,8 +16,10 @@ from ._sandbox import (
     sweep_cgroups,
 )
 from ._web_search import SearchHit, SearchProvider, WebSearch, make_provider
+from ._webhooks import Attempt, WebhookSender, new_secret, signature
 
 __all__ = [
+    "Attempt",
     "CallOutcome",
     "Execution",
     "McpClient",
@@ -31,10 +33,13 @@ __all__ = [
     "SimulatedMcp",
     "UrlPolicy",
     "WebSearch",
+    "WebhookSender",
     "cgroups_writable",
     "make_provider",
+    "new_secret",
     "probe_page_extraction",
     "probe_sandbox",
     "probe_sandbox_libraries",
+    "signature",
     "sweep_cgroups",
 ]

@@ -35,7 +35,7 @@ class UrlPolicy:
 
     def __init__(
         self, allowed_hosts: Iterable[str] = (), allow_loopback: bool = True, public: bool = False,
-        subject: str = "MCP server_url",
+        subject: str = "MCP server_url", code: str = "mcp_url_not_allowed",
     ) -> None:  # fmt: skip
         self._allowed = {entry.lower() for entry in allowed_hosts}
         """``host`` (any port) or ``host:port`` entries."""
@@ -43,10 +43,11 @@ class UrlPolicy:
         self._public = public
         """Hosts whose every address is public (globally routable) are reachable too."""
         self._subject = subject
+        self._code = code
 
     def check(self, url: str | None, param: str) -> None:
         if not url:
-            raise InvalidRequest("An MCP tool needs a 'server_url'.", param=param, code="missing_required_parameter")
+            raise InvalidRequest(f"A {self._subject} is required.", param=param, code="missing_required_parameter")
         host, port = self._host_and_port(url, param)
         self._judge(url, param, host, port, _addresses(host))
 
@@ -78,7 +79,7 @@ class UrlPolicy:
 
     def _refused(self, url: str, param: str, why: str) -> InvalidRequest:
         message = f"{self._subject} {url!r} is not allowed: {why}."
-        return InvalidRequest(message, param=param, code="mcp_url_not_allowed")
+        return InvalidRequest(message, param=param, code=self._code)
 
     def _host_and_port(self, url: str, param: str) -> tuple[str, int]:
         parts = urlsplit(url)

@@ -19,6 +19,8 @@ from responsa.backends.remote import remote_backends
 from responsa.backends.simulator import SimulatorBackend, load_profiles
 from responsa.config import Settings
 from responsa.engine import (
+    BatchRunner,
+    BatchService,
     Compactor,
     ConversationService,
     Embedder,
@@ -27,6 +29,8 @@ from responsa.engine import (
     ResponseService,
     Sealer,
     VectorStoreService,
+    WebhookDeliverer,
+    WebhookService,
     every,
 )
 from responsa.engine.tools import load_tool_registry
@@ -35,9 +39,11 @@ from responsa.engine.tools.file_search import FileSearchKind
 from responsa.engine.tools.image_generation import ImageGenerationKind
 from responsa.engine.tools.mcp import McpKind
 from responsa.engine.tools.web_search import WebSearchKind
+from responsa.external import UrlPolicy, WebhookSender
 from responsa.protocol import Usage
 from responsa.store import PART_BYTES, Retention, SqlStore
 
+from ._batch_lines import batch_lines
 from ._capabilities import by_name, log_capabilities, probe_capabilities, store_capability
 from ._errors import EXCEPTION_HANDLERS
 from ._exact_routes import ExactRoutes
@@ -153,6 +159,14 @@ def configured_limiter(settings: Settings, group: WorkerGroup | None = None) -> 
     return RedisRateLimiter(settings.api_keys, settings.redis_url, settings.redis_fail_open)
 
 
+def _webhook_sender(settings: Settings) -> WebhookSender:
+    """Deliveries reach public addresses, the hosts allowed by name, and loopback while the server has no
+    API keys (one trusted user); never link-local or cloud-metadata addresses."""
+    policy = UrlPolicy(settings.webhook_allow_hosts, allow_loopback=not settings.api_keys, public=True,
+                       subject="webhook url", code="webhook_url_not_allowed")  # fmt: skip
+    return WebhookSender(policy, settings.webhook_timeout_secs)
+
+
 def _usage_reporter(limiter: Limiter, metrics: Metrics) -> Callable[[str, Usage], Awaitable[None]]:
     async def report(tenant: str, usage: Usage) -> None:
         await limiter.spend(tenant, usage.total_tokens)
@@ -210,6 +224,17 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
                 prompts=PromptLibrary(settings.prompts_dir),
             )
             metrics.workers = registry.workers
+            lines = batch_lines(responses)
+            runner = BatchRunner(store.batches(), files, lines, registry.models, settings.batch_concurrency,
+                                 settings.background_lease_secs)  # fmt: skip
+            sender = _webhook_sender(settings)
+            webhooks = WebhookService(store.webhooks(), sender)
+            if settings.webhook_url is not None:
+                if not settings.webhook_secret:
+                    raise RuntimeError(
+                        "--webhook-url needs --webhook-secret (a whsec_... secret that signs deliveries)"
+                    )
+                await webhooks.put_static(settings.webhook_url, settings.webhook_secret)
             app.state.services = Services(
                 responses=responses,
                 conversations=ConversationService(store, tools),
@@ -225,6 +250,8 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
                 hosted_tools=tools.statuses(),
                 capabilities=capabilities,
                 containers=containers,
+                batches=BatchService(store.batches(), files, lines, runner.wake),
+                webhooks=webhooks,
                 store_health=store.check_health,
                 processes=1 if group is None else group.size,
             )
@@ -239,6 +266,8 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
             tasks.start_soon(leases.watch_orphans)
             tasks.start_soon(leases.renew_forever)
             tasks.start_soon(responses.watch_cancels)
+            tasks.start_soon(runner.serve)
+            tasks.start_soon(WebhookDeliverer(store.webhooks(), sender).serve)
             if group is not None:
                 tasks.start_soon(every, 1.0, metrics.publish, "publishing this worker's metrics")
             yield

@@ -9,6 +9,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from responsa.engine import ResponseService
 from responsa.protocol import CreateResponseRequest, DeletedObject, InvalidRequest, ModerationRequest
 
+from ._batch_routes import batch_routes
 from ._compaction_routes import compaction_routes
 from ._console import console_routes
 from ._container_routes import container_routes
@@ -22,6 +23,7 @@ from ._server_routes import server_routes
 from ._services import services, tenant_of
 from ._sse import sse_logged, sse_response, sse_stream
 from ._vector_store_routes import vector_store_routes
+from ._webhook_routes import webhook_routes
 from ._websocket import responses_socket
 from .chat import chat_routes
 
@@ -168,5 +170,7 @@ def routes() -> list[BaseRoute]:
             *file_routes(prefix),
             *vector_store_routes(prefix),
             *container_routes(prefix),
+            *batch_routes(prefix),
+            *webhook_routes(prefix),
         ]
     return [*table, *console_routes()]

@@ -11,12 +11,14 @@ from starlette.requests import HTTPConnection
 
 from responsa.backends import ServedModel, WorkerState
 from responsa.engine import (
+    BatchService,
     Compactor,
     ContainerService,
     ConversationService,
     FileService,
     ResponseService,
     VectorStoreService,
+    WebhookService,
 )
 from responsa.protocol import Capability
 from responsa.store import StoreHealth
@@ -58,6 +60,8 @@ class Services:
     capabilities: list[Capability]
     """Every optional capability as probed at start (for ``/v1/server``)."""
     containers: ContainerService
+    batches: BatchService
+    webhooks: WebhookService
     store_health: Callable[[], Awaitable[StoreHealth]]
     """Whether the store can serve now (``/health``)."""
     processes: int = 1

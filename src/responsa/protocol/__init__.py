@@ -2,6 +2,20 @@
 the server reports (``Capability``, probed with ``probe_in_child``)."""
 
 from ._base import dump_dict, dump_json, union_tags, unvalidated
+from ._batches import (
+    BATCH_STATUSES,
+    BATCH_TERMINAL_STATUSES,
+    WEBHOOK_EVENT_TYPES,
+    Batch,
+    BatchCounts,
+    BatchLineError,
+    CreateBatchRequest,
+    CreateWebhookEndpointRequest,
+    OutputExpiresAfter,
+    RotateSecretRequest,
+    TestWebhookRequest,
+    UpdateWebhookEndpointRequest,
+)
 from ._capabilities import Capability
 from ._compaction import CompactionObject, InputTokensObject
 from ._containers import (
@@ -186,6 +200,8 @@ from ._vector_stores import (
 )
 
 __all__ = [
+    "BATCH_STATUSES",
+    "BATCH_TERMINAL_STATUSES",
     "CLIENT_TOOL_TYPES",
     "FILE_PURPOSES",
     "MAX_ITEMS_PER_REQUEST",
@@ -194,12 +210,16 @@ __all__ = [
     "OPTIONAL_DATA_ITEMS",
     "TERMINAL_EVENT_TYPES",
     "TERMINAL_STATUSES",
+    "WEBHOOK_EVENT_TYPES",
     "WEB_SEARCH_TYPES",
     "AllowedTools",
     "Annotation",
     "ApplyPatchCall",
     "ApplyPatchCallOutput",
     "AuthenticationFailed",
+    "Batch",
+    "BatchCounts",
+    "BatchLineError",
     "Capability",
     "ChunkingStrategy",
     "CodeInterpreterCall",
@@ -221,6 +241,7 @@ __all__ = [
     "ContentPartEvent",
     "Conversation",
     "ConversationRef",
+    "CreateBatchRequest",
     "CreateContainerFileRequest",
     "CreateContainerRequest",
     "CreateConversationItemsRequest",
@@ -229,6 +250,7 @@ __all__ = [
     "CreateResponseRequest",
     "CreateVectorStoreFileRequest",
     "CreateVectorStoreRequest",
+    "CreateWebhookEndpointRequest",
     "CustomTool",
     "CustomToolCall",
     "CustomToolCallInputDelta",
@@ -287,6 +309,7 @@ __all__ = [
     "NamedFunctionChoice",
     "NamespaceTool",
     "NotFound",
+    "OutputExpiresAfter",
     "OutputItemEvent",
     "OutputText",
     "OutputTextDelta",
@@ -309,6 +332,7 @@ __all__ = [
     "ResponseObject",
     "ResponseReasoning",
     "ResponseStatus",
+    "RotateSecretRequest",
     "SearchContent",
     "SearchVectorStoreRequest",
     "ServiceUnavailable",
@@ -319,6 +343,7 @@ __all__ = [
     "StorageUnavailable",
     "StreamEvent",
     "SummaryText",
+    "TestWebhookRequest",
     "TextConfig",
     "TextFormat",
     "TextPlainFormat",
@@ -334,6 +359,7 @@ __all__ = [
     "UpdateConversationRequest",
     "UpdateVectorStoreFileRequest",
     "UpdateVectorStoreRequest",
+    "UpdateWebhookEndpointRequest",
     "Usage",
     "VectorStoreExpiry",
     "VectorStoreFileBatchObject",

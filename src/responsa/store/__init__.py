@@ -15,16 +15,25 @@ from ._base import (
     Store,
     StoreHealth,
 )
+from ._batch_repository import BatchFile, BatchRepository, ClaimedBatch, ClaimedLine, InputLine
 from ._container_repository import ContainerRepository
 from ._vector_store_repository import ChunkHit, StoredBatch, StoredFile, StoredVectorStore, VectorStoreRepository
+from ._webhook_repository import Delivery, DueDelivery, WebhookEndpointRow, WebhookRepository, event_payload, secrets_of
 from .sql import SqlStore, schema_state
 
 __all__ = [
     "PART_BYTES",
+    "BatchFile",
+    "BatchRepository",
     "ChunkHit",
+    "ClaimedBatch",
+    "ClaimedLine",
     "ContainerRepository",
     "ConversationRepository",
+    "Delivery",
+    "DueDelivery",
     "FileRepository",
+    "InputLine",
     "ItemPage",
     "LoggedEvent",
     "Order",
@@ -39,5 +48,9 @@ __all__ = [
     "StoredFile",
     "StoredVectorStore",
     "VectorStoreRepository",
+    "WebhookEndpointRow",
+    "WebhookRepository",
+    "event_payload",
     "schema_state",
+    "secrets_of",
 ]

@@ -84,13 +84,15 @@ class Opener:
         tenant: str,
         history: Sequence[Item] | None,
         generate: bool = True,
+        apart: tuple[int, float] | None = None,
     ) -> Run:
         """A run with its model stream open, holding one of its backend's slots until it ends.
 
         ``history`` is the context before this request when the caller holds it (a WebSocket
         connection's own cache of its last response); otherwise it comes from the store. Without
         ``generate`` (a WebSocket prewarm) the response is made, with its context, but the model is
-        not called: it completes with no output.
+        not called: it completes with no output. ``apart``: (rank, patience) of work that waits apart
+        for its slot whatever the request says (a batch's lines, see ``Admission.later``).
         """
         received = time.time()
         request = self.prompts.apply(request)
@@ -111,7 +113,7 @@ class Opener:
             request = request.model_copy(update={"max_output_tokens": cap})
         stack = AsyncExitStack()
         admission = self._admission(backend)
-        apart = _waits_apart(request)
+        apart = apart or _waits_apart(request)
         if apart is None:
             await admission.enter(tenant)
             stack.callback(admission.leave)

@@ -103,9 +103,10 @@ class ResponseService:
         fault: str | None = None,
         history: Sequence[Item] | None = None,
         generate: bool = True,
+        apart: tuple[int, float] | None = None,
     ) -> Run:
         """Validate, rebuild context, do the MCP groundwork and open the model stream (see ``Opener``)."""
-        return await self._opener.open(request, fault, self.tenant, history, generate)
+        return await self._opener.open(request, fault, self.tenant, history, generate, apart)
 
     async def moderate(self, texts: list[str], model: str | None) -> dict[str, Any]:
         """``POST /v1/moderations`` (see ``_moderation.classify``)."""

@@ -18,6 +18,7 @@ from responsa.protocol import TERMINAL_STATUSES, Item, ResponseObject, dump_dict
 
 from .._base import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Retention, StoreHealth
 from . import _statements as sql
+from ._batches import SqlBatches
 from ._chunks import SqlChunks
 from ._containers import SqlContainers
 from ._context_cache import ContextCache, ConversationSnapshot
@@ -30,8 +31,12 @@ from ._paging import dump_item, item_page, load_item
 from ._response_listing import list_rows
 from ._tables import SCHEMA_VERSION, conversation_items, conversations, response_events, response_items, responses
 from ._vector_stores import SqlVectorStores
+from ._webhooks import SqlWebhooks, announce
 
 __all__ = ["SqlStore", "schema_state"]
+
+_ANNOUNCED = frozenset({"completed", "failed", "cancelled", "incomplete"})
+"""A background response's final states, each a webhook event (``response.<status>``)."""
 
 
 class SqlStore:
@@ -78,6 +83,14 @@ class SqlStore:
     def containers(self) -> SqlContainers:
         """The containers of this view's tenant (their own repository, on the same database)."""
         return SqlContainers(self._db, self.tenant)
+
+    def batches(self) -> SqlBatches:
+        """The batches of this view's tenant and their lines (finishing one writes its files and events)."""
+        return SqlBatches(self._db, self.tenant)
+
+    def webhooks(self) -> SqlWebhooks:
+        """The webhook endpoints of this view's tenant and the outbox of deliveries."""
+        return SqlWebhooks(self._db, self.tenant)
 
     def _live_response(self, response_id: str) -> dict[str, Any]:
         return {"response_id": response_id, **live(self.tenant, self.retention.response_ttl)}
@@ -142,6 +155,8 @@ class SqlStore:
                 append_items(conn, conversation_id, append_to_conversation)
             if events:
                 conn.execute(sql.APPEND_EVENTS, _event_rows(response.id, events))
+            if response.background and response.status in _ANNOUNCED:  # its webhook, with the state it announces
+                announce(conn, self.tenant, f"response.{response.status}", response.id, int(time.time()))
 
         await self._db.write(work)
         return saved

@@ -19,6 +19,8 @@ from sqlalchemy import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "batch_lines",
+    "batches",
     "chunk_vectors",
     "chunks",
     "container_file_parts",
@@ -37,9 +39,11 @@ __all__ = [
     "vector_store_file_batches",
     "vector_store_files",
     "vector_stores",
+    "webhook_deliveries",
+    "webhook_endpoints",
 ]
 
-SCHEMA_VERSION = "0014"
+SCHEMA_VERSION = "0015"
 """The newest migration's revision (a test keeps the two equal): a store already there skips Alembic."""
 
 metadata = MetaData()
@@ -258,3 +262,73 @@ response_removals = Table(
     Column("id", Integer, primary_key=True),
     Column("removed", BigInteger, nullable=False, server_default="0"),
 )
+
+batches = Table(
+    "batches",
+    metadata,
+    # A batch (migration 0015): its object as JSON without its counts (the lines' states are counted).
+    Column("id", String(80), primary_key=True),
+    Column("tenant", String(80), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("body", Text, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+    # Until when a process validating or finalizing it vouches for that work; past it, any may take it.
+    Column("lease_until", Float, nullable=True),
+)
+Index("ix_batches_tenant_id", batches.c.tenant, batches.c.id)
+Index("ix_batches_status", batches.c.status)
+
+batch_lines = Table(
+    "batch_lines",
+    metadata,
+    # One request of a batch's input file; ``result`` is its output (or error) file line once it ran.
+    Column("batch_id", String(80), primary_key=True),
+    Column("line", Integer, primary_key=True),
+    Column("custom_id", Text, nullable=False),
+    Column("request", Text, nullable=False),
+    # pending, running (held by ``holder`` until ``lease_until``), completed, failed.
+    Column("state", String(12), nullable=False),
+    Column("holder", String(120), nullable=True),
+    Column("lease_until", Float, nullable=True),
+    Column("result", Text, nullable=True),
+)
+Index("ix_batch_lines_state", batch_lines.c.batch_id, batch_lines.c.state)
+
+webhook_endpoints = Table(
+    "webhook_endpoints",
+    metadata,
+    Column("id", String(80), primary_key=True),
+    Column("tenant", String(80), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("url", Text, nullable=False),
+    Column("event_types", Text, nullable=False),
+    Column("secret", String(120), nullable=False),
+    # After a rotation that keeps the old secret for a day, deliveries are signed with both.
+    Column("old_secret", String(120), nullable=True),
+    Column("old_secret_until", Float, nullable=True),
+    Column("created_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+)
+Index("ix_webhook_endpoints_tenant_id", webhook_endpoints.c.tenant, webhook_endpoints.c.id)
+
+webhook_deliveries = Table(
+    "webhook_deliveries",
+    metadata,
+    # The outbox: one row per event and endpoint, written in the transaction that makes the event true.
+    Column("id", String(80), primary_key=True),
+    Column("endpoint_id", String(80), nullable=False),
+    Column("tenant", String(80), nullable=False),
+    Column("event_type", String(60), nullable=False),
+    Column("payload", Text, nullable=False),
+    # pending (next try at ``next_attempt_at``), sending (held until ``lease_until``), delivered, failed.
+    Column("state", String(12), nullable=False),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("next_attempt_at", Float, nullable=False),
+    Column("lease_until", Float, nullable=True),
+    Column("last_status_code", Integer, nullable=True),
+    Column("last_error", Text, nullable=True),
+    Column("created_at", Float, nullable=False),
+    Column("delivered_at", Float, nullable=True),
+)
+Index("ix_webhook_deliveries_due", webhook_deliveries.c.state, webhook_deliveries.c.next_attempt_at)
+Index("ix_webhook_deliveries_endpoint", webhook_deliveries.c.endpoint_id, webhook_deliveries.c.id)

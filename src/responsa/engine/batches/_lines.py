@@ -1,0 +1,132 @@
+"""A batch's input file read and checked, and its output file's lines (OpenAI's shapes)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import orjson
+
+from responsa.protocol import BatchLineError, ResponsaError, new_id
+from responsa.store import InputLine
+
+__all__ = ["BATCH_RANK", "MAX_LINES", "BatchLines", "CheckedFile", "check_file", "line_error", "line_result"]
+
+MAX_LINES = 50_000
+"""OpenAI's limit on the requests of one batch."""
+
+BATCH_RANK = 6
+"""A batch line's rank among work waiting apart for a slot: behind background runs of every completion
+window (``2h`` ranks 2, ``8h`` 4; see ``responses/_opening.py``)."""
+
+MAX_REPORTED = 100
+"""Validation stops reporting after this many errors (the batch fails either way)."""
+
+
+class BatchLines(Protocol):
+    """How the lines of one endpoint run (the HTTP layer has one for each endpoint it batches)."""
+
+    def model(self, body: dict[str, Any]) -> str | None:
+        """The model a line's body names (None if it names none: its run answers the 400)."""
+
+    async def run(self, tenant: str, body: dict[str, Any], patience: float) -> dict[str, Any]:
+        """The endpoint's reply to ``body``, waiting at most ``patience`` seconds for a slot below
+        interactive traffic; a :class:`ResponsaError` is the line's error reply."""
+
+
+@dataclass
+class CheckedFile:
+    lines: list[InputLine] = field(default_factory=list)
+    errors: list[BatchLineError] = field(default_factory=list)
+    model: str | None = None
+
+    def fail(self, code: str, message: str, line: int | None = None, param: str | None = None) -> None:
+        if len(self.errors) < MAX_REPORTED:
+            self.errors.append(BatchLineError(code=code, line=line, message=message, param=param))
+
+
+def check_file(data: bytes, endpoint: str, lines: BatchLines, models: Collection[str]) -> CheckedFile:
+    """Every line of the input file checked as OpenAI does before a batch starts: JSON, ``custom_id``
+    (present, unique), ``method`` POST, ``url`` the batch's endpoint, one model that this server serves."""
+    checked = CheckedFile()
+    seen: set[str] = set()
+    for number, raw in enumerate(data.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            entry = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            entry = None
+        if not isinstance(entry, dict):
+            checked.fail("invalid_json_line", "This line is not parseable as valid JSON.", number)
+            continue
+        custom_id, body = entry.get("custom_id"), entry.get("body")
+        if not isinstance(custom_id, str) or not custom_id:
+            checked.fail("missing_required_parameter", "Each line needs a 'custom_id' string.", number, "custom_id")
+        elif custom_id in seen:
+            checked.fail(
+                "duplicate_custom_id", f"The custom_id {custom_id!r} is used more than once.", number, "custom_id"
+            )
+        if entry.get("method") != "POST":
+            checked.fail("invalid_method", "Each line's 'method' must be 'POST'.", number, "method")
+        if entry.get("url") != endpoint:
+            checked.fail(
+                "url_mismatch",
+                f"The line's url {entry.get('url')!r} is not the batch's endpoint {endpoint!r}.",
+                number,
+                "url",
+            )
+        if not isinstance(body, dict):
+            checked.fail("invalid_request", "Each line needs a 'body' object.", number, "body")
+            continue
+        model = lines.model(body)
+        if model is not None and model not in models:
+            checked.fail("model_not_found", f"The model {model!r} is not served here.", number, "body.model")
+        elif model is not None and checked.model is not None and model != checked.model:
+            checked.fail(
+                "model_mismatch",
+                f"The model {model!r} differs from the batch's {checked.model!r}: a batch runs one model.",
+                number,
+                "body.model",
+            )
+        checked.model = checked.model or model
+        if isinstance(custom_id, str) and custom_id:
+            seen.add(custom_id)
+            checked.lines.append(InputLine(number, custom_id, orjson.dumps(body).decode()))
+    if not checked.lines and not checked.errors:
+        checked.fail("empty_file", "The input file has no requests.")
+    if len(checked.lines) > MAX_LINES:
+        checked.fail(
+            "too_many_tasks", f"A batch may hold at most {MAX_LINES} requests; this file has {len(checked.lines)}."
+        )
+    return checked
+
+
+def line_result(custom_id: str, status_code: int, body: dict[str, Any]) -> str:
+    """An output or error file's line for a request that ran: ``{id, custom_id, response, error}``."""
+    request_id = new_id("req", "_")
+    return orjson.dumps(
+        {
+            "id": new_id("batch_req"),
+            "custom_id": custom_id,
+            "response": {"status_code": status_code, "request_id": request_id, "body": body},
+            "error": None,
+        }
+    ).decode()
+
+
+def line_error(custom_id: str, code: str, message: str) -> str:
+    """An error file's line for a request that never ran (the batch expired or was cancelled first)."""
+    return orjson.dumps(
+        {
+            "id": new_id("batch_req"),
+            "custom_id": custom_id,
+            "response": None,
+            "error": {"code": code, "message": message},
+        }
+    ).decode()
+
+
+def failure_body(error: ResponsaError) -> tuple[int, dict[str, Any]]:
+    return error.status_code, error.to_body()

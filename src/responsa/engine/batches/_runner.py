@@ -1,0 +1,184 @@
+"""The batch runner: in every process sharing the store, it checks new batches, runs lines and
+finishes batches, each piece of work claimed by lease (see ``store/sql/_batches.py``).
+
+Lines run below interactive traffic: each waits apart for a slot of its model (``Admission.later``,
+behind every request in the line and every background run with a completion window), so a batch
+fills the slots nobody else wants, up to ``concurrency`` lines at once per process; a line already
+running keeps its slot until it ends (a generation is not pre-empted).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+import time
+from collections.abc import Callable, Collection, Mapping
+
+import anyio
+import orjson
+from anyio.abc import TaskGroup
+
+from responsa.protocol import Batch, FileObject, ResponsaError, new_id
+from responsa.store import BatchFile, BatchRepository, ClaimedBatch, ClaimedLine
+
+from ..files import FileService
+from ._lines import BatchLines, check_file, failure_body, line_error, line_result
+
+__all__ = ["BatchRunner"]
+
+logger = logging.getLogger(__name__)
+
+POLL = 1.0
+"""Seconds between looks for work made by other processes (this process's own work wakes it at once)."""
+
+_ENDED = {
+    "cancelled": ("batch_cancelled", "The batch was cancelled before this request ran."),
+    "expired": ("batch_expired", "This request could not be executed before the completion window expired."),
+}
+
+
+class BatchRunner:
+    def __init__(
+        self,
+        store: BatchRepository,
+        files: FileService,
+        endpoints: Mapping[str, BatchLines],
+        models: Callable[[], Collection[str]],
+        concurrency: int,
+        lease: float,
+    ) -> None:
+        self._store = store
+        self._files = files
+        self._endpoints = endpoints
+        self._models = models
+        self.concurrency = concurrency
+        self._lease = lease
+        self.holder = f"{socket.gethostname()[:60]}:{os.getpid()}:{secrets.token_hex(4)}"
+        self._held: set[tuple[str, int]] = set()
+        self._wake = anyio.Event()
+
+    def wake(self) -> None:
+        """Look for work now (a batch was created or cancelled here, or a line ended)."""
+        self._wake.set()
+
+    async def serve(self) -> None:
+        """Run batches for the server's lifetime."""
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self._renew_forever)
+            while True:
+                try:
+                    await self._look(tasks)
+                except Exception:
+                    logger.exception("looking for batch work failed")
+                with anyio.move_on_after(POLL):
+                    await self._wake.wait()
+                self._wake = anyio.Event()
+
+    async def _look(self, tasks: TaskGroup) -> None:
+        now = time.time()
+        for claimed in await self._store.claim_validation(now, now + self._lease):
+            await self._validate(claimed)
+        free = self.concurrency - len(self._held)
+        if free > 0:
+            for line in await self._store.claim_lines(self.holder, now, now + self._lease, free):
+                self._held.add((line.batch_id, line.line))
+                tasks.start_soon(self._run_line, line)
+        for claimed in await self._store.claim_finishing(now, now + self._lease):
+            await self._finish(claimed)
+
+    async def _renew_forever(self) -> None:
+        while True:
+            await anyio.sleep(self._lease / 3)
+            try:
+                await self._store.renew_lines(self.holder, list(self._held), time.time() + self._lease)
+            except Exception:
+                logger.exception("renewing the leases of batch lines failed")
+
+    async def _validate(self, claimed: ClaimedBatch) -> None:
+        batch, store = claimed.batch, self._store.scoped(claimed.tenant)
+        lines = self._endpoints[batch.endpoint]
+        files = self._files.for_tenant(claimed.tenant)
+        missing: str | None = None
+        try:
+            await files.get(batch.input_file_id)
+            data = b"".join([part async for part in files.parts(batch.input_file_id)])
+        except ResponsaError as error:
+            data, missing = b"", error.message
+        checked = check_file(data, batch.endpoint, lines, self._models())
+        now = int(time.time())
+        if missing is not None or checked.errors:
+            batch.status, batch.failed_at = "failed", now
+            errors = checked.errors if missing is None else []
+            if missing is not None:
+                checked.fail("invalid_file", missing, param="input_file_id")
+                errors = checked.errors[-1:]
+            batch.errors = {"object": "list", "data": [error.model_dump() for error in errors]}
+            await store.fail_batch(batch)
+            return
+        batch.status, batch.in_progress_at, batch.model = "in_progress", now, checked.model
+        if await store.start_batch(batch, checked.lines):
+            self.wake()
+
+    async def _run_line(self, line: ClaimedLine) -> None:
+        key = (line.batch_id, line.line)
+        try:
+            body = orjson.loads(line.request)
+            patience = max(1.0, line.expires_at - time.time())
+            try:
+                reply = await self._endpoints[line.endpoint].run(line.tenant, body, patience)
+                state, result = "completed", line_result(line.custom_id, 200, reply)
+            except ResponsaError as error:
+                status, error_body = failure_body(error)
+                state, result = "failed", line_result(line.custom_id, status, error_body)
+            store = self._store.scoped(line.tenant)
+            if not await store.finish_line(self.holder, line.batch_id, line.line, state, result):
+                logger.info("batch %s line %d was taken by another process; its result here is dropped", *key)
+        except Exception:
+            logger.exception("batch %s line %d crashed; another pass runs it again", *key)
+        finally:
+            self._held.discard(key)
+            self.wake()
+
+    async def _finish(self, claimed: ClaimedBatch) -> None:
+        batch, store = claimed.batch, self._store.scoped(claimed.tenant)
+        now = int(time.time())
+        unfinished = await store.unfinished_results(batch.id)
+        if batch.status == "cancelling":
+            batch.status, batch.cancelled_at = "cancelled", now
+        elif unfinished:
+            batch.status, batch.expired_at = "expired", now
+        else:
+            batch.status, batch.completed_at = "completed", now
+        output: list[str] = []
+        errors: list[str] = []
+        for state, result in await store.results(batch.id):
+            (output if state == "completed" else errors).append(result)
+        if unfinished:
+            code, message = _ENDED[batch.status]
+            errors += [line_error(custom_id, code, message) for _, custom_id in unfinished]
+        made = []
+        for lines, suffix in ((output, "output"), (errors, "error")):
+            if lines:
+                made.append(self._file(batch, suffix, lines))
+        for each in made:
+            if each.file.filename.endswith("_output.jsonl"):
+                batch.output_file_id = each.file.id
+            else:
+                batch.error_file_id = each.file.id
+        await store.finish_batch(batch, made)
+
+    def _file(self, batch: Batch, suffix: str, lines: list[str]) -> BatchFile:
+        data = ("\n".join(lines) + "\n").encode()
+        now = int(time.time())
+        expiry = (batch.__pydantic_extra__ or {}).get("output_expires_after")
+        file = FileObject(
+            id=new_id("file", "-"),
+            bytes=len(data),
+            created_at=now,
+            filename=f"{batch.id}_{suffix}.jsonl",
+            purpose="batch_output",
+            expires_at=now + int(expiry["seconds"]) if expiry else None,
+        )
+        return BatchFile(file, data)

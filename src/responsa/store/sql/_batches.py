@@ -1,0 +1,271 @@
+"""Batch queries of the SQL store: a batch's row, its lines, and the claims processes share them by.
+
+A line is run by the process holding it (``holder``, until ``lease_until``); its result is written
+only while that holder still holds it, so a line whose process stopped is run again by another, and
+its result appears once. A finished batch's output and error files are written in the transaction
+that finishes it, with its webhook events (``_webhooks.announce``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import and_, func, insert, or_, select, update
+
+from responsa.protocol import Batch, BatchCounts
+
+from .._base import PART_BYTES
+from .._batch_repository import BatchFile, ClaimedBatch, ClaimedLine, InputLine
+from ._database import Database, Sql
+from ._paging import keyed_page
+from ._tables import batch_lines, batches, file_parts, files
+from ._webhooks import announce
+
+__all__ = ["SqlBatches"]
+
+_b, _l = batches.c, batch_lines.c
+
+_TAKEN = ("running",)
+_RAN = ("completed", "failed")
+
+
+def _load(body: str) -> Batch:
+    return Batch.model_validate_json(body)
+
+
+def _dump(batch: Batch) -> str:
+    return batch.model_dump_json(exclude={"request_counts"})
+
+
+def _counts(conn: Sql, batch_id: str) -> BatchCounts:
+    rows = conn.execute(select(_l.state, func.count()).where(_l.batch_id == batch_id).group_by(_l.state)).all()
+    by_state = {state: count for state, count in rows}
+    return BatchCounts(
+        completed=by_state.get("completed", 0),
+        failed=by_state.get("failed", 0),
+        total=sum(by_state.values()),
+    )
+
+
+class SqlBatches:
+    def __init__(self, db: Database, tenant: str) -> None:
+        self._db = db
+        self.tenant = tenant
+
+    def scoped(self, tenant: str) -> SqlBatches:
+        return SqlBatches(self._db, tenant)
+
+    async def create_batch(self, batch: Batch) -> None:
+        row = {
+            "id": batch.id,
+            "tenant": self.tenant,
+            "status": batch.status,
+            "body": _dump(batch),
+            "expires_at": batch.expires_at or 0,
+            "lease_until": None,
+        }
+        await self._db.write(lambda conn: conn.execute(insert(batches), [row]))
+
+    def _with_counts(self, conn: Sql, body: str, status: str) -> Batch:
+        batch = _load(body)
+        if status not in ("validating", "failed") and batch.request_counts.total == 0:
+            batch.request_counts = _counts(conn, batch.id)
+        return batch
+
+    async def get_batch(self, batch_id: str) -> Batch | None:
+        def work(conn: Sql) -> Batch | None:
+            row = conn.execute(select(_b.body, _b.status).where(_b.id == batch_id, _b.tenant == self.tenant)).first()
+            return None if row is None else self._with_counts(conn, row[0], row[1])
+
+        return await self._db.read(work)
+
+    async def list_batches(self, *, limit: int, after: str | None) -> tuple[list[Batch], bool]:
+        query = keyed_page(
+            select(_b.body, _b.status).where(_b.tenant == self.tenant),
+            _b.id,
+            limit=limit,
+            order="desc",
+            after=after,
+            before=None,
+        )
+
+        def work(conn: Sql) -> tuple[list[Batch], bool]:
+            rows = conn.execute(query).all()
+            return [self._with_counts(conn, body, status) for body, status in rows[:limit]], len(rows) > limit
+
+        return await self._db.read(work)
+
+    async def request_cancel(self, batch_id: str, at: int) -> Batch | None:
+        def work(conn: Sql) -> Batch | None:
+            row = conn.execute(select(_b.body, _b.status).where(_b.id == batch_id, _b.tenant == self.tenant)).first()
+            if row is None:
+                return None
+            batch = _load(row[0])
+            if batch.status in ("validating", "in_progress", "finalizing"):
+                batch.cancelling_at = at
+                if batch.status == "validating":  # nothing ran: cancelled at once
+                    batch.status, batch.cancelled_at = "cancelled", at
+                    announce(conn, self.tenant, "batch.cancelled", batch.id, at)
+                else:
+                    batch.status = "cancelling"
+                update_row = update(batches).where(_b.id == batch_id, _b.status == row[1])
+                conn.execute(update_row.values(status=batch.status, body=_dump(batch)))
+            return self._with_counts(conn, _dump(batch), batch.status)
+
+        return await self._db.write(work)
+
+    async def claim_validation(self, now: float, until: float) -> list[ClaimedBatch]:
+        waiting = (_b.status == "validating") & (_b.lease_until.is_(None) | (_b.lease_until < now))
+        return await self._claim(waiting, until, None)
+
+    async def _claim(self, where: Any, until: float, status: str | None) -> list[ClaimedBatch]:
+        def work(conn: Sql) -> list[ClaimedBatch]:
+            rows = conn.execute(select(_b.id, _b.tenant, _b.body, _b.status).where(where).limit(16)).all()
+            claimed = []
+            for batch_id, tenant, body, old_status in rows:
+                batch = _load(body)
+                values: dict[str, Any] = {"lease_until": until}
+                if status is not None and old_status == "in_progress":
+                    batch.status, batch.finalizing_at = status, int(time.time())
+                    values.update(status=status, body=_dump(batch))
+                taken = update(batches).where(_b.id == batch_id, _b.status == old_status, where).values(**values)
+                if conn.execute(taken).rowcount:
+                    claimed.append(ClaimedBatch(tenant, batch))
+            return claimed
+
+        return await self._db.write(work)
+
+    async def start_batch(self, batch: Batch, lines: Sequence[InputLine]) -> bool:
+        rows = [
+            {
+                "batch_id": batch.id,
+                "line": line.line,
+                "custom_id": line.custom_id,
+                "request": line.request,
+                "state": "pending",
+                "holder": None,
+                "lease_until": None,
+                "result": None,
+            }
+            for line in lines
+        ]
+
+        def work(conn: Sql) -> bool:
+            started = update(batches).where(_b.id == batch.id, _b.status == "validating")
+            if not conn.execute(started.values(status=batch.status, body=_dump(batch), lease_until=None)).rowcount:
+                return False
+            for start in range(0, len(rows), 1000):
+                conn.execute(insert(batch_lines), rows[start : start + 1000])
+            return True
+
+        return await self._db.write(work)
+
+    async def fail_batch(self, batch: Batch) -> None:
+        """``failed`` (validation), with its webhook event, unless it was cancelled meanwhile."""
+
+        def work(conn: Sql) -> None:
+            failed = update(batches).where(_b.id == batch.id, _b.status == "validating")
+            if conn.execute(failed.values(status="failed", body=_dump(batch), lease_until=None)).rowcount:
+                announce(conn, self.tenant, "batch.failed", batch.id, batch.failed_at or int(time.time()))
+
+        await self._db.write(work)
+
+    async def claim_lines(self, holder: str, now: float, until: float, limit: int) -> list[ClaimedLine]:
+        free = (_l.state == "pending") | ((_l.state == "running") & (_l.lease_until < now))
+        query = (
+            select(_l.batch_id, _l.line, _l.custom_id, _l.request, _b.expires_at, _b.tenant, _b.body)
+            .join(batches, _b.id == _l.batch_id)
+            .where(_b.status == "in_progress", _b.expires_at > now, free)
+            .order_by(_l.batch_id, _l.line)
+            .limit(limit)
+        )
+
+        def work(conn: Sql) -> list[ClaimedLine]:
+            claimed = []
+            endpoints: dict[str, str] = {}
+            for batch_id, line, custom_id, request, expires_at, tenant, body in conn.execute(query).all():
+                key = (_l.batch_id == batch_id) & (_l.line == line) & free
+                taken = update(batch_lines).where(key).values(state="running", holder=holder, lease_until=until)
+                if conn.execute(taken).rowcount:
+                    endpoint = endpoints.get(batch_id) or endpoints.setdefault(batch_id, _load(body).endpoint)
+                    claimed.append(ClaimedLine(tenant, batch_id, endpoint, line, custom_id, request, expires_at))
+            return claimed
+
+        return await self._db.write(work)
+
+    async def renew_lines(self, holder: str, keys: Sequence[tuple[str, int]], until: float) -> None:
+        if not keys:
+            return
+        held = or_(*(and_(_l.batch_id == batch_id, _l.line == line) for batch_id, line in keys))
+        renew = update(batch_lines).where(held, _l.holder == holder, _l.state == "running").values(lease_until=until)
+        await self._db.write(lambda conn: conn.execute(renew))
+
+    async def finish_line(self, holder: str, batch_id: str, line: int, state: str, result: str) -> bool:
+        mine = (_l.batch_id == batch_id) & (_l.line == line) & (_l.holder == holder) & (_l.state == "running")
+        finished = update(batch_lines).where(mine).values(state=state, result=result, lease_until=None)
+        return bool(await self._db.write(lambda conn: conn.execute(finished).rowcount))
+
+    async def claim_finishing(self, now: float, until: float) -> list[ClaimedBatch]:
+        unclaimed = _b.lease_until.is_(None) | (_b.lease_until < now)
+        pending = select(_l.line).where(_l.batch_id == _b.id, _l.state == "pending").exists()
+        running = select(_l.line).where(_l.batch_id == _b.id, _l.state == "running").exists()
+        live = select(_l.line).where(_l.batch_id == _b.id, _l.state == "running", _l.lease_until >= now).exists()
+        done = (
+            ((_b.status == "in_progress") & (((~pending) & (~running)) | ((_b.expires_at <= now) & ~live)))
+            | ((_b.status == "cancelling") & ~live)
+            | (_b.status == "finalizing")
+        )
+        return await self._claim(unclaimed & done, until, "finalizing")
+
+    async def unfinished_results(self, batch_id: str) -> list[tuple[int, str]]:
+        query = select(_l.line, _l.custom_id).where(_l.batch_id == batch_id, _l.state.not_in(_RAN)).order_by(_l.line)
+        return [(line, custom_id) for line, custom_id in await self._db.read(lambda conn: conn.execute(query).all())]
+
+    async def results(self, batch_id: str) -> list[tuple[str, str]]:
+        query = select(_l.state, _l.result).where(_l.batch_id == batch_id, _l.state.in_(_RAN)).order_by(_l.line)
+        return [(state, result) for state, result in await self._db.read(lambda conn: conn.execute(query).all())]
+
+    async def finish_batch(self, batch: Batch, made: Sequence[BatchFile]) -> None:
+        assert batch.status in ("completed", "expired", "cancelled")
+        at = batch.completed_at or batch.expired_at or batch.cancelled_at or int(time.time())
+
+        def work(conn: Sql) -> None:
+            batch.request_counts = _counts(conn, batch.id)
+            for each in made:
+                file = each.file
+                parts = [each.data[start : start + PART_BYTES] for start in range(0, len(each.data), PART_BYTES)]
+                conn.execute(
+                    insert(file_parts),
+                    [
+                        {"file_id": file.id, "position": position, "data": data, "written_at": time.time()}
+                        for position, data in enumerate(parts or [b""])
+                    ],
+                )
+                conn.execute(
+                    insert(files),
+                    [
+                        {
+                            "id": file.id,
+                            "tenant": self.tenant,
+                            "created_at": file.created_at,
+                            "expires_at": file.expires_at,
+                            "purpose": file.purpose,
+                            "filename": file.filename,
+                            "bytes": file.bytes,
+                            "sha256": hashlib.sha256(each.data).hexdigest(),
+                        }
+                    ],
+                )
+            body = batch.model_dump_json()  # with its final counts
+            conn.execute(
+                update(batches).where(_b.id == batch.id).values(status=batch.status, body=body, lease_until=None)
+            )
+            announce(conn, self.tenant, f"batch.{batch.status}", batch.id, at)
+
+        await self._db.write(work)
+
+    async def counts(self, batch_id: str) -> BatchCounts:
+        return await self._db.read(lambda conn: _counts(conn, batch_id))
