@@ -122,8 +122,14 @@ class SqlBatches:
         return await self._claim(waiting, until, None)
 
     async def _claim(self, where: Any, until: float, status: str | None) -> list[ClaimedBatch]:
+        """Batches matching ``where``, held until ``until`` (and ``status`` where they were ``in_progress``).
+        Looked for with a read first: a process with nothing to claim never takes the write lock."""
+        candidates = select(_b.id, _b.tenant, _b.body, _b.status).where(where).limit(16)
+        rows = await self._db.read(lambda conn: conn.execute(candidates).all())
+        if not rows:
+            return []
+
         def work(conn: Sql) -> list[ClaimedBatch]:
-            rows = conn.execute(select(_b.id, _b.tenant, _b.body, _b.status).where(where).limit(16)).all()
             claimed = []
             for batch_id, tenant, body, old_status in rows:
                 batch = _load(body)
@@ -183,10 +189,14 @@ class SqlBatches:
             .limit(limit)
         )
 
+        rows = await self._db.read(lambda conn: conn.execute(query).all())  # a read first, as in _claim
+        if not rows:
+            return []
+
         def work(conn: Sql) -> list[ClaimedLine]:
             claimed = []
             endpoints: dict[str, str] = {}
-            for batch_id, line, custom_id, request, expires_at, tenant, body in conn.execute(query).all():
+            for batch_id, line, custom_id, request, expires_at, tenant, body in rows:
                 key = (_l.batch_id == batch_id) & (_l.line == line) & free
                 taken = update(batch_lines).where(key).values(state="running", holder=holder, lease_until=until)
                 if conn.execute(taken).rowcount:

@@ -176,9 +176,13 @@ class SqlWebhooks:
             .limit(limit)
         )
 
+        rows = await self._db.read(lambda conn: conn.execute(query).all())  # nothing due: no write lock taken
+        if not rows:
+            return []
+
         def work(conn: Sql) -> list[DueDelivery]:
             claimed = []
-            for row in conn.execute(query).all():
+            for row in rows:
                 delivery, endpoint = Delivery(*row[: len(_DELIVERY)]), _endpoint_of(row[len(_DELIVERY) :])
                 taken = update(webhook_deliveries).where(_d.id == delivery.id, due)
                 if conn.execute(taken.values(state="sending", lease_until=until)).rowcount:
