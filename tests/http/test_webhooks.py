@@ -1,0 +1,176 @@
+"""Webhooks through the openai SDK (``client.webhooks``): endpoints managed as OpenAI's, events of
+background responses and batches signed so that ``client.webhooks.unwrap`` verifies them, retried
+after a failure with the same ``webhook-id``, rotated secrets, and the egress policy attacked."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from collections.abc import Iterator
+
+import openai
+import pytest
+from openai import InvalidWebhookSignatureError
+
+from responsa.config import ApiKey, Settings
+from tests.conftest import LiveServer, serve
+from tests.webhook_receiver import Receiver
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    db = tmp_path_factory.mktemp("webhooks") / "r.db"
+    with serve(Settings(db_url=f"sqlite:///{db}")) as server:
+        yield server
+
+
+@pytest.fixture
+def sdk(live: LiveServer) -> Iterator[openai.OpenAI]:
+    with openai.OpenAI(base_url=live.v1, api_key="unused", max_retries=0) as client:
+        yield client
+
+
+def test_endpoints_are_managed_as_openai_does(sdk: openai.OpenAI) -> None:
+    with Receiver() as receiver:
+        made = sdk.webhooks.create(name="ops", url=receiver.url, event_types=["response.completed"])
+        assert made.signing_secret.startswith("whsec_") and made.signing_secret_hint
+        assert made.signing_secret_hint.endswith(made.signing_secret[-4:])
+        got = sdk.webhooks.retrieve(made.id)
+        assert not hasattr(got, "signing_secret") and got.url == receiver.url and got.updated_at == made.updated_at
+        updated = sdk.webhooks.update(made.id, name="ops2", event_types=["batch.completed", "response.failed"])
+        assert (updated.name, updated.event_types) == ("ops2", ["batch.completed", "response.failed"])
+        assert made.id in [endpoint.id for endpoint in sdk.webhooks.list()]
+        assert "batch.expired" in sdk.webhooks.event_types.list().data
+        rotated = sdk.webhooks.rotate_secret(made.id)
+        assert rotated.signing_secret != made.signing_secret
+        tested = sdk.webhooks.test(made.id, event_type="batch.completed")
+        assert (tested.status_code, tested.event_type, tested.webhook_endpoint_id) == (200, "batch.completed", made.id)
+        headers, body = receiver.next()
+        event = sdk.webhooks.unwrap(body, headers, secret=rotated.signing_secret)
+        assert event.type == "batch.completed"
+        with pytest.raises(InvalidWebhookSignatureError):
+            sdk.webhooks.unwrap(body, headers, secret=made.signing_secret)  # the old secret was not kept
+        deleted = sdk.webhooks.delete(made.id)
+        assert deleted.deleted and deleted.id == made.id
+        with pytest.raises(openai.NotFoundError):
+            sdk.webhooks.retrieve(made.id)
+        with pytest.raises(openai.BadRequestError) as unknown:
+            sdk.webhooks.create(name="x", url=receiver.url, event_types=["video.completed"])
+        assert unknown.value.body["param"] == "event_types"  # type: ignore[index]
+
+
+def test_a_background_response_and_a_batch_announce_their_end_signed(sdk: openai.OpenAI) -> None:
+    with Receiver() as receiver:
+        endpoint = sdk.webhooks.create(
+            name="all", url=receiver.url, event_types=["response.completed", "batch.completed"]
+        )
+        response = sdk.responses.create(model="sim", input="hello", background=True)
+        headers, body = receiver.next()
+        event = sdk.webhooks.unwrap(body, headers, secret=endpoint.signing_secret)
+        assert event.type == "response.completed" and event.data.id == response.id and event.id.startswith("evt_")
+        assert sdk.responses.retrieve(response.id).status == "completed"
+        sdk.responses.create(model="sim", input="not background")  # no event: only background responses announce
+        text = json.dumps(
+            {"custom_id": "a", "method": "POST", "url": "/v1/responses", "body": {"model": "sim", "input": "x"}}
+        )
+        file = sdk.files.create(file=("in.jsonl", io.BytesIO(text.encode())), purpose="batch")
+        batch = sdk.batches.create(input_file_id=file.id, endpoint="/v1/responses", completion_window="24h")
+        headers, body = receiver.next()
+        event = sdk.webhooks.unwrap(body, headers, secret=endpoint.signing_secret)
+        assert event.type == "batch.completed" and event.data.id == batch.id
+        assert sdk.batches.retrieve(batch.id).status == "completed"
+        with pytest.raises(InvalidWebhookSignatureError):
+            sdk.webhooks.unwrap(body.replace(batch.id, "batch_forged"), headers, secret=endpoint.signing_secret)
+        sdk.webhooks.delete(endpoint.id)
+
+
+def test_a_failed_delivery_is_retried_with_the_same_id_and_logged(sdk: openai.OpenAI) -> None:
+    with Receiver(statuses=[503]) as receiver:
+        endpoint = sdk.webhooks.create(name="flaky", url=receiver.url, event_types=["response.completed"])
+        sdk.responses.create(model="sim", input="hello", background=True)
+        first, _ = receiver.next()
+        second, body = receiver.next()
+        assert first["webhook-id"] == second["webhook-id"]
+        sdk.webhooks.unwrap(body, second, secret=endpoint.signing_secret)
+        deadline = time.monotonic() + 10
+        while (log := sdk.get(f"/webhook_endpoints/{endpoint.id}/deliveries", cast_to=dict))["data"][0][
+            "status"
+        ] != "delivered":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        (entry,) = log["data"]
+        assert (entry["attempts"], entry["last_status_code"], entry["id"]) == (2, 200, first["webhook-id"])
+        sdk.webhooks.delete(endpoint.id)
+
+
+def test_a_secret_kept_for_a_day_signs_beside_the_new_one(sdk: openai.OpenAI) -> None:
+    with Receiver() as receiver:
+        endpoint = sdk.webhooks.create(name="r", url=receiver.url, event_types=["response.completed"])
+        rotated = sdk.webhooks.rotate_secret(endpoint.id, keep_old_secret_active_for_24_hours=True)
+        sdk.webhooks.test(endpoint.id, event_type="response.completed")
+        headers, body = receiver.next()
+        assert len(headers["webhook-signature"].split()) == 2
+        for secret in (endpoint.signing_secret, rotated.signing_secret):
+            sdk.webhooks.unwrap(body, headers, secret=secret)
+        sdk.webhooks.delete(endpoint.id)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://169.254.169.254/latest/meta-data",
+        "http://[fe80::1]/",
+        "http://metadata.google.internal/",
+        "file:///etc/passwd",
+        "http://0.0.0.0:9/",
+    ],
+)
+def test_webhook_urls_pass_the_egress_policy(sdk: openai.OpenAI, url: str) -> None:
+    with pytest.raises(openai.BadRequestError) as refused:
+        sdk.webhooks.create(name="evil", url=url, event_types=["response.completed"])
+    assert refused.value.body["param"] == "url"  # type: ignore[index]
+
+
+def test_with_api_keys_loopback_is_closed_unless_allowed(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A tenant must not reach the server's own ports (a database, an admin page) through a webhook."""
+    keys = (ApiKey("key-a", "a"),)
+    for allowed, refused in (((), True), (("127.0.0.1",), False)):
+        db = tmp_path_factory.mktemp("webhook-keys") / "r.db"
+        settings = Settings(db_url=f"sqlite:///{db}", api_keys=keys, webhook_allow_hosts=allowed)
+        with serve(settings) as server, Receiver() as receiver:
+            client = openai.OpenAI(base_url=server.v1, api_key="key-a", max_retries=0)
+            if refused:
+                with pytest.raises(openai.BadRequestError):
+                    client.webhooks.create(name="x", url=receiver.url, event_types=["response.completed"])
+            else:
+                assert client.webhooks.create(name="x", url=receiver.url, event_types=["response.completed"]).id
+
+
+def test_a_slow_receiver_is_cut_off_and_stalls_nothing(tmp_path_factory: pytest.TempPathFactory) -> None:
+    db = tmp_path_factory.mktemp("webhook-slow") / "r.db"
+    import socket
+
+    with socket.socket() as silent:  # accepts connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/hook"
+        with serve(Settings(db_url=f"sqlite:///{db}", webhook_timeout_secs=0.5)) as server:
+            client = openai.OpenAI(base_url=server.v1, api_key="unused", max_retries=0)
+            endpoint = client.webhooks.create(name="silent", url=url, event_types=["response.completed"])
+            with pytest.raises(openai.BadRequestError) as unreachable:
+                client.webhooks.test(endpoint.id, event_type="response.completed")
+            assert "0.5s" in unreachable.value.message
+            started = time.monotonic()
+            response = client.responses.create(model="sim", input="hi", background=True)
+            while client.responses.retrieve(response.id).status != "completed":
+                time.sleep(0.02)
+            assert time.monotonic() - started < 5
+            deadline = time.monotonic() + 10
+            while (
+                not (log := client.get(f"/webhook_endpoints/{endpoint.id}/deliveries", cast_to=dict))["data"]
+                or log["data"][0]["attempts"] == 0
+            ):
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            assert "0.5s" in log["data"][0]["last_error"] and log["data"][0]["status"] == "pending"
