@@ -1,0 +1,84 @@
+"""Killed in the middle, a batch goes on and its webhook arrives: a real ``responsa serve`` process is
+SIGKILLed while a batch's lines run and while a webhook's delivery waits for its retry; restarted on
+the same store, the batch completes with every line's result exactly once, and the event that was
+written with the batch's end is delivered (at least once, under one ``webhook-id``)."""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+import time
+from pathlib import Path
+
+import openai
+
+from tests.conftest import start_serve
+from tests.webhook_receiver import Receiver
+
+LINES = 40
+
+
+def _serve(db_url: str, log: Path) -> tuple[object, openai.OpenAI]:
+    process, url = start_serve(
+        "--db",
+        db_url,
+        "--sim-token-delay-ms",
+        "15",
+        "--batch-concurrency",
+        "4",
+        "--background-lease-secs",
+        "1",
+        "--log-level",
+        "warning",
+        log=log,
+    )
+    return process, openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0)
+
+
+def test_a_killed_server_loses_no_line_and_no_event(fresh_db_url: str, tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    with Receiver(statuses=[500]) as receiver:
+        process, client = _serve(fresh_db_url, log)
+        endpoint = client.webhooks.create(name="ops", url=receiver.url, event_types=["batch.completed"])
+        text = "\n".join(
+            json.dumps(
+                {
+                    "custom_id": f"k{index}",
+                    "method": "POST",
+                    "url": "/v1/responses",
+                    "body": {"model": "sim", "input": "Tell me a long story."},
+                }
+            )
+            for index in range(LINES)
+        )
+        file = client.files.create(file=("in.jsonl", io.BytesIO(text.encode())), purpose="batch")
+        batch = client.batches.create(input_file_id=file.id, endpoint="/v1/responses", completion_window="24h")
+        deadline = time.monotonic() + 60
+        while (seen := client.batches.retrieve(batch.id)).request_counts is None or seen.request_counts.completed < 5:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        process.send_signal(signal.SIGKILL)  # type: ignore[attr-defined]
+        process.wait()  # type: ignore[attr-defined]
+        assert seen.request_counts is not None and seen.request_counts.completed < LINES, "nothing left to lose"
+
+        process, client = _serve(fresh_db_url, log)
+        first, _ = receiver.next(60)  # the end is announced; the receiver fails the first delivery
+        done = client.batches.retrieve(batch.id)
+        process.send_signal(signal.SIGKILL)  # type: ignore[attr-defined]  (before its retry, due 1 s later)
+        process.wait()  # type: ignore[attr-defined]
+        assert done.status == "completed" and done.request_counts is not None
+        assert (done.request_counts.completed, done.request_counts.failed) == (LINES, 0)
+        process, client = _serve(fresh_db_url, log)
+        try:
+            second, body = receiver.next(60)
+            assert second["webhook-id"] == first["webhook-id"]
+            event = client.webhooks.unwrap(body, second, secret=endpoint.signing_secret)
+            assert event.type == "batch.completed" and event.data.id == batch.id
+            assert done.output_file_id is not None
+            output = [json.loads(entry) for entry in client.files.content(done.output_file_id).text.splitlines()]
+            assert sorted(entry["custom_id"] for entry in output) == sorted(f"k{index}" for index in range(LINES))
+            assert len({entry["response"]["body"]["id"] for entry in output}) == LINES
+        finally:
+            process.send_signal(signal.SIGTERM)  # type: ignore[attr-defined]
+            process.wait(30)  # type: ignore[attr-defined]
