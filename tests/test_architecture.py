@@ -122,7 +122,15 @@ def test_leaves_every_layer_may_use_import_nothing_of_responsa(leaf: str) -> Non
 
 def test_public_api_is_pinned() -> None:
     assert set(responsa.engine.__all__) == {
+        "BATCH_RANK",
         "DEFAULT_IMAGES_MODEL",
+        "BatchLines",
+        "BatchRunner",
+        "BatchService",
+        "WebhookDeliverer",
+        "WebhookService",
+        "delivery_body",
+        "endpoint_body",
         "Compactor",
         "PromptLibrary",
         "ContainerService",
@@ -142,6 +150,17 @@ def test_public_api_is_pinned() -> None:
     }
     assert set(responsa.store.__all__) == {
         "PART_BYTES",
+        "BatchFile",
+        "BatchRepository",
+        "ClaimedBatch",
+        "ClaimedLine",
+        "Delivery",
+        "DueDelivery",
+        "InputLine",
+        "WebhookEndpointRow",
+        "WebhookRepository",
+        "event_payload",
+        "secrets_of",
         "ChunkHit",
         "ContainerRepository",
         "ConversationRepository",

@@ -224,7 +224,7 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
                 prompts=PromptLibrary(settings.prompts_dir),
             )
             metrics.workers = registry.workers
-            lines = batch_lines(responses)
+            lines = batch_lines(responses, limiter)
             runner = BatchRunner(store.batches(), files, lines, registry.models, settings.batch_concurrency,
                                  settings.background_lease_secs)  # fmt: skip
             sender = _webhook_sender(settings)

@@ -3,14 +3,17 @@ same engine, waiting apart for a slot below interactive traffic (``BATCH_RANK``)
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+import anyio
 from pydantic import ValidationError
 
 from responsa.engine import BATCH_RANK, BatchLines, ResponseService
-from responsa.protocol import CreateResponseRequest, InvalidRequest
+from responsa.protocol import CreateResponseRequest, InvalidRequest, RateLimited
 
 from ._errors import invalid_from_validation
+from ._limits import Limiter
 from .chat import chat_request, completion
 
 __all__ = ["batch_lines"]
@@ -26,6 +29,21 @@ def _checked(body: dict[str, Any], endpoint: str) -> None:
             )
 
 
+async def _admitted(limiter: Limiter, tenant: str, patience: float) -> None:
+    """Wait until the tenant's rate limits let one more request through (as the HTTP gate would),
+    for ``patience`` seconds at most: a batch line waits its turn instead of failing."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            await limiter.admit(tenant)
+            return
+        except RateLimited as refused:
+            pause = float(refused.headers.get("retry-after", "1"))
+            if time.monotonic() + pause > deadline:
+                raise
+            await anyio.sleep(pause)
+
+
 def _model(body: dict[str, Any]) -> str | None:
     model = body.get("model")
     return model if isinstance(model, str) else None
@@ -34,8 +52,9 @@ def _model(body: dict[str, Any]) -> str | None:
 class ResponsesLines:
     """``/v1/responses`` lines: creates answered in JSON, stored where they ask to be."""
 
-    def __init__(self, responses: ResponseService) -> None:
+    def __init__(self, responses: ResponseService, limiter: Limiter) -> None:
         self._responses = responses
+        self._limiter = limiter
         self.model = _model
 
     async def run(self, tenant: str, body: dict[str, Any], patience: float) -> dict[str, Any]:
@@ -44,6 +63,7 @@ class ResponsesLines:
             request = CreateResponseRequest.model_validate(body)
         except ValidationError as exc:
             raise invalid_from_validation(exc) from None
+        await _admitted(self._limiter, tenant, patience)
         service = self._responses.for_tenant(tenant)
         run = await service.start(request, apart=(BATCH_RANK, patience))
         return await service.create_json(run)
@@ -52,8 +72,9 @@ class ResponsesLines:
 class ChatLines:
     """``/v1/chat/completions`` lines, answered as chat completions."""
 
-    def __init__(self, responses: ResponseService) -> None:
+    def __init__(self, responses: ResponseService, limiter: Limiter) -> None:
         self._responses = responses
+        self._limiter = limiter
         self.model = _model
 
     async def run(self, tenant: str, body: dict[str, Any], patience: float) -> dict[str, Any]:
@@ -62,11 +83,12 @@ class ChatLines:
             request = chat_request(body)
         except ValidationError as exc:
             raise invalid_from_validation(exc) from None
+        await _admitted(self._limiter, tenant, patience)
         service = self._responses.for_tenant(tenant)
         run = await service.start(request, apart=(BATCH_RANK, patience))
         return completion(await service.create(run), bool(body.get("logprobs")))
 
 
-def batch_lines(responses: ResponseService) -> dict[str, BatchLines]:
-    """The endpoints a batch may hold, each with how its lines run."""
-    return {"/v1/responses": ResponsesLines(responses), "/v1/chat/completions": ChatLines(responses)}
+def batch_lines(responses: ResponseService, limiter: Limiter) -> dict[str, BatchLines]:
+    """The endpoints a batch may hold, each with how its lines run (within the tenant's rate limits)."""
+    return {"/v1/responses": ResponsesLines(responses, limiter), "/v1/chat/completions": ChatLines(responses, limiter)}
