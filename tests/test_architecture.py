@@ -136,6 +136,7 @@ def test_public_api_is_pinned() -> None:
         "ContainerService",
         "ConversationService",
         "Embedder",
+        "EmbeddingService",
         "FileService",
         "OutputBuilder",
         "ResponseService",

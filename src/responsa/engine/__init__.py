@@ -5,7 +5,16 @@
 from ._periodic import every
 from .batches import BATCH_RANK, BatchLines, BatchRunner, BatchService
 from .containers import ContainerService
-from .files import Embedder, FileService, VectorStoreService, batch_body, file_body, probe_pdf_text, vector_store_body
+from .files import (
+    Embedder,
+    EmbeddingService,
+    FileService,
+    VectorStoreService,
+    batch_body,
+    file_body,
+    probe_pdf_text,
+    vector_store_body,
+)
 from .responses import Compactor, ConversationService, OutputBuilder, PromptLibrary, ResponseService, Run, Sealer
 from .tools.image_generation import DEFAULT_MODEL as DEFAULT_IMAGES_MODEL
 from .webhooks import WebhookDeliverer, WebhookService, delivery_body, endpoint_body
@@ -20,6 +29,7 @@ __all__ = [
     "ContainerService",
     "ConversationService",
     "Embedder",
+    "EmbeddingService",
     "FileService",
     "OutputBuilder",
     "PromptLibrary",

@@ -24,6 +24,7 @@ from responsa.engine import (
     Compactor,
     ConversationService,
     Embedder,
+    EmbeddingService,
     FileService,
     PromptLibrary,
     ResponseService,
@@ -224,7 +225,8 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
                 prompts=PromptLibrary(settings.prompts_dir),
             )
             metrics.workers = registry.workers
-            lines = batch_lines(responses, limiter)
+            embeddings = EmbeddingService(registry)
+            lines = batch_lines(responses, embeddings, limiter)
             runner = BatchRunner(store.batches(), files, lines, registry.models, settings.batch_concurrency,
                                  settings.background_lease_secs)  # fmt: skip
             sender = _webhook_sender(settings)
@@ -250,6 +252,7 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
                 hosted_tools=tools.statuses(),
                 capabilities=capabilities,
                 containers=containers,
+                embeddings=embeddings,
                 batches=BatchService(store.batches(), files, lines, runner.wake),
                 webhooks=webhooks,
                 store_health=store.check_health,

@@ -9,8 +9,8 @@ from typing import Any
 import anyio
 from pydantic import ValidationError
 
-from responsa.engine import BATCH_RANK, BatchLines, ResponseService
-from responsa.protocol import CreateResponseRequest, InvalidRequest, RateLimited
+from responsa.engine import BATCH_RANK, BatchLines, EmbeddingService, ResponseService
+from responsa.protocol import CreateEmbeddingRequest, CreateResponseRequest, InvalidRequest, RateLimited
 
 from ._errors import invalid_from_validation
 from ._limits import Limiter
@@ -89,6 +89,27 @@ class ChatLines:
         return completion(await service.create(run), bool(body.get("logprobs")))
 
 
-def batch_lines(responses: ResponseService, limiter: Limiter) -> dict[str, BatchLines]:
+class EmbeddingsLines:
+    """``/v1/embeddings`` lines."""
+
+    def __init__(self, embeddings: EmbeddingService, limiter: Limiter) -> None:
+        self._embeddings = embeddings
+        self._limiter = limiter
+        self.model = _model
+
+    async def run(self, tenant: str, body: dict[str, Any], patience: float) -> dict[str, Any]:
+        try:
+            request = CreateEmbeddingRequest.model_validate(body)
+        except ValidationError as exc:
+            raise invalid_from_validation(exc) from None
+        await _admitted(self._limiter, tenant, patience)
+        return await self._embeddings.create(request)
+
+
+def batch_lines(responses: ResponseService, embeddings: EmbeddingService, limiter: Limiter) -> dict[str, BatchLines]:
     """The endpoints a batch may hold, each with how its lines run (within the tenant's rate limits)."""
-    return {"/v1/responses": ResponsesLines(responses, limiter), "/v1/chat/completions": ChatLines(responses, limiter)}
+    return {
+        "/v1/responses": ResponsesLines(responses, limiter),
+        "/v1/chat/completions": ChatLines(responses, limiter),
+        "/v1/embeddings": EmbeddingsLines(embeddings, limiter),
+    }

@@ -7,7 +7,13 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from responsa.engine import ResponseService
-from responsa.protocol import CreateResponseRequest, DeletedObject, InvalidRequest, ModerationRequest
+from responsa.protocol import (
+    CreateEmbeddingRequest,
+    CreateResponseRequest,
+    DeletedObject,
+    InvalidRequest,
+    ModerationRequest,
+)
 
 from ._batch_routes import batch_routes
 from ._compaction_routes import compaction_routes
@@ -130,6 +136,12 @@ async def create_moderation(request: Request) -> Response:
     return json_response(await _service(request).moderate(asked.texts(), asked.model))
 
 
+async def create_embeddings(request: Request) -> Response:
+    """OpenAI's ``POST /v1/embeddings``, by a model that makes embeddings."""
+    asked = await read_model(request, CreateEmbeddingRequest)
+    return json_response(await services(request).embeddings.create(asked))
+
+
 async def health(request: Request) -> Response:
     """200 while the server can serve, 503 while its store cannot take writes (a full disk, a
     read-only or vanished database), saying why: a load balancer or an operator sees the truth."""
@@ -163,6 +175,7 @@ def routes() -> list[BaseRoute]:
             Route(f"{prefix}/models", list_models, methods=["GET"]),
             Route(f"{prefix}/prompts", list_prompts, methods=["GET"]),
             Route(f"{prefix}/moderations", create_moderation, methods=["POST"]),
+            Route(f"{prefix}/embeddings", create_embeddings, methods=["POST"]),
             *chat_routes(prefix),
             *conversation_routes(prefix),
             *compaction_routes(prefix),

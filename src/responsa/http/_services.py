@@ -15,6 +15,7 @@ from responsa.engine import (
     Compactor,
     ContainerService,
     ConversationService,
+    EmbeddingService,
     FileService,
     ResponseService,
     VectorStoreService,
@@ -60,6 +61,7 @@ class Services:
     capabilities: list[Capability]
     """Every optional capability as probed at start (for ``/v1/server``)."""
     containers: ContainerService
+    embeddings: EmbeddingService
     batches: BatchService
     webhooks: WebhookService
     store_health: Callable[[], Awaitable[StoreHealth]]

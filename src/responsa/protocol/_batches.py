@@ -1,5 +1,6 @@
-"""The Batch API's wire shapes (``openai.types.Batch``, ``batch_create_params``) and the webhook
-objects (``openai.types.webhooks``)."""
+"""The wire shapes of work done without a client waiting: the Batch API (``openai.types.Batch``,
+``batch_create_params``), the webhook endpoints (``openai.types.webhooks``), and the embeddings request
+a batch's lines may hold."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ __all__ = [
     "BatchCounts",
     "BatchLineError",
     "CreateBatchRequest",
+    "CreateEmbeddingRequest",
     "CreateWebhookEndpointRequest",
     "OutputExpiresAfter",
     "RotateSecretRequest",
@@ -100,6 +102,17 @@ class Batch(WireModel):
     request_counts: BatchCounts = Field(default_factory=BatchCounts)
     usage: dict[str, Any] | None = None
     metadata: dict[str, str] | None = None
+
+
+class CreateEmbeddingRequest(WireModel):
+    """``POST /v1/embeddings``: texts only (token arrays are not taken), at the model's own dimensions."""
+
+    model: str
+    input: str | list[str]
+    encoding_format: Literal["float", "base64"] = "float"
+    dimensions: int | None = None
+    """Not supported (a 400 names it): vectors have the model's own size."""
+    user: str | None = None
 
 
 class CreateWebhookEndpointRequest(WireModel):

@@ -3,12 +3,14 @@
 
 from ._attribute_filters import check_filter, matches
 from ._documents import probe_pdf_text
+from ._embeddings import EmbeddingService
 from ._files import FileService
 from ._vector_index import Embedder
 from ._vector_stores import VectorStoreService, batch_body, file_body, vector_store_body
 
 __all__ = [
     "Embedder",
+    "EmbeddingService",
     "FileService",
     "VectorStoreService",
     "batch_body",
