@@ -70,6 +70,7 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
             sim_token_delay_ms=15,
             prompts_dir=prompts,
             mcp_allow_hosts=("127.0.0.1",),  # with API keys, loopback MCP servers must be allowed by name
+            webhook_allow_hosts=("127.0.0.1",),  # and loopback webhook receivers
         )
         yield stack.enter_context(serve(settings))
 

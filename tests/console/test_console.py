@@ -327,3 +327,39 @@ def test_a_file_search_shows_its_passages_and_the_answer_its_sources(watched: Wa
     expect(search).to_contain_text("Searched for:")
     expect(search.locator(".hit")).to_contain_text("tides.txt")
     expect(page.locator(".item-message .citations")).to_have_text("Sources: tides.txt")
+
+
+def test_batches_show_their_progress_and_webhooks_their_deliveries(
+    watched: Watched, alice: openai.OpenAI, screenshots: Path
+) -> None:
+    import io
+
+    from tests.webhook_receiver import Receiver
+
+    with Receiver(statuses=[500]) as receiver:
+        endpoint = alice.webhooks.create(name="ops", url=receiver.url, event_types=["batch.completed"])
+        lines = "\n".join(
+            json.dumps(
+                {
+                    "custom_id": f"c{index}",
+                    "method": "POST",
+                    "url": "/v1/responses",
+                    "body": {"model": "gpt-4.1", "input": "Hello"},
+                }
+            )
+            for index in range(3)
+        )
+        file = alice.files.create(file=("in.jsonl", io.BytesIO(lines.encode())), purpose="batch")
+        batch = alice.batches.create(input_file_id=file.id, endpoint="/v1/responses", completion_window="24h")
+        page = watched.page
+        watched.open("#/batches")
+        row = page.locator(f"table.batches tr[data-id='{batch.id}']")
+        expect(row.locator(".status")).to_have_attribute("data-status", "completed")  # read again until it ends
+        expect(row.locator(".progress")).to_have_attribute("data-done", "3")
+        page.screenshot(path=screenshots / "console-batches.png", full_page=True)
+        receiver.next()
+        receiver.next()  # the first answer was a 500: the retry came
+        watched.open("#/webhooks", key=None)
+        section = page.locator(f"section.endpoint[data-id='{endpoint.id}']")
+        expect(section.locator("table.deliveries .status")).to_have_attribute("data-status", "delivered")
+        expect(section.locator("table.deliveries")).to_contain_text("batch.completed")

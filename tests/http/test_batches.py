@@ -69,6 +69,10 @@ def test_a_responses_batch_completes_with_output_and_error_files(client: openai.
     assert error["custom_id"] == "bad" and error["response"]["status_code"] == 400
     assert error["response"]["body"]["error"]["param"] == "input"
     assert client.files.retrieve(batch.output_file_id).purpose == "batch_output"
+    assert batch.usage is not None
+    bodies = [entry["response"]["body"] for entry in output]
+    assert batch.usage.input_tokens == sum(body["usage"]["input_tokens"] for body in bodies) > 0
+    assert batch.usage.total_tokens == batch.usage.input_tokens + batch.usage.output_tokens
     assert created.id in [listed.id for listed in client.batches.list(limit=100)]
 
 

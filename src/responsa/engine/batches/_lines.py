@@ -11,7 +11,16 @@ import orjson
 from responsa.protocol import BatchLineError, ResponsaError, new_id
 from responsa.store import InputLine
 
-__all__ = ["BATCH_RANK", "MAX_LINES", "BatchLines", "CheckedFile", "check_file", "line_error", "line_result"]
+__all__ = [
+    "BATCH_RANK",
+    "MAX_LINES",
+    "BatchLines",
+    "CheckedFile",
+    "check_file",
+    "line_error",
+    "line_result",
+    "usage_of",
+]
 
 MAX_LINES = 50_000
 """OpenAI's limit on the requests of one batch."""
@@ -130,3 +139,24 @@ def line_error(custom_id: str, code: str, message: str) -> str:
 
 def failure_body(error: ResponsaError) -> tuple[int, dict[str, Any]]:
     return error.status_code, error.to_body()
+
+
+def usage_of(results: list[str]) -> dict[str, Any]:
+    """The batch's ``usage``: the sum over its successful lines, whichever endpoint's names they use
+    (a response's ``input_tokens``, a completion's or an embedding's ``prompt_tokens``)."""
+    total = {"input": 0, "cached": 0, "output": 0, "reasoning": 0}
+    for result in results:
+        usage = orjson.loads(result)["response"]["body"].get("usage") or {}
+        total["input"] += usage.get("input_tokens", usage.get("prompt_tokens", 0))
+        total["output"] += usage.get("output_tokens", usage.get("completion_tokens", 0))
+        inputs = usage.get("input_tokens_details") or usage.get("prompt_tokens_details") or {}
+        outputs = usage.get("output_tokens_details") or usage.get("completion_tokens_details") or {}
+        total["cached"] += inputs.get("cached_tokens") or 0
+        total["reasoning"] += outputs.get("reasoning_tokens") or 0
+    return {
+        "input_tokens": total["input"],
+        "input_tokens_details": {"cached_tokens": total["cached"]},
+        "output_tokens": total["output"],
+        "output_tokens_details": {"reasoning_tokens": total["reasoning"]},
+        "total_tokens": total["input"] + total["output"],
+    }

@@ -24,7 +24,7 @@ from responsa.protocol import Batch, FileObject, ResponsaError, new_id
 from responsa.store import BatchFile, BatchRepository, ClaimedBatch, ClaimedLine
 
 from ..files import FileService
-from ._lines import BatchLines, check_file, failure_body, line_error, line_result
+from ._lines import BatchLines, check_file, failure_body, line_error, line_result, usage_of
 
 __all__ = ["BatchRunner"]
 
@@ -155,6 +155,7 @@ class BatchRunner:
         errors: list[str] = []
         for state, result in await store.results(batch.id):
             (output if state == "completed" else errors).append(result)
+        batch.usage = usage_of(output)
         if unfinished:
             code, message = _ENDED[batch.status]
             errors += [line_error(custom_id, code, message) for _, custom_id in unfinished]

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, func, insert, or_, select, update
+from sqlalchemy import and_, delete, func, insert, or_, select, update
 
 from responsa.protocol import Batch, BatchCounts
 
@@ -28,8 +28,8 @@ __all__ = ["SqlBatches"]
 
 _b, _l = batches.c, batch_lines.c
 
-_TAKEN = ("running",)
 _RAN = ("completed", "failed")
+_RUNNING = frozenset({"in_progress", "finalizing", "cancelling"})
 
 
 def _load(body: str) -> Batch:
@@ -71,7 +71,7 @@ class SqlBatches:
 
     def _with_counts(self, conn: Sql, body: str, status: str) -> Batch:
         batch = _load(body)
-        if status not in ("validating", "failed") and batch.request_counts.total == 0:
+        if status in _RUNNING:  # a finished batch's body holds its final counts (its lines are gone)
             batch.request_counts = _counts(conn, batch.id)
         return batch
 
@@ -269,7 +269,8 @@ class SqlBatches:
                         }
                     ],
                 )
-            body = batch.model_dump_json()  # with its final counts
+            body = batch.model_dump_json()  # with its final counts: its lines live on in its files only
+            conn.execute(delete(batch_lines).where(_l.batch_id == batch.id))
             conn.execute(
                 update(batches).where(_b.id == batch.id).values(status=batch.status, body=body, lease_until=None)
             )

@@ -316,7 +316,11 @@ class SqlStore:
                 )
                 removed += self._delete_responses(conn, list(conn.execute(expired).scalars()))
             return (
-                removed + self.conversations().sweep(conn) + self.files().sweep(conn) + self.vector_stores().sweep(conn)
+                removed
+                + self.conversations().sweep(conn)
+                + self.files().sweep(conn)
+                + self.vector_stores().sweep(conn)
+                + self.webhooks().sweep(conn)
             )
 
         return await self._db.write(work)

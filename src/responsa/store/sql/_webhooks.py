@@ -26,6 +26,9 @@ __all__ = ["SqlWebhooks", "announce"]
 
 _e, _d = webhook_endpoints.c, webhook_deliveries.c
 
+LOG_KEPT_SECS = 30 * 24 * 3600.0
+"""How long a delivered or given-up delivery stays in its endpoint's log."""
+
 _ENDPOINT = (
     _e.id,
     _e.name,
@@ -221,3 +224,8 @@ class SqlWebhooks:
         query = select(*_DELIVERY).where(_d.id == delivery_id, _d.tenant == self.tenant)
         row = await self._db.read(lambda conn: conn.execute(query).first())
         return None if row is None else Delivery(*row)
+
+    def sweep(self, conn: Sql) -> int:
+        """Deliveries that ended (delivered or given up) more than :data:`LOG_KEPT_SECS` ago."""
+        ended = _d.state.in_(("delivered", "failed")) & (_d.created_at < time.time() - LOG_KEPT_SECS)
+        return conn.execute(delete(webhook_deliveries).where(ended)).rowcount

@@ -1,6 +1,7 @@
 // The console's shell: a page per hash route, the API key form, and nothing loaded from elsewhere.
 
 import { apiKey, setApiKey } from "./api.js";
+import { batchesPage, webhooksPage } from "./batches.js";
 import { clear } from "./dom.js";
 import { comparePage } from "./compare.js";
 import { conversationPage, conversationsPage } from "./conversations.js";
@@ -14,6 +15,8 @@ const ROUTES = [
   [/^\/compare\/([^/?]+)$/, comparePage, "responses"],
   [/^\/conversations\/([^/?]+)$/, conversationPage, "conversations"],
   [/^\/conversations$/, conversationsPage, "conversations"],
+  [/^\/batches$/, batchesPage, "batches"],
+  [/^\/webhooks$/, webhooksPage, "webhooks"],
   [/^\/server$/, serverPage, "server"],
   [/^\/playground$/, playgroundPage, "playground"],
 ];
