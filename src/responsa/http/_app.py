@@ -228,7 +228,7 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
             embeddings = EmbeddingService(registry)
             lines = batch_lines(responses, embeddings, limiter)
             runner = BatchRunner(store.batches(), files, lines, registry.models, settings.batch_concurrency,
-                                 settings.background_lease_secs)  # fmt: skip
+                                 settings.background_lease_secs, busy=partial(responses.interactive, 1.0))  # fmt: skip
             sender = _webhook_sender(settings)
             webhooks = WebhookService(store.webhooks(), sender)
             if settings.webhook_url is not None:

@@ -4,7 +4,9 @@ finishes batches, each piece of work claimed by lease (see ``store/sql/_batches.
 Lines run below interactive traffic: each waits apart for a slot of its model (``Admission.later``,
 behind every request in the line and every background run with a completion window), so a batch
 fills the slots nobody else wants, up to ``concurrency`` lines at once per process; a line already
-running keeps its slot until it ends (a generation is not pre-empted).
+running keeps its slot until it ends (a generation is not pre-empted). Slots are not all: on a fast
+backend lines cost the process's CPU as requests do, so while interactive runs are under way
+(``busy``) only :data:`BUSY_SHARE` of ``concurrency`` new lines start.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ logger = logging.getLogger(__name__)
 POLL = 1.0
 """Seconds between looks for work made by other processes (this process's own work wakes it at once)."""
 
+BUSY_SHARE = 1 / 64
+"""The part of ``concurrency`` a batch keeps running while interactive requests are under way."""
+
 _ENDED = {
     "cancelled": ("batch_cancelled", "The batch was cancelled before this request ran."),
     "expired": ("batch_expired", "This request could not be executed before the completion window expired."),
@@ -48,12 +53,14 @@ class BatchRunner:
         models: Callable[[], Collection[str]],
         concurrency: int,
         lease: float,
+        busy: Callable[[], bool] = lambda: False,
     ) -> None:
         self._store = store
         self._files = files
         self._endpoints = endpoints
         self._models = models
         self.concurrency = concurrency
+        self._busy = busy
         self._lease = lease
         self.holder = f"{socket.gethostname()[:60]}:{os.getpid()}:{secrets.token_hex(4)}"
         self._held: set[tuple[str, int]] = set()
@@ -80,7 +87,8 @@ class BatchRunner:
         now = time.time()
         for claimed in await self._store.claim_validation(now, now + self._lease):
             await self._validate(claimed)
-        free = self.concurrency - len(self._held)
+        limit = max(1, int(self.concurrency * BUSY_SHARE)) if self._busy() else self.concurrency
+        free = limit - len(self._held)
         if free > 0:
             for line in await self._store.claim_lines(self.holder, now, now + self._lease, free):
                 self._held.add((line.batch_id, line.line))
@@ -106,7 +114,7 @@ class BatchRunner:
             data = b"".join([part async for part in files.parts(batch.input_file_id)])
         except ResponsaError as error:
             data, missing = b"", error.message
-        checked = check_file(data, batch.endpoint, lines, self._models())
+        checked = await anyio.to_thread.run_sync(check_file, data, batch.endpoint, lines, self._models())
         now = int(time.time())
         if missing is not None or checked.errors:
             batch.status, batch.failed_at = "failed", now

@@ -76,6 +76,11 @@ class Opener:
         self._admission_limits = admission
         """(generations at once, requests waiting) per backend; a backend may run fewer at once."""
         self._admissions: dict[int, Admission] = {}
+        self.interactive = 0
+        """Runs that took the line (not waiting apart: a batch's lines, later completion windows), from
+        admission to their end: while there are some, batches yield the CPU (see ``BatchRunner``)."""
+        self.interactive_at = 0.0
+        """When the last of them was received (``time.time``)."""
 
     async def open(
         self,
@@ -117,6 +122,9 @@ class Opener:
         if apart is None:
             await admission.enter(tenant)
             stack.callback(admission.leave)
+            self.interactive += 1
+            self.interactive_at = received
+            stack.callback(self._ended_interactive)
         attributes = {"gen_ai.request.model": request.model, "responsa.tenant": tenant,
                       "responsa.stream": request.stream, "responsa.background": request.background}  # fmt: skip
         span = tracing.start(f"response {request.model}", attributes)
@@ -274,6 +282,9 @@ class Opener:
                 seal.seal(item)
             output.append(item)
         return response.model_copy(update={"output": output})
+
+    def _ended_interactive(self) -> None:
+        self.interactive -= 1
 
     def _admission(self, backend: Backend) -> Admission:
         admission = self._admissions.get(id(backend))

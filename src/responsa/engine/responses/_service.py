@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Collection, Sequence
 from dataclasses import replace
 from typing import Any
@@ -107,6 +108,11 @@ class ResponseService:
     ) -> Run:
         """Validate, rebuild context, do the MCP groundwork and open the model stream (see ``Opener``)."""
         return await self._opener.open(request, fault, self.tenant, history, generate, apart)
+
+    def interactive(self, within: float) -> bool:
+        """Whether runs that take the line (not a batch's lines) are under way in this process, or one
+        was received less than ``within`` seconds ago."""
+        return self._opener.interactive > 0 or time.time() - self._opener.interactive_at < within
 
     async def moderate(self, texts: list[str], model: str | None) -> dict[str, Any]:
         """``POST /v1/moderations`` (see ``_moderation.classify``)."""

@@ -28,6 +28,8 @@ __all__ = ["SqlBatches"]
 
 _b, _l = batches.c, batch_lines.c
 
+LINES_PER_WRITE = 500
+
 _RAN = ("completed", "failed")
 _RUNNING = frozenset({"in_progress", "finalizing", "cancelling"})
 
@@ -145,6 +147,10 @@ class SqlBatches:
         return await self._db.write(work)
 
     async def start_batch(self, batch: Batch, lines: Sequence[InputLine]) -> bool:
+        """The lines are written in transactions of :data:`LINES_PER_WRITE` (a big file does not hold the
+        write lock, nor, on SQLite, the event loop, in one go); none is claimed before the last
+        transaction makes the batch ``in_progress``. A validator that stopped half-way left lines that
+        the next one replaces."""
         rows = [
             {
                 "batch_id": batch.id,
@@ -158,14 +164,14 @@ class SqlBatches:
             }
             for line in lines
         ]
+        await self._db.write(lambda conn: conn.execute(delete(batch_lines).where(_l.batch_id == batch.id)))
+        for start in range(0, len(rows), LINES_PER_WRITE):
+            chunk = rows[start : start + LINES_PER_WRITE]
+            await self._db.write(lambda conn, chunk=chunk: conn.execute(insert(batch_lines), chunk))  # type: ignore[misc]
 
         def work(conn: Sql) -> bool:
             started = update(batches).where(_b.id == batch.id, _b.status == "validating")
-            if not conn.execute(started.values(status=batch.status, body=_dump(batch), lease_until=None)).rowcount:
-                return False
-            for start in range(0, len(rows), 1000):
-                conn.execute(insert(batch_lines), rows[start : start + 1000])
-            return True
+            return bool(conn.execute(started.values(status=batch.status, body=_dump(batch), lease_until=None)).rowcount)
 
         return await self._db.write(work)
 
