@@ -292,12 +292,13 @@ class Settings:
         ),
     )
     batch_concurrency: int = option(
-        16,
+        64,
         minimum=1,
         summary="Lines of batches one process runs at once, each waiting for a slot no interactive request wants.",
         doc=(
             "Lines of batches (`/v1/batches`) one process runs at once. Each waits for a slot of its model behind "
-            "every interactive request and background run, so a batch fills the free slots (see docs/batch.md)."
+            "every interactive request and background run, so a batch fills the free slots; while interactive "
+            "requests are under way, a 64th of this starts (see docs/batch.md)."
         ),
     )
     webhook_url: str | None = option(
