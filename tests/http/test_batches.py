@@ -242,3 +242,38 @@ def test_lines_wait_for_the_tenants_rate_limit_instead_of_failing(tmp_path_facto
                 time.sleep(0.2)
         assert done.request_counts is not None
         assert (done.request_counts.completed, done.request_counts.failed) == (60, 0)
+
+
+def test_an_expired_batch_keeps_what_it_finished(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Its window ends while lines remain (the test moves the end into the past in the store, as a
+    day's wait would): no line starts after it, the batch is ``expired``, the lines that ran are in the
+    output file and the rest in the error file as ``batch_expired``, and ``batch.expired`` is sent."""
+    import sqlite3
+
+    from tests.webhook_receiver import Receiver
+
+    db = tmp_path_factory.mktemp("batches-expiry") / "r.db"
+    with serve(Settings(db_url=f"sqlite:///{db}", sim_token_delay_ms=20, batch_concurrency=2)) as live, \
+            Receiver() as receiver:  # fmt: skip
+        client = openai.OpenAI(base_url=live.v1, api_key="unused", max_retries=0)
+        endpoint = client.webhooks.create(name="ops", url=receiver.url, event_types=["batch.expired"])
+        lines = [line(f"x{index}", {"model": "sim", "input": "Write a long story."}) for index in range(30)]
+        batch = client.batches.create(
+            input_file_id=upload(client, lines), endpoint="/v1/responses", completion_window="24h"
+        )
+        deadline = time.monotonic() + 60
+        while (seen := client.batches.retrieve(batch.id)).request_counts is None or seen.request_counts.completed < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        with sqlite3.connect(db) as conn:
+            conn.execute("UPDATE batches SET expires_at = ? WHERE id = ?", (int(time.time()) - 1, batch.id))
+        headers, body = receiver.next(60)
+        assert client.webhooks.unwrap(body, headers, secret=endpoint.signing_secret).data.id == batch.id
+        expired = client.batches.retrieve(batch.id)
+        assert expired.status == "expired" and expired.expired_at and expired.request_counts is not None
+        assert expired.output_file_id and expired.error_file_id
+        ran = [entry["custom_id"] for entry in jsonl(client, expired.output_file_id)]
+        never = jsonl(client, expired.error_file_id)
+        assert len(ran) == expired.request_counts.completed and 2 <= len(ran) < 30
+        assert {entry["error"]["code"] for entry in never} == {"batch_expired"}
+        assert sorted(ran + [entry["custom_id"] for entry in never]) == sorted(f"x{index}" for index in range(30))
