@@ -8,12 +8,12 @@ from __future__ import annotations
 import io
 import json
 import signal
-import time
 from pathlib import Path
 
 import openai
 
 from tests.conftest import start_serve
+from tests.http.test_batches import ran
 from tests.webhook_receiver import Receiver
 
 LINES = 40
@@ -54,10 +54,7 @@ def test_a_killed_server_loses_no_line_and_no_event(fresh_db_url: str, tmp_path:
         )
         file = client.files.create(file=("in.jsonl", io.BytesIO(text.encode())), purpose="batch")
         batch = client.batches.create(input_file_id=file.id, endpoint="/v1/responses", completion_window="24h")
-        deadline = time.monotonic() + 60
-        while (seen := client.batches.retrieve(batch.id)).request_counts is None or seen.request_counts.completed < 5:
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+        seen = ran(client, batch.id, 5)
         process.send_signal(signal.SIGKILL)  # type: ignore[attr-defined]
         process.wait()  # type: ignore[attr-defined]
         assert seen.request_counts is not None and seen.request_counts.completed < LINES, "nothing left to lose"

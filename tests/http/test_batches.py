@@ -37,6 +37,15 @@ def finished(client: openai.OpenAI, batch_id: str, seconds: float = 60) -> Batch
     return batch
 
 
+def ran(client: openai.OpenAI, batch_id: str, lines: int, seconds: float = 60) -> Batch:
+    """The batch once ``lines`` of its lines completed."""
+    deadline = time.monotonic() + seconds
+    while (batch := client.batches.retrieve(batch_id)).request_counts is None or batch.request_counts.completed < lines:
+        assert time.monotonic() < deadline, f"batch {batch.status}, {batch.request_counts}"
+        time.sleep(0.02)
+    return batch
+
+
 def jsonl(client: openai.OpenAI, file_id: str) -> list[dict[str, Any]]:
     return [json.loads(text) for text in client.files.content(file_id).text.splitlines()]
 
@@ -163,10 +172,7 @@ def test_cancel_keeps_what_finished_and_lists_the_rest(slow_server: LiveServer) 
     batch = client.batches.create(
         input_file_id=upload(client, lines), endpoint="/v1/responses", completion_window="24h"
     )
-    deadline = time.monotonic() + 60
-    while (seen := client.batches.retrieve(batch.id)).request_counts is None or seen.request_counts.completed < 2:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    ran(client, batch.id, 2)
     cancelling = client.batches.cancel(batch.id)
     assert cancelling.status == "cancelling" and cancelling.cancelling_at
     batch = finished(client, batch.id)
@@ -261,10 +267,7 @@ def test_an_expired_batch_keeps_what_it_finished(tmp_path_factory: pytest.TempPa
         batch = client.batches.create(
             input_file_id=upload(client, lines), endpoint="/v1/responses", completion_window="24h"
         )
-        deadline = time.monotonic() + 60
-        while (seen := client.batches.retrieve(batch.id)).request_counts is None or seen.request_counts.completed < 2:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        ran(client, batch.id, 2)
         with sqlite3.connect(db) as conn:
             conn.execute("UPDATE batches SET expires_at = ? WHERE id = ?", (int(time.time()) - 1, batch.id))
         headers, body = receiver.next(60)
@@ -272,8 +275,8 @@ def test_an_expired_batch_keeps_what_it_finished(tmp_path_factory: pytest.TempPa
         expired = client.batches.retrieve(batch.id)
         assert expired.status == "expired" and expired.expired_at and expired.request_counts is not None
         assert expired.output_file_id and expired.error_file_id
-        ran = [entry["custom_id"] for entry in jsonl(client, expired.output_file_id)]
+        done = [entry["custom_id"] for entry in jsonl(client, expired.output_file_id)]
         never = jsonl(client, expired.error_file_id)
-        assert len(ran) == expired.request_counts.completed and 2 <= len(ran) < 30
+        assert len(done) == expired.request_counts.completed and 2 <= len(done) < 30
         assert {entry["error"]["code"] for entry in never} == {"batch_expired"}
-        assert sorted(ran + [entry["custom_id"] for entry in never]) == sorted(f"x{index}" for index in range(30))
+        assert sorted(done + [entry["custom_id"] for entry in never]) == sorted(f"x{index}" for index in range(30))

@@ -8,7 +8,6 @@ that finishes it, with its webhook events (``_webhooks.announce``).
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -17,11 +16,11 @@ from sqlalchemy import and_, delete, func, insert, or_, select, update
 
 from responsa.protocol import Batch, BatchCounts
 
-from .._base import PART_BYTES
 from .._batch_repository import BatchFile, ClaimedBatch, ClaimedLine, InputLine
 from ._database import Database, Sql
+from ._files import write_whole_file
 from ._paging import keyed_page
-from ._tables import batch_lines, batches, file_parts, files
+from ._tables import batch_lines, batches
 from ._webhooks import announce
 
 __all__ = ["SqlBatches"]
@@ -251,30 +250,7 @@ class SqlBatches:
         def work(conn: Sql) -> None:
             batch.request_counts = _counts(conn, batch.id)
             for each in made:
-                file = each.file
-                parts = [each.data[start : start + PART_BYTES] for start in range(0, len(each.data), PART_BYTES)]
-                conn.execute(
-                    insert(file_parts),
-                    [
-                        {"file_id": file.id, "position": position, "data": data, "written_at": time.time()}
-                        for position, data in enumerate(parts or [b""])
-                    ],
-                )
-                conn.execute(
-                    insert(files),
-                    [
-                        {
-                            "id": file.id,
-                            "tenant": self.tenant,
-                            "created_at": file.created_at,
-                            "expires_at": file.expires_at,
-                            "purpose": file.purpose,
-                            "filename": file.filename,
-                            "bytes": file.bytes,
-                            "sha256": hashlib.sha256(each.data).hexdigest(),
-                        }
-                    ],
-                )
+                write_whole_file(conn, self.tenant, each.file, each.data)
             body = batch.model_dump_json()  # with its final counts: its lines live on in its files only
             conn.execute(delete(batch_lines).where(_l.batch_id == batch.id))
             conn.execute(

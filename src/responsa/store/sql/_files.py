@@ -7,6 +7,7 @@ first, one transaction each; the file's row is written last and is the upload's 
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -15,12 +16,12 @@ from sqlalchemy import delete, insert, select
 
 from responsa.protocol import FileObject
 
-from .._base import Order
+from .._base import PART_BYTES, Order
 from ._database import Database, Sql
 from ._paging import keyed_page
 from ._tables import file_parts, files
 
-__all__ = ["SqlFiles"]
+__all__ = ["SqlFiles", "write_whole_file"]
 
 ABANDONED_AFTER = 3600.0
 """Seconds after which parts with no file row (an upload that never finished) are removed."""
@@ -36,6 +37,20 @@ def _file_of(row: Any) -> FileObject:
     return FileObject(
         id=file_id, bytes=size, created_at=created_at, expires_at=expires_at, filename=filename, purpose=purpose
     )
+
+
+def _file_row(tenant: str, file: FileObject, sha256: str) -> dict[str, Any]:
+    return {"id": file.id, "tenant": tenant, "created_at": file.created_at, "expires_at": file.expires_at,
+            "purpose": file.purpose, "filename": file.filename, "bytes": file.bytes, "sha256": sha256}  # fmt: skip
+
+
+def write_whole_file(conn: Sql, tenant: str, file: FileObject, data: bytes) -> None:
+    """A file the server made (a batch's output), its parts and its row, in the caller's transaction."""
+    parts = [data[start : start + PART_BYTES] for start in range(0, len(data), PART_BYTES)] or [b""]
+    now = time.time()
+    conn.execute(insert(file_parts), [{"file_id": file.id, "position": position, "data": part, "written_at": now}
+                                      for position, part in enumerate(parts)])  # fmt: skip
+    conn.execute(insert(files), [_file_row(tenant, file, hashlib.sha256(data).hexdigest())])
 
 
 class SqlFiles:
@@ -62,16 +77,7 @@ class SqlFiles:
 
     async def commit_file(self, file: FileObject, sha256: str) -> None:
         """Write the file's row: from now on it is listed, readable and counted as uploaded."""
-        row = {
-            "id": file.id,
-            "tenant": self.tenant,
-            "created_at": file.created_at,
-            "expires_at": file.expires_at,
-            "purpose": file.purpose,
-            "filename": file.filename,
-            "bytes": file.bytes,
-            "sha256": sha256,
-        }
+        row = _file_row(self.tenant, file, sha256)
         await self._db.write(lambda conn: conn.execute(insert(files), [row]))
 
     async def discard_file_parts(self, file_id: str) -> None:
