@@ -4,8 +4,9 @@ packaged model (500 lines):
 
 1. interactive load alone: ``--clients`` streams back to back for ``--seconds``; TTFB p50/p99;
 2. the batch alone: lines per second, creation to ``completed``;
-3. the same batch beside the same interactive load: the interactive TTFB p50/p99 again (one run,
-   one server: the figures compare);
+3. the same batch again, once its file is checked (how long that took is printed), beside the same
+   interactive load: the interactive TTFB p50/p99 again (one run, one server: the figures compare),
+   and alone once more after it (the store then holds what both batches stored);
 4. a batch killed with SIGKILL once a fifth of it is done, the server restarted on the same store:
    lines lost (a custom_id missing from the output) and duplicated (one seen twice).
 
@@ -136,12 +137,18 @@ def main() -> None:
             assert batch.status == "completed", batch
             print(f"{model}: {lines} lines alone in {took:.1f} s: {lines / took:.0f} lines/s")
             busy_batch = start_batch(client, file_id)
+            checked = time.monotonic()
+            while client.batches.retrieve(busy_batch).status == "validating":
+                time.sleep(0.05)
+            print(f"its file checked and its lines stored in {time.monotonic() - checked:.1f} s")
             beside = asyncio.run(interactive(url, model, clients, args.seconds, args.tokens))
             during = client.batches.retrieve(busy_batch).request_counts
             print(f"interactive alone:        {percentiles(alone)}")
             print(f"interactive beside batch: {percentiles(beside)} "
                   f"(the batch ran {during.completed if during else 0} lines meanwhile)")  # fmt: skip
             wait_done(client, busy_batch)
+            after = asyncio.run(interactive(url, model, clients, args.seconds, args.tokens))
+            print(f"interactive alone again:  {percentiles(after)} (the store now holds both batches)")
             killed = start_batch(client, file_id)
             wait_done(client, killed, at_least=lines // 5)
             process.send_signal(signal.SIGKILL)

@@ -6,7 +6,9 @@ behind every request in the line and every background run with a completion wind
 fills the slots nobody else wants, up to ``concurrency`` lines at once per process; a line already
 running keeps its slot until it ends (a generation is not pre-empted). Slots are not all: on a fast
 backend lines cost the process's CPU as requests do, so while interactive runs are under way
-(``busy``) only :data:`BUSY_SHARE` of ``concurrency`` new lines start.
+(``busy``) and the process is using most of a core (:class:`CpuShare`), only :data:`BUSY_SHARE` of
+``concurrency`` new lines start. With the CPU to spare (a backend that makes requests wait on a
+model, not on this process), a batch runs at full width beside interactive traffic.
 """
 
 from __future__ import annotations
@@ -36,7 +38,27 @@ POLL = 1.0
 """Seconds between looks for work made by other processes (this process's own work wakes it at once)."""
 
 BUSY_SHARE = 1 / 64
-"""The part of ``concurrency`` a batch keeps running while interactive requests are under way."""
+"""The part of ``concurrency`` a batch keeps running while interactive requests need the CPU."""
+
+SATURATED = 0.6
+"""The share of a core above which this process counts as busy (its event loop runs on one)."""
+
+
+class CpuShare:
+    """How much of a core this process used lately: ``time.process_time`` over wall time, sampled at
+    most every quarter second."""
+
+    def __init__(self) -> None:
+        self._at, self._cpu = time.monotonic(), time.process_time()
+        self.share = 0.0
+
+    def sample(self) -> float:
+        now, cpu = time.monotonic(), time.process_time()
+        if now - self._at >= 0.25:
+            self.share = (cpu - self._cpu) / (now - self._at)
+            self._at, self._cpu = now, cpu
+        return self.share
+
 
 _ENDED = {
     "cancelled": ("batch_cancelled", "The batch was cancelled before this request ran."),
@@ -61,6 +83,7 @@ class BatchRunner:
         self._models = models
         self.concurrency = concurrency
         self._busy = busy
+        self._cpu = CpuShare()
         self._lease = lease
         self.holder = f"{socket.gethostname()[:60]}:{os.getpid()}:{secrets.token_hex(4)}"
         self._held: set[tuple[str, int]] = set()
@@ -87,7 +110,8 @@ class BatchRunner:
         now = time.time()
         for claimed in await self._store.claim_validation(now, now + self._lease):
             await self._validate(claimed)
-        limit = max(1, int(self.concurrency * BUSY_SHARE)) if self._busy() else self.concurrency
+        crowded = self._cpu.sample() > SATURATED and self._busy()
+        limit = max(1, int(self.concurrency * BUSY_SHARE)) if crowded else self.concurrency
         free = limit - len(self._held)
         if free > 0:
             for line in await self._store.claim_lines(self.holder, now, now + self._lease, free):

@@ -292,7 +292,7 @@ batch_lines = Table(
     Column("lease_until", Float, nullable=True),
     Column("result", Text, nullable=True),
 )
-Index("ix_batch_lines_state", batch_lines.c.batch_id, batch_lines.c.state)
+Index("ix_batch_lines_state", batch_lines.c.batch_id, batch_lines.c.state, batch_lines.c.line)
 
 webhook_endpoints = Table(
     "webhook_endpoints",

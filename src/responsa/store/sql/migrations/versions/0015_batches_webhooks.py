@@ -37,7 +37,7 @@ def upgrade() -> None:
         sa.Column("lease_until", sa.Float(), nullable=True),
         sa.Column("result", sa.Text(), nullable=True),
     )
-    op.create_index("ix_batch_lines_state", "batch_lines", ["batch_id", "state"])
+    op.create_index("ix_batch_lines_state", "batch_lines", ["batch_id", "state", "line"])
     op.create_table(
         "webhook_endpoints",
         sa.Column("id", sa.String(80), primary_key=True),
