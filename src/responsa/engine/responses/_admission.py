@@ -7,6 +7,12 @@ Background work with a later completion window (``background_options.completion_
 allows, and gets a slot only when no request waits in the line, soonest window first (``2h`` before
 ``8h``; in the same window a follow-up naming a ``continuation_id`` first), then first come.
 
+Work waiting apart never takes the slots the line's requests have needed lately: while requests took
+the line within the last :data:`RESERVE_SECS`, as many slots as they held at once (and one more) stay
+theirs, so a client sending requests back to back does not find its slot taken by a batch's line in
+the moment between two of them (the embedded model's slots are few, and a line holds one for a whole
+generation). With no request for that long, work waiting apart may take every slot.
+
 Without a cap, overload is invisible and unfair: a thousand streams on two cores were all accepted,
 and the last of them waited the whole run for a first byte while earlier ones were served. Without a
 deadline, a request admitted to the line could still wait far longer than its client would; without
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import time
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -29,6 +36,12 @@ from responsa.protocol import RateLimited
 __all__ = ["Admission"]
 
 RETRY_AFTER_SECONDS = 1
+
+RESERVE_SECS = 2.0
+"""How long the slots the line's requests held stay theirs after the last of them came."""
+
+REFRESH_SECS = 0.25
+"""How often work waiting apart looks for a slot the reserve no longer keeps."""
 
 
 @dataclass(eq=False)
@@ -46,7 +59,12 @@ class Admission:
         self.queue = queue
         self.wait = wait
         self.active = 0
+        self.apart = 0
+        """Slots held by work that waited apart."""
         self.waiting = 0
+        self._peak = 0
+        """The most slots the line's requests held at once lately (until ``_peak_until``)."""
+        self._peak_until = 0.0
         self._lines: dict[str, deque[_Waiter]] = {}
         """Each tenant's waiters, oldest first; the dict's order is the tenants' turn order."""
         self._later: list[tuple[int, int, _Waiter]] = []
@@ -59,6 +77,7 @@ class Admission:
         generator of an ``asynccontextmanager`` cost 2 us more a request."""
         if self.active < self.limit and not self.waiting:
             self.active += 1
+            self._held_by_line()
             return
         if self.waiting >= self.queue and not self._make_room(tenant):
             raise self._refusal(f"{self.queue} waiting")
@@ -75,28 +94,46 @@ class Admission:
                 self._remove(waiter)
             raise
         if waiter.outcome == "admitted":
+            self._held_by_line()
             return
         if waiter.outcome == "waiting":
             self._remove(waiter)
             raise self._refusal(f"none free within {self.wait:g}s")
         raise self._refusal("its place in line went to another tenant's request")
 
+    def _held_by_line(self) -> None:
+        """A request of the line took a slot: keep the most they held at once for ``RESERVE_SECS``."""
+        now = time.monotonic()
+        held = self.active - self.apart
+        self._peak = held if now >= self._peak_until else max(self._peak, held)
+        self._peak_until = now + RESERVE_SECS
+
+    def _free_for_apart(self) -> bool:
+        """Whether work waiting apart may take a slot now: one is free beyond the line's reserve."""
+        reserved = self._peak + 1 if time.monotonic() < self._peak_until else 0
+        return self.active < self.limit and not self.waiting and self.apart < self.limit - reserved
+
     async def later(self, tenant: str, rank: int, patience: float) -> AsyncIterator[None]:
-        """Wait apart for a slot, behind every request in the line and every background run of a lower
-        ``rank``, for ``patience`` seconds at most (then a 429 saying so); yields once it holds one,
-        which :meth:`leave` gives back. An iterator so that a run's cancel can break the wait."""
-        if self.active < self.limit and not self.waiting and not self._later:
+        """Wait apart for a slot, behind every request in the line (and the slots they held lately) and
+        every background run of a lower ``rank``, for ``patience`` seconds at most (then a 429 saying
+        so); yields once it holds one, which :meth:`leave_apart` gives back. An iterator so that a
+        run's cancel can break the wait."""
+        if not self._later and self._free_for_apart():
             self.active += 1
+            self.apart += 1
             yield
             return
         waiter = _Waiter(tenant)
         heapq.heappush(self._later, (rank, next(self._arrivals), waiter))
+        deadline = time.monotonic() + patience
         try:
-            with anyio.move_on_after(patience):
-                await waiter.turn.wait()
+            while waiter.outcome == "waiting" and (left := deadline - time.monotonic()) > 0:
+                with anyio.move_on_after(min(REFRESH_SECS, left)):
+                    await waiter.turn.wait()
+                self._fill_apart()  # the reserve may have lapsed: no leave() hands those slots on
         except BaseException:
             if waiter.outcome == "admitted":
-                self.leave()
+                self.leave_apart()
             else:
                 self._drop_later(waiter)
             raise
@@ -105,14 +142,28 @@ class Admission:
             raise self._refusal(f"none free within its completion window ({patience:g}s)")
         yield
 
+    def _fill_apart(self) -> None:
+        """Give the free slots beyond the line's reserve to the first of the work waiting apart."""
+        while self._later and self._free_for_apart():
+            _, _, waiter = heapq.heappop(self._later)
+            self.active += 1
+            self.apart += 1
+            waiter.outcome = "admitted"
+            waiter.turn.set()
+
     def _drop_later(self, waiter: _Waiter) -> None:
         """``waiter`` out of the background work waiting apart (it gave up or was cancelled)."""
         self._later = [entry for entry in self._later if entry[2] is not waiter]
         heapq.heapify(self._later)
 
+    def leave_apart(self) -> None:
+        """:meth:`leave`, for a slot taken by work that waited apart."""
+        self.apart -= 1
+        self.leave()
+
     def leave(self) -> None:
         """Hand the slot to the oldest waiter of the next tenant in turn (who then goes to the back);
-        with no one in the line, to the first background run waiting apart."""
+        with no one in the line, to the first background run waiting apart (beyond the line's reserve)."""
         for tenant, line in self._lines.items():
             waiter = line.popleft()
             self.waiting -= 1
@@ -122,12 +173,8 @@ class Admission:
             waiter.outcome = "admitted"
             waiter.turn.set()  # ``active`` stays: the slot changes hands
             return
-        if self._later:
-            _, _, waiter = heapq.heappop(self._later)
-            waiter.outcome = "admitted"
-            waiter.turn.set()
-            return
         self.active -= 1
+        self._fill_apart()
 
     def _make_room(self, tenant: str) -> bool:
         """A full line still takes a tenant with fewer waiters than the one holding most of it: that

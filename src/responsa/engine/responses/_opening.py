@@ -314,7 +314,7 @@ async def _turn(
 ) -> AsyncIterator[None]:
     """The run's turn (see ``Admission.later``): yields once it holds a slot, which its stack gives back."""
     async for _ in admission.later(tenant, *apart):
-        stack.callback(admission.leave)
+        stack.callback(admission.leave_apart)
         yield
 
 
