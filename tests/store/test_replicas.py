@@ -26,7 +26,7 @@ Pair = Callable[[], AbstractContextManager[list[Place]]]
 def _serving(command: list[str]) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), "--no-embedded",
-                                "--sim-token-delay-ms", "15", *command],
+                                "--sim-token-delay-ms", "15", "--batch-concurrency", "3", *command],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     wait_until_answering(f"http://127.0.0.1:{port}/health", process)
     return process, f"http://127.0.0.1:{port}"
@@ -146,3 +146,39 @@ def test_files_and_vector_stores_made_here_are_searched_there(places: Pair) -> N
         assert b.files.content(notes.id).read().startswith(b"The moon's gravity")
         a.files.delete(notes.id)
         assert b.vector_stores.search(store.id, query="tides moon").data == []
+
+
+def _output_tokens(place: Place) -> float:
+    """What ``/metrics`` counts of output tokens (one process's own, for a replica; all workers' summed)."""
+    text = httpx.get(str(place.http.base_url.join("/metrics"))).text
+    return sum(float(line.split()[-1]) for line in text.splitlines()
+               if line.startswith("responsa_tokens_total") and 'kind="output"' in line)  # fmt: skip
+
+
+def test_a_batch_made_here_is_run_by_both(places: Pair, request: pytest.FixtureRequest) -> None:
+    """Each process claims lines by lease (three at a time here): the batch completes with every line's
+    result once, and on two replicas each has run some of its lines (its own token counter grew)."""
+    import io
+
+    with places() as (one, two):
+        a, b = one.openai(), two.openai()
+        before = [_output_tokens(one), _output_tokens(two)]
+        text = "\n".join(json.dumps({"custom_id": f"r{index}", "method": "POST", "url": "/v1/responses",
+                                     "body": {"model": "sim", "input": LONG, "max_output_tokens": 30}})
+                         for index in range(16))  # fmt: skip
+        file = a.files.create(file=("in.jsonl", io.BytesIO(text.encode())), purpose="batch")
+        batch = a.batches.create(input_file_id=file.id, endpoint="/v1/responses", completion_window="24h")
+        deadline = time.monotonic() + 120
+        while (seen := b.batches.retrieve(batch.id)).status != "completed":
+            assert seen.status in ("validating", "in_progress", "finalizing") and time.monotonic() < deadline
+            time.sleep(0.1)
+        assert seen.request_counts is not None and (seen.request_counts.completed, seen.request_counts.total) == (
+            16,
+            16,
+        )
+        assert seen.output_file_id is not None
+        output = [json.loads(entry) for entry in a.files.content(seen.output_file_id).text.splitlines()]
+        assert sorted(entry["custom_id"] for entry in output) == sorted(f"r{index}" for index in range(16))
+        if "replicas" in request.node.callspec.id:
+            grew = [_output_tokens(one) - before[0], _output_tokens(two) - before[1]]
+            assert all(tokens > 0 for tokens in grew), grew
