@@ -7,7 +7,8 @@ from __future__ import annotations
 import io
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import openai
 import pytest
@@ -93,13 +94,7 @@ def test_a_failed_delivery_is_retried_with_the_same_id_and_logged(sdk: openai.Op
         second, body = receiver.next()
         assert first["webhook-id"] == second["webhook-id"]
         sdk.webhooks.unwrap(body, second, secret=endpoint.signing_secret)
-        deadline = time.monotonic() + 10
-        while (log := sdk.get(f"/webhook_endpoints/{endpoint.id}/deliveries", cast_to=dict))["data"][0][
-            "status"
-        ] != "delivered":
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        (entry,) = log["data"]
+        entry = _log(sdk, endpoint.id, lambda entry: entry["status"] == "delivered")
         assert (entry["attempts"], entry["last_status_code"], entry["id"]) == (2, 200, first["webhook-id"])
         sdk.webhooks.delete(endpoint.id)
 
@@ -166,11 +161,79 @@ def test_a_slow_receiver_is_cut_off_and_stalls_nothing(tmp_path_factory: pytest.
             while client.responses.retrieve(response.id).status != "completed":
                 time.sleep(0.02)
             assert time.monotonic() - started < 5
-            deadline = time.monotonic() + 10
-            while (
-                not (log := client.get(f"/webhook_endpoints/{endpoint.id}/deliveries", cast_to=dict))["data"]
-                or log["data"][0]["attempts"] == 0
-            ):
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
-            assert "0.5s" in log["data"][0]["last_error"] and log["data"][0]["status"] == "pending"
+            entry = _log(client, endpoint.id, lambda entry: entry["attempts"] >= 1)
+            assert "0.5s" in entry["last_error"] and entry["status"] == "pending"
+
+
+def _log(client: openai.OpenAI, endpoint_id: str, done: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """The endpoint's newest delivery once ``done`` says so (the log is what the test waits on)."""
+    deadline = time.monotonic() + 20
+    while True:
+        entries = client.get(f"/webhook_endpoints/{endpoint_id}/deliveries", cast_to=dict)["data"]
+        if entries and done(entries[0]):
+            return entries[0]
+        assert time.monotonic() < deadline, entries
+        time.sleep(0.05)
+
+
+def test_a_receiver_cannot_redirect_a_delivery_elsewhere(sdk: openai.OpenAI) -> None:
+    """A 302 is an answer, not a place to go: the redirect's target never hears of the event."""
+    import http.server
+    import threading
+
+    with Receiver() as target:
+
+        class Redirecting(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers["content-length"]))
+                self.send_response(302)
+                self.send_header("location", target.url)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+            endpoint = sdk.webhooks.create(name="redirect", url=url, event_types=["response.completed"])
+            sdk.responses.create(model="sim", input="hi", background=True)
+            entry = _log(sdk, endpoint.id, lambda entry: entry["attempts"] >= 1)
+            assert (entry["status"], entry["last_status_code"]) == ("pending", 302)
+            assert target.deliveries.empty()
+            sdk.webhooks.delete(endpoint.id)
+        finally:
+            server.shutdown()
+
+
+def test_an_endless_answer_is_cut_short(sdk: openai.OpenAI) -> None:
+    """A receiver that answers 200 and then streams forever is read a few KiB, and the delivery ends."""
+    import socket
+    import threading
+
+    stop = threading.Event()
+
+    def endless(listener: socket.socket) -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+            while not stop.is_set():
+                try:
+                    connection.sendall(b"4000\r\n" + b"x" * 0x4000 + b"\r\n")
+                except OSError:
+                    return
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        threading.Thread(target=endless, args=(listener,), daemon=True).start()
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/hook"
+        endpoint = sdk.webhooks.create(name="endless", url=url, event_types=["response.completed"])
+        sdk.responses.create(model="sim", input="hi", background=True)
+        entry = _log(sdk, endpoint.id, lambda entry: entry["status"] != "sending" and entry["attempts"] >= 1)
+        stop.set()
+        assert (entry["status"], entry["last_status_code"]) == ("delivered", 200)
+        sdk.webhooks.delete(endpoint.id)
