@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -237,3 +239,25 @@ def test_an_endless_answer_is_cut_short(sdk: openai.OpenAI) -> None:
         stop.set()
         assert (entry["status"], entry["last_status_code"]) == ("delivered", 200)
         sdk.webhooks.delete(endpoint.id)
+
+
+def test_a_static_endpoint_from_the_command_line(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """``--webhook-url`` and ``--webhook-secret``: a single-tenant server sends every event there,
+    signed with the secret given; the endpoint is listed as ``whep_static``."""
+    from responsa.external import new_secret
+
+    secret = new_secret()
+    db = tmp_path_factory.mktemp("webhook-static") / "r.db"
+    with Receiver() as receiver, serve(Settings(db_url=f"sqlite:///{db}", webhook_url=receiver.url,
+                                                webhook_secret=secret)) as server:  # fmt: skip
+        client = openai.OpenAI(base_url=server.v1, api_key="unused", max_retries=0)
+        (static,) = client.webhooks.list().data
+        assert (static.id, static.url) == ("whep_static", receiver.url) and "batch.expired" in static.event_types
+        response = client.responses.create(model="sim", input="hi", background=True)
+        headers, body = receiver.next()
+        event = client.webhooks.unwrap(body, headers, secret=secret)
+        assert (event.type, event.data.id) == ("response.completed", response.id)
+    command = [sys.executable, "-m", "responsa.cli", "serve", "--port", "0", "--db", f"sqlite:///{db}",
+               "--no-embedded", "--webhook-url", "http://127.0.0.1:9/hook"]  # fmt: skip
+    refused = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert refused.returncode != 0 and "--webhook-url needs --webhook-secret" in refused.stdout + refused.stderr
