@@ -167,6 +167,30 @@ def test_a_slow_receiver_is_cut_off_and_stalls_nothing(tmp_path_factory: pytest.
             assert "0.5s" in entry["last_error"] and entry["status"] == "pending"
 
 
+def test_a_silent_receiver_holds_up_no_other_endpoint(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Twelve events owed to a receiver that never answers (each attempt waits out its 3 s deadline)
+    hold at most two of a process's eight senders: another endpoint's event arrives meanwhile."""
+    import socket
+
+    db = tmp_path_factory.mktemp("webhook-silent") / "r.db"
+    with socket.socket() as silent, Receiver() as receiver:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(64)
+        with serve(Settings(db_url=f"sqlite:///{db}", webhook_timeout_secs=3)) as server:
+            client = openai.OpenAI(base_url=server.v1, api_key="unused", max_retries=0)
+            client.webhooks.create(name="silent", url=f"http://127.0.0.1:{silent.getsockname()[1]}/hook",
+                                   event_types=["response.completed"])  # fmt: skip
+            answers = client.webhooks.create(name="ok", url=receiver.url, event_types=["response.failed"])
+            for _ in range(12):
+                client.responses.create(model="sim", input="hi", background=True)
+            started = time.monotonic()
+            failed = client.responses.create(model="sim", input="hi", background=True,
+                                             extra_headers={"x-responsa-fault": "mid_stream"})  # fmt: skip
+            headers, body = receiver.next(30)
+            assert client.webhooks.unwrap(body, headers, secret=answers.signing_secret).data.id == failed.id
+            assert time.monotonic() - started < 2.5  # before the first silent attempts gave up
+
+
 def _log(client: openai.OpenAI, endpoint_id: str, done: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
     """The endpoint's newest delivery once ``done`` says so (the log is what the test waits on)."""
     deadline = time.monotonic() + 20

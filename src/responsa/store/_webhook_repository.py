@@ -3,6 +3,7 @@ lease (an event's deliveries are written in the transaction that makes the event
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -76,8 +77,11 @@ class WebhookRepository(Protocol):
     async def enqueue(self, endpoint_id: str, event_type: str, payload: str, delivery_id: str) -> None:
         """A delivery of one event to one endpoint (a test's)."""
 
-    async def claim_due(self, now: float, until: float, limit: int) -> list[DueDelivery]:
-        """Deliveries due now, of every tenant, held until ``until``."""
+    async def claim_due(
+        self, now: float, until: float, limit: int, per_endpoint: int, sending: Mapping[str, int]
+    ) -> list[DueDelivery]:
+        """Deliveries due now, of every tenant, held until ``until``: the oldest of each endpoint, at most
+        ``per_endpoint`` in flight to one (``sending`` counts those already in flight)."""
 
     async def record_attempt(
         self, delivery_id: str, *, delivered: bool, status_code: int | None, error: str | None, retry_at: float | None

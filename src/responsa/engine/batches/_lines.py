@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from responsa.protocol import BatchLineError, ResponsaError, new_id
+from responsa.protocol import BatchLineError, new_id
 from responsa.store import InputLine
 
 __all__ = [
@@ -135,10 +135,6 @@ def line_error(custom_id: str, code: str, message: str) -> str:
             "error": {"code": code, "message": message},
         }
     ).decode()
-
-
-def failure_body(error: ResponsaError) -> tuple[int, dict[str, Any]]:
-    return error.status_code, error.to_body()
 
 
 def usage_of(results: list[str]) -> dict[str, Any]:

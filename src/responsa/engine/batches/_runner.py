@@ -24,11 +24,11 @@ import anyio
 import orjson
 from anyio.abc import TaskGroup
 
-from responsa.protocol import Batch, FileObject, ResponsaError, new_id
+from responsa.protocol import Batch, BatchLineError, FileObject, ResponsaError, new_id
 from responsa.store import BatchFile, BatchRepository, ClaimedBatch, ClaimedLine
 
 from ..files import FileService
-from ._lines import BatchLines, check_file, failure_body, line_error, line_result, usage_of
+from ._lines import BatchLines, check_file, line_error, line_result, usage_of
 
 __all__ = ["BatchRunner"]
 
@@ -46,7 +46,8 @@ SATURATED = 0.6
 
 class CpuShare:
     """How much of a core this process used lately: ``time.process_time`` over wall time, sampled at
-    most every quarter second."""
+    most every quarter second. It counts every thread: the embedded model's decoding too, where it
+    runs in this process (with ``--workers`` it runs in the model process)."""
 
     def __init__(self) -> None:
         self._at, self._cpu = time.monotonic(), time.process_time()
@@ -64,6 +65,12 @@ _ENDED = {
     "cancelled": ("batch_cancelled", "The batch was cancelled before this request ran."),
     "expired": ("batch_expired", "This request could not be executed before the completion window expired."),
 }
+
+
+def _failed(batch: Batch, errors: list[BatchLineError]) -> Batch:
+    batch.status, batch.failed_at = "failed", int(time.time())
+    batch.errors = {"object": "list", "data": [error.model_dump() for error in errors]}
+    return batch
 
 
 class BatchRunner:
@@ -132,24 +139,18 @@ class BatchRunner:
         batch, store = claimed.batch, self._store.scoped(claimed.tenant)
         lines = self._endpoints[batch.endpoint]
         files = self._files.for_tenant(claimed.tenant)
-        missing: str | None = None
         try:
-            await files.get(batch.input_file_id)
+            await files.get(batch.input_file_id)  # deleted since the batch was made: a 404 to report
             data = b"".join([part async for part in files.parts(batch.input_file_id)])
         except ResponsaError as error:
-            data, missing = b"", error.message
-        checked = await anyio.to_thread.run_sync(check_file, data, batch.endpoint, lines, self._models())
-        now = int(time.time())
-        if missing is not None or checked.errors:
-            batch.status, batch.failed_at = "failed", now
-            errors = checked.errors if missing is None else []
-            if missing is not None:
-                checked.fail("invalid_file", missing, param="input_file_id")
-                errors = checked.errors[-1:]
-            batch.errors = {"object": "list", "data": [error.model_dump() for error in errors]}
-            await store.fail_batch(batch)
+            gone = BatchLineError(code="invalid_file", message=error.message, param="input_file_id")
+            await store.fail_batch(_failed(batch, [gone]))
             return
-        batch.status, batch.in_progress_at, batch.model = "in_progress", now, checked.model
+        checked = await anyio.to_thread.run_sync(check_file, data, batch.endpoint, lines, self._models())
+        if checked.errors:
+            await store.fail_batch(_failed(batch, checked.errors))
+            return
+        batch.status, batch.in_progress_at, batch.model = "in_progress", int(time.time()), checked.model
         if await store.start_batch(batch, checked.lines):
             self.wake()
 
@@ -162,8 +163,7 @@ class BatchRunner:
                 reply = await self._endpoints[line.endpoint].run(line.tenant, body, patience)
                 state, result = "completed", line_result(line.custom_id, 200, reply)
             except ResponsaError as error:
-                status, error_body = failure_body(error)
-                state, result = "failed", line_result(line.custom_id, status, error_body)
+                state, result = "failed", line_result(line.custom_id, error.status_code, error.to_body())
             store = self._store.scoped(line.tenant)
             if not await store.finish_line(self.holder, line.batch_id, line.line, state, result):
                 logger.info("batch %s line %d was taken by another process; its result here is dropped", *key)
@@ -192,14 +192,12 @@ class BatchRunner:
             code, message = _ENDED[batch.status]
             errors += [line_error(custom_id, code, message) for _, custom_id in unfinished]
         made = []
-        for lines, suffix in ((output, "output"), (errors, "error")):
-            if lines:
-                made.append(self._file(batch, suffix, lines))
-        for each in made:
-            if each.file.filename.endswith("_output.jsonl"):
-                batch.output_file_id = each.file.id
-            else:
-                batch.error_file_id = each.file.id
+        if output:
+            made.append(self._file(batch, "output", output))
+            batch.output_file_id = made[-1].file.id
+        if errors:
+            made.append(self._file(batch, "error", errors))
+            batch.error_file_id = made[-1].file.id
         await store.finish_batch(batch, made)
 
     def _file(self, batch: Batch, suffix: str, lines: list[str]) -> BatchFile:

@@ -1,12 +1,15 @@
 """The deliverer: sends the outbox's due deliveries, a few at a time, each attempt recorded; a failed
 one is tried again later (exponential backoff) until :data:`RETRY_DELAYS` run out, then ``failed``.
 Deliveries are claimed by lease, so every process sharing the store sends them and one whose sender
-stopped mid-way is sent again (at least once: a receiver deduplicates by ``webhook-id``)."""
+stopped mid-way is sent again (at least once: a receiver deduplicates by ``webhook-id``). One
+endpoint has at most :data:`PER_ENDPOINT` deliveries in flight from a process, so a slow or silent
+receiver holds that many of its ``concurrency`` and the other endpoints' events go on."""
 
 from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 
 import anyio
 
@@ -23,6 +26,9 @@ RETRY_DELAYS = (1.0, 5.0, 30.0, 120.0, 600.0, 1800.0, 3600.0, 3 * 3600.0, 6 * 36
 POLL = 0.5
 """Seconds between looks at the outbox."""
 
+PER_ENDPOINT = 2
+"""Deliveries one process sends to one endpoint at once."""
+
 
 class WebhookDeliverer:
     def __init__(self, store: WebhookRepository, sender: WebhookSender, concurrency: int = 8) -> None:
@@ -31,6 +37,8 @@ class WebhookDeliverer:
         self._concurrency = concurrency
         self._lease = sender.timeout * 2 + 5
         """How long a claimed delivery stays this process's: past it (the process stopped), it is sent again."""
+        self._sending: Counter[str] = Counter()
+        """Deliveries in flight, by endpoint."""
 
     async def serve(self) -> None:
         """Deliver for the server's lifetime."""
@@ -40,9 +48,13 @@ class WebhookDeliverer:
                 try:
                     now = time.time()
                     free = int(limiter.available_tokens)
-                    due = await self._store.claim_due(now, now + self._lease, free) if free else []
+                    if free:
+                        due = await self._store.claim_due(now, now + self._lease, free, PER_ENDPOINT, self._sending)
+                    else:
+                        due = []
                     for delivery in due:
                         await limiter.acquire_on_behalf_of(delivery.delivery.id)
+                        self._sending[delivery.delivery.endpoint_id] += 1
                         tasks.start_soon(self._deliver, delivery, limiter)
                 except Exception:
                     logger.exception("looking for webhook deliveries failed")
@@ -67,3 +79,6 @@ class WebhookDeliverer:
             logger.exception("delivering webhook %s failed", delivery.id)
         finally:
             limiter.release_on_behalf_of(delivery.id)
+            self._sending[delivery.endpoint_id] -= 1
+            if not self._sending[delivery.endpoint_id]:
+                del self._sending[delivery.endpoint_id]

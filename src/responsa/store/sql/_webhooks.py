@@ -9,10 +9,11 @@ one whose sender stopped is sent again (at least once).
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 
 from responsa.protocol import new_id
 
@@ -169,17 +170,25 @@ class SqlWebhooks:
         row = _delivery_row(delivery_id, endpoint_id, self.tenant, event_type, payload)
         await self._db.write(lambda conn: conn.execute(insert(webhook_deliveries), [row]))
 
-    async def claim_due(self, now: float, until: float, limit: int) -> list[DueDelivery]:
+    async def claim_due(
+        self, now: float, until: float, limit: int, per_endpoint: int, sending: Mapping[str, int]
+    ) -> list[DueDelivery]:
         due = (_d.state == "pending") & (_d.next_attempt_at <= now) | (_d.state == "sending") & (_d.lease_until < now)
-        query = (
-            select(*_DELIVERY, *_ENDPOINT)
-            .join(webhook_endpoints, _e.id == _d.endpoint_id)
-            .where(due)
-            .order_by(_d.next_attempt_at)
-            .limit(limit)
-        )
+        owed = select(_d.endpoint_id).where(due).group_by(_d.endpoint_id).order_by(func.min(_d.next_attempt_at))
 
-        rows = await self._db.read(lambda conn: conn.execute(query).all())  # nothing due: no write lock taken
+        def candidates(conn: Sql) -> list[Any]:
+            rows: list[Any] = []
+            for endpoint_id in conn.execute(owed).scalars():
+                take = min(per_endpoint - sending.get(endpoint_id, 0), limit - len(rows))
+                if take > 0:
+                    oldest = select(*_DELIVERY, *_ENDPOINT).join(webhook_endpoints, _e.id == _d.endpoint_id)
+                    oldest = oldest.where(due, _d.endpoint_id == endpoint_id).order_by(_d.next_attempt_at)
+                    rows += conn.execute(oldest.limit(take)).all()
+                if len(rows) >= limit:
+                    break
+            return rows
+
+        rows = await self._db.read(candidates)  # nothing due: no write lock taken
         if not rows:
             return []
 
