@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from responsa.protocol import Batch, BatchCounts, FileObject
+from responsa.protocol import Batch, FileObject
 
 __all__ = ["BatchFile", "BatchRepository", "ClaimedBatch", "ClaimedLine", "InputLine"]
 
@@ -61,7 +61,8 @@ class BatchRepository(Protocol):
     async def list_batches(self, *, limit: int, after: str | None) -> tuple[list[Batch], bool]: ...
 
     async def request_cancel(self, batch_id: str, at: int) -> Batch | None:
-        """``cancelling`` if it has not finished (``cancelled`` at once while it is validating); the batch."""
+        """``cancelling`` while its lines run (``cancelled`` at once while it is validating; a batch already
+        finalizing ends as it would have); the batch."""
 
     async def claim_validation(self, now: float, until: float) -> list[ClaimedBatch]:
         """Batches waiting for validation (or whose validator stopped), held until ``until``."""
@@ -89,7 +90,6 @@ class BatchRepository(Protocol):
     async def results(self, batch_id: str) -> list[tuple[str, str]]:
         """Every line's (state, result) in line order, for lines that ran."""
 
-    async def finish_batch(self, batch: Batch, files: Sequence[BatchFile]) -> None:
-        """The batch in its final state with its files, and its webhook events, in one transaction."""
-
-    async def counts(self, batch_id: str) -> BatchCounts: ...
+    async def finish_batch(self, batch: Batch, files: Sequence[BatchFile]) -> bool:
+        """The batch in its final state with its files, and its webhook events, in one transaction;
+        False (and nothing written) if another process finished it first."""

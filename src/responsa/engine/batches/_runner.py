@@ -198,7 +198,8 @@ class BatchRunner:
         if errors:
             made.append(self._file(batch, "error", errors))
             batch.error_file_id = made[-1].file.id
-        await store.finish_batch(batch, made)
+        if not await store.finish_batch(batch, made):
+            logger.info("batch %s was finished by another process while this one wrote its files", batch.id)
 
     def _file(self, batch: Batch, suffix: str, lines: list[str]) -> BatchFile:
         data = ("\n".join(lines) + "\n").encode()

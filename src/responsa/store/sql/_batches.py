@@ -112,7 +112,7 @@ class SqlBatches:
             if row is None:
                 return None
             batch = _load(row[0])
-            if batch.status in ("validating", "in_progress", "finalizing"):
+            if batch.status in ("validating", "in_progress"):  # a finalizing batch has run every line: it ends
                 batch.cancelling_at = at
                 if batch.status == "validating":  # nothing ran: cancelled at once
                     batch.status, batch.cancelled_at = "cancelled", at
@@ -260,22 +260,27 @@ class SqlBatches:
         query = select(_l.state, _l.result).where(_l.batch_id == batch_id, _l.state.in_(_RAN)).order_by(_l.line)
         return [(state, result) for state, result in await self._db.read(lambda conn: conn.execute(query).all())]
 
-    async def finish_batch(self, batch: Batch, made: Sequence[BatchFile]) -> None:
+    async def finish_batch(self, batch: Batch, made: Sequence[BatchFile]) -> bool:
         assert batch.status in ("completed", "expired", "cancelled")
         at = batch.completed_at or batch.expired_at or batch.cancelled_at or int(time.time())
 
         def work(conn: Sql) -> None:
             batch.request_counts = _counts(conn, batch.id)
+            body = batch.model_dump_json()  # with its final counts: its lines live on in its files only
+            ending = update(batches).where(_b.id == batch.id, _b.status.in_(("finalizing", "cancelling")))
+            if not conn.execute(ending.values(status=batch.status, body=body, lease_until=None)).rowcount:
+                raise _Finished  # another process finished it (this one's claim had lapsed): roll back
             for each in made:
                 write_whole_file(conn, self.tenant, each.file, each.data)
-            body = batch.model_dump_json()  # with its final counts: its lines live on in its files only
             conn.execute(delete(batch_lines).where(_l.batch_id == batch.id))
-            conn.execute(
-                update(batches).where(_b.id == batch.id).values(status=batch.status, body=body, lease_until=None)
-            )
             announce(conn, self.tenant, f"batch.{batch.status}", batch.id, at)
 
-        await self._db.write(work)
+        try:
+            await self._db.write(work)
+        except _Finished:
+            return False
+        return True
 
-    async def counts(self, batch_id: str) -> BatchCounts:
-        return await self._db.read(lambda conn: _counts(conn, batch_id))
+
+class _Finished(Exception):
+    """The batch had already ended when this process came to finish it."""
