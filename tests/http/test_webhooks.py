@@ -232,6 +232,7 @@ def test_a_receiver_cannot_redirect_a_delivery_elsewhere(sdk: openai.OpenAI) -> 
             sdk.webhooks.delete(endpoint.id)
         finally:
             server.shutdown()
+            server.server_close()
 
 
 def test_an_endless_answer_is_cut_short(sdk: openai.OpenAI) -> None:
