@@ -11,9 +11,9 @@ Work waiting apart never takes the slots the line's requests have needed lately:
 the line within the last :data:`RESERVE_SECS`, as many slots as they held at once (and one more) stay
 theirs, so a client sending requests back to back does not find its slot taken by a batch's line in
 the moment between two of them (the embedded model's slots are few, and a line holds one for a whole
-generation). With no request for that long, one slot (of two or more) still stays free for the next
-one: a generation is not pre-empted, so a request arriving after a quiet spell would otherwise wait
-for a batch line to end.
+generation). With no request for that long, work waiting apart may take every slot (a batch runs at
+the model's full width when nobody asks); a generation is not pre-empted, so the first requests
+after a quiet spell may wait for a line to end.
 
 Without a cap, overload is invisible and unfair: a thousand streams on two cores were all accepted,
 and the last of them waited the whole run for a first byte while earlier ones were served. Without a
@@ -112,7 +112,7 @@ class Admission:
 
     def _free_for_apart(self) -> bool:
         """Whether work waiting apart may take a slot now: one is free beyond the line's reserve."""
-        reserved = self._peak + 1 if time.monotonic() < self._peak_until else min(1, self.limit - 1)
+        reserved = self._peak + 1 if time.monotonic() < self._peak_until else 0
         return self.active < self.limit and not self.waiting and self.apart < self.limit - reserved
 
     async def later(self, tenant: str, rank: int, patience: float) -> AsyncIterator[None]:
