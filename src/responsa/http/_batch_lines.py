@@ -4,12 +4,13 @@ same engine, waiting apart for a slot below interactive traffic (``BATCH_RANK``)
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 from pydantic import ValidationError
 
-from responsa.engine import BATCH_RANK, BatchLines, EmbeddingService, ResponseService
+from responsa.engine import BATCH_RANK, BatchLines, EmbeddingService, ResponseService, Run
 from responsa.protocol import CreateEmbeddingRequest, CreateResponseRequest, InvalidRequest, RateLimited
 
 from ._errors import invalid_from_validation
@@ -49,6 +50,21 @@ def _model(body: dict[str, Any]) -> str | None:
     return model if isinstance(model, str) else None
 
 
+async def _started(
+    responses: ResponseService, limiter: Limiter, tenant: str, body: dict[str, Any], patience: float,
+    endpoint: str, read: Callable[[dict[str, Any]], CreateResponseRequest],
+) -> tuple[ResponseService, Run]:  # fmt: skip
+    """A line's run, as its endpoint's handler starts one, waiting apart for its slot."""
+    _checked(body, endpoint)
+    try:
+        request = read(body)
+    except ValidationError as exc:
+        raise invalid_from_validation(exc) from None
+    await _admitted(limiter, tenant, patience)
+    service = responses.for_tenant(tenant)
+    return service, await service.start(request, apart=(BATCH_RANK, patience))
+
+
 class ResponsesLines:
     """``/v1/responses`` lines: creates answered in JSON, stored where they ask to be."""
 
@@ -58,14 +74,8 @@ class ResponsesLines:
         self.model = _model
 
     async def run(self, tenant: str, body: dict[str, Any], patience: float) -> dict[str, Any]:
-        _checked(body, "/v1/responses")
-        try:
-            request = CreateResponseRequest.model_validate(body)
-        except ValidationError as exc:
-            raise invalid_from_validation(exc) from None
-        await _admitted(self._limiter, tenant, patience)
-        service = self._responses.for_tenant(tenant)
-        run = await service.start(request, apart=(BATCH_RANK, patience))
+        read = CreateResponseRequest.model_validate
+        service, run = await _started(self._responses, self._limiter, tenant, body, patience, "/v1/responses", read)
         return await service.create_json(run)
 
 
@@ -78,14 +88,8 @@ class ChatLines:
         self.model = _model
 
     async def run(self, tenant: str, body: dict[str, Any], patience: float) -> dict[str, Any]:
-        _checked(body, "/v1/chat/completions")
-        try:
-            request = chat_request(body)
-        except ValidationError as exc:
-            raise invalid_from_validation(exc) from None
-        await _admitted(self._limiter, tenant, patience)
-        service = self._responses.for_tenant(tenant)
-        run = await service.start(request, apart=(BATCH_RANK, patience))
+        endpoint = "/v1/chat/completions"
+        service, run = await _started(self._responses, self._limiter, tenant, body, patience, endpoint, chat_request)
         return completion(await service.create(run), bool(body.get("logprobs")))
 
 
