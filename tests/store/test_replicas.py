@@ -155,14 +155,15 @@ def _output_tokens(place: Place) -> float:
                if line.startswith("responsa_tokens_total") and 'kind="output"' in line)  # fmt: skip
 
 
-def test_a_batch_made_here_is_run_by_both(places: Pair, request: pytest.FixtureRequest) -> None:
+def test_a_batch_made_here_is_shared_by_the_processes(places: Pair, request: pytest.FixtureRequest) -> None:
     """Each process claims lines by lease (three at a time here): the batch completes with every line's
-    result once, and on two replicas each has run some of its lines (its own token counter grew)."""
+    result once, and on replicas the one it was made on ran some of its lines, not all (its own token
+    counter grew by less than the batch's output)."""
     import io
 
     with places() as (one, two):
         a, b = one.openai(), two.openai()
-        before = [_output_tokens(one), _output_tokens(two)]
+        before = [_output_tokens(one)]
         text = "\n".join(json.dumps({"custom_id": f"r{index}", "method": "POST", "url": "/v1/responses",
                                      "body": {"model": "sim", "input": LONG, "max_output_tokens": 30}})
                          for index in range(16))  # fmt: skip
@@ -179,6 +180,7 @@ def test_a_batch_made_here_is_run_by_both(places: Pair, request: pytest.FixtureR
         assert seen.output_file_id is not None
         output = [json.loads(entry) for entry in a.files.content(seen.output_file_id).text.splitlines()]
         assert sorted(entry["custom_id"] for entry in output) == sorted(f"r{index}" for index in range(16))
-        if "replicas" in request.node.callspec.id:
-            grew = [_output_tokens(one) - before[0], _output_tokens(two) - before[1]]
-            assert all(tokens > 0 for tokens in grew), grew
+        if "replicas" in request.node.callspec.id:  # (every process on the database shares the work: in the
+            # full suite, the PostgreSQL server of tests/conftest.py too, so the other replica may run none)
+            total = sum(entry["response"]["body"]["usage"]["output_tokens"] for entry in output)
+            assert 0 < _output_tokens(one) - before[0] < total, "the replica it was made on ran every line"
