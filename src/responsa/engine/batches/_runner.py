@@ -95,9 +95,12 @@ class BatchRunner:
         self.holder = f"{socket.gethostname()[:60]}:{os.getpid()}:{secrets.token_hex(4)}"
         self._held: set[tuple[str, int]] = set()
         self._wake = anyio.Event()
+        self._everything = True
+        """Whether the next look checks new and finished batches too (not only lines to run)."""
 
     def wake(self) -> None:
-        """Look for work now (a batch was created or cancelled here, or a line ended)."""
+        """Look for work now (a batch was created or cancelled here)."""
+        self._everything = True
         self._wake.set()
 
     async def serve(self) -> None:
@@ -105,27 +108,36 @@ class BatchRunner:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self._renew_forever)
             while True:
+                everything, self._everything = self._everything, False
                 try:
-                    await self._look(tasks)
+                    await self._look(tasks, everything)
                 except Exception:
                     logger.exception("looking for batch work failed")
-                with anyio.move_on_after(POLL):
+                with anyio.move_on_after(POLL) as waited:
                     await self._wake.wait()
+                self._everything |= waited.cancelled_caught
                 self._wake = anyio.Event()
 
-    async def _look(self, tasks: TaskGroup) -> None:
+    async def _look(self, tasks: TaskGroup, everything: bool) -> None:
+        """Claim lines to run; and, on a poll, a wake from this process, or when lines run out, batches
+        to check and to finish. (A look after each line's end that made three claims was a fifth of
+        the process's CPU beside interactive traffic, measured with py-spy.)"""
         now = time.time()
-        for claimed in await self._store.claim_validation(now, now + self._lease):
-            await self._validate(claimed)
+        if everything:
+            for claimed in await self._store.claim_validation(now, now + self._lease):
+                await self._validate(claimed)
         crowded = self._cpu.sample() > SATURATED and self._busy()
         limit = max(1, int(self.concurrency * BUSY_SHARE)) if crowded else self.concurrency
         free = limit - len(self._held)
         if free > 0:
-            for line in await self._store.claim_lines(self.holder, now, now + self._lease, free):
+            lines = await self._store.claim_lines(self.holder, now, now + self._lease, free)
+            everything |= len(lines) < free  # lines ran out: a batch may be done
+            for line in lines:
                 self._held.add((line.batch_id, line.line))
                 tasks.start_soon(self._run_line, line)
-        for claimed in await self._store.claim_finishing(now, now + self._lease):
-            await self._finish(claimed)
+        if everything:
+            for claimed in await self._store.claim_finishing(now, now + self._lease):
+                await self._finish(claimed)
 
     async def _renew_forever(self) -> None:
         while True:
@@ -152,7 +164,7 @@ class BatchRunner:
             return
         batch.status, batch.in_progress_at, batch.model = "in_progress", int(time.time()), checked.model
         if await store.start_batch(batch, checked.lines):
-            self.wake()
+            self._wake.set()
 
     async def _run_line(self, line: ClaimedLine) -> None:
         key = (line.batch_id, line.line)
@@ -171,7 +183,7 @@ class BatchRunner:
             logger.exception("batch %s line %d crashed; another pass runs it again", *key)
         finally:
             self._held.discard(key)
-            self.wake()
+            self._wake.set()  # a line's end: look for the next lines (and the rest only if they ran out)
 
     async def _finish(self, claimed: ClaimedBatch) -> None:
         batch, store = claimed.batch, self._store.scoped(claimed.tenant)
