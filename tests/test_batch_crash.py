@@ -5,7 +5,6 @@ written with the batch's end is delivered (at least once, under one ``webhook-id
 
 from __future__ import annotations
 
-import io
 import json
 import signal
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 import openai
 
 from tests.conftest import start_serve
-from tests.http.test_batches import ran
+from tests.http.test_batches import line, ran, upload
 from tests.webhook_receiver import Receiver
 
 LINES = 40
@@ -41,19 +40,9 @@ def test_a_killed_server_loses_no_line_and_no_event(fresh_db_url: str, tmp_path:
     with Receiver(statuses=[500]) as receiver:
         process, client = _serve(fresh_db_url, log)
         endpoint = client.webhooks.create(name="ops", url=receiver.url, event_types=["batch.completed"])
-        text = "\n".join(
-            json.dumps(
-                {
-                    "custom_id": f"k{index}",
-                    "method": "POST",
-                    "url": "/v1/responses",
-                    "body": {"model": "sim", "input": "Tell me a long story."},
-                }
-            )
-            for index in range(LINES)
-        )
-        file = client.files.create(file=("in.jsonl", io.BytesIO(text.encode())), purpose="batch")
-        batch = client.batches.create(input_file_id=file.id, endpoint="/v1/responses", completion_window="24h")
+        lines = [line(f"k{index}", {"model": "sim", "input": "Tell me a long story."}) for index in range(LINES)]
+        file_id = upload(client, lines)
+        batch = client.batches.create(input_file_id=file_id, endpoint="/v1/responses", completion_window="24h")
         seen = ran(client, batch.id, 5)
         process.send_signal(signal.SIGKILL)  # type: ignore[attr-defined]
         process.wait()  # type: ignore[attr-defined]

@@ -332,25 +332,15 @@ def test_a_file_search_shows_its_passages_and_the_answer_its_sources(watched: Wa
 def test_batches_show_their_progress_and_webhooks_their_deliveries(
     watched: Watched, alice: openai.OpenAI, screenshots: Path
 ) -> None:
-    import io
-
+    from tests.http.test_batches import line, upload
     from tests.webhook_receiver import Receiver
 
     with Receiver(statuses=[500]) as receiver:
         endpoint = alice.webhooks.create(name="ops", url=receiver.url, event_types=["batch.completed"])
-        lines = "\n".join(
-            json.dumps(
-                {
-                    "custom_id": f"c{index}",
-                    "method": "POST",
-                    "url": "/v1/responses",
-                    "body": {"model": "gpt-4.1", "input": "Hello"},
-                }
-            )
-            for index in range(3)
+        lines = [line(f"c{index}", {"model": "gpt-4.1", "input": "Hello"}) for index in range(3)]
+        batch = alice.batches.create(
+            input_file_id=upload(alice, lines), endpoint="/v1/responses", completion_window="24h"
         )
-        file = alice.files.create(file=("in.jsonl", io.BytesIO(lines.encode())), purpose="batch")
-        batch = alice.batches.create(input_file_id=file.id, endpoint="/v1/responses", completion_window="24h")
         page = watched.page
         watched.open("#/batches")
         row = page.locator(f"table.batches tr[data-id='{batch.id}']")

@@ -227,10 +227,12 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
             metrics.workers = registry.workers
             embeddings = EmbeddingService(registry)
             lines = batch_lines(responses, embeddings, limiter)
-            runner = BatchRunner(store.batches(), files, lines, registry.models, settings.batch_concurrency,
+            batches = store.batches()
+            runner = BatchRunner(batches, files, lines, registry.models, settings.batch_concurrency,
                                  settings.background_lease_secs, busy=partial(responses.interactive, 1.0))  # fmt: skip
             sender = _webhook_sender(settings)
-            webhooks = WebhookService(store.webhooks(), sender)
+            outbox = store.webhooks()
+            webhooks = WebhookService(outbox, sender)
             if settings.webhook_url is not None:
                 if not settings.webhook_secret:
                     raise RuntimeError(
@@ -253,7 +255,7 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
                 capabilities=capabilities,
                 containers=containers,
                 embeddings=embeddings,
-                batches=BatchService(store.batches(), files, lines, runner.wake),
+                batches=BatchService(batches, files, lines, runner.wake),
                 webhooks=webhooks,
                 store_health=store.check_health,
                 processes=1 if group is None else group.size,
@@ -270,7 +272,7 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
             tasks.start_soon(leases.renew_forever)
             tasks.start_soon(responses.watch_cancels)
             tasks.start_soon(runner.serve)
-            tasks.start_soon(WebhookDeliverer(store.webhooks(), sender).serve)
+            tasks.start_soon(WebhookDeliverer(outbox, sender).serve)
             if group is not None:
                 tasks.start_soon(every, 1.0, metrics.publish, "publishing this worker's metrics")
             yield

@@ -4,8 +4,8 @@ same engine, waiting apart for a slot below interactive traffic (``BATCH_RANK``)
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import anyio
 from pydantic import ValidationError
@@ -18,6 +18,8 @@ from ._limits import Limiter
 from .chat import chat_request, completion
 
 __all__ = ["batch_lines"]
+
+Request = TypeVar("Request")
 
 
 def _checked(body: dict[str, Any], endpoint: str) -> None:
@@ -50,47 +52,49 @@ def _model(body: dict[str, Any]) -> str | None:
     return model if isinstance(model, str) else None
 
 
-async def _started(
-    responses: ResponseService, limiter: Limiter, tenant: str, body: dict[str, Any], patience: float,
-    endpoint: str, read: Callable[[dict[str, Any]], CreateResponseRequest],
-) -> tuple[ResponseService, Run]:  # fmt: skip
-    """A line's run, as its endpoint's handler starts one, waiting apart for its slot."""
-    _checked(body, endpoint)
+def _validated(read: Callable[[dict[str, Any]], Request], body: dict[str, Any]) -> Request:
+    """The body as its endpoint reads it; invalid fields are the line's 400 naming them."""
     try:
-        request = read(body)
+        return read(body)
     except ValidationError as exc:
         raise invalid_from_validation(exc) from None
-    await _admitted(limiter, tenant, patience)
-    service = responses.for_tenant(tenant)
-    return service, await service.start(request, apart=(BATCH_RANK, patience))
 
 
-class ResponsesLines:
-    """``/v1/responses`` lines: creates answered in JSON, stored where they ask to be."""
+Answer = Callable[[ResponseService, Run, dict[str, Any]], Awaitable[dict[str, Any]]]
+"""An endpoint's reply to a line, from its run."""
 
-    def __init__(self, responses: ResponseService, limiter: Limiter) -> None:
+
+class CreateLines:
+    """Lines whose requests are creates (``/v1/responses``, ``/v1/chat/completions``): ``read`` makes
+    the create of a body as the endpoint's handler does, ``answer`` the endpoint's reply; each run
+    waits apart for its slot."""
+
+    def __init__(
+        self, responses: ResponseService, limiter: Limiter, endpoint: str,
+        read: Callable[[dict[str, Any]], CreateResponseRequest], answer: Answer,
+    ) -> None:  # fmt: skip
         self._responses = responses
         self._limiter = limiter
+        self._endpoint = endpoint
+        self._read = read
+        self._answer = answer
         self.model = _model
 
     async def run(self, tenant: str, body: dict[str, Any], patience: float) -> dict[str, Any]:
-        read = CreateResponseRequest.model_validate
-        service, run = await _started(self._responses, self._limiter, tenant, body, patience, "/v1/responses", read)
-        return await service.create_json(run)
+        _checked(body, self._endpoint)
+        request = _validated(self._read, body)
+        await _admitted(self._limiter, tenant, patience)
+        service = self._responses.for_tenant(tenant)
+        run = await service.start(request, apart=(BATCH_RANK, patience))
+        return await self._answer(service, run, body)
 
 
-class ChatLines:
-    """``/v1/chat/completions`` lines, answered as chat completions."""
+async def _response(service: ResponseService, run: Run, _body: dict[str, Any]) -> dict[str, Any]:
+    return await service.create_json(run)
 
-    def __init__(self, responses: ResponseService, limiter: Limiter) -> None:
-        self._responses = responses
-        self._limiter = limiter
-        self.model = _model
 
-    async def run(self, tenant: str, body: dict[str, Any], patience: float) -> dict[str, Any]:
-        endpoint = "/v1/chat/completions"
-        service, run = await _started(self._responses, self._limiter, tenant, body, patience, endpoint, chat_request)
-        return completion(await service.create(run), bool(body.get("logprobs")))
+async def _completion(service: ResponseService, run: Run, body: dict[str, Any]) -> dict[str, Any]:
+    return completion(await service.create(run), bool(body.get("logprobs")))
 
 
 class EmbeddingsLines:
@@ -102,10 +106,7 @@ class EmbeddingsLines:
         self.model = _model
 
     async def run(self, tenant: str, body: dict[str, Any], patience: float) -> dict[str, Any]:
-        try:
-            request = CreateEmbeddingRequest.model_validate(body)
-        except ValidationError as exc:
-            raise invalid_from_validation(exc) from None
+        request = _validated(CreateEmbeddingRequest.model_validate, body)
         await _admitted(self._limiter, tenant, patience)
         return await self._embeddings.create(request)
 
@@ -113,7 +114,9 @@ class EmbeddingsLines:
 def batch_lines(responses: ResponseService, embeddings: EmbeddingService, limiter: Limiter) -> dict[str, BatchLines]:
     """The endpoints a batch may hold, each with how its lines run (within the tenant's rate limits)."""
     return {
-        "/v1/responses": ResponsesLines(responses, limiter),
-        "/v1/chat/completions": ChatLines(responses, limiter),
+        "/v1/responses": CreateLines(
+            responses, limiter, "/v1/responses", CreateResponseRequest.model_validate, _response
+        ),
+        "/v1/chat/completions": CreateLines(responses, limiter, "/v1/chat/completions", chat_request, _completion),
         "/v1/embeddings": EmbeddingsLines(embeddings, limiter),
     }

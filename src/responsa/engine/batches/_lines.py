@@ -112,29 +112,20 @@ def check_file(data: bytes, endpoint: str, lines: BatchLines, models: Collection
     return checked
 
 
+def _line(custom_id: str, response: dict[str, Any] | None, error: dict[str, str] | None) -> str:
+    """An output or error file's line: ``{id, custom_id, response, error}``."""
+    return orjson.dumps({"id": new_id("batch_req"), "custom_id": custom_id, "response": response,
+                         "error": error}).decode()  # fmt: skip
+
+
 def line_result(custom_id: str, status_code: int, body: dict[str, Any]) -> str:
-    """An output or error file's line for a request that ran: ``{id, custom_id, response, error}``."""
-    request_id = new_id("req", "_")
-    return orjson.dumps(
-        {
-            "id": new_id("batch_req"),
-            "custom_id": custom_id,
-            "response": {"status_code": status_code, "request_id": request_id, "body": body},
-            "error": None,
-        }
-    ).decode()
+    """The line of a request that ran, with the endpoint's status and reply."""
+    return _line(custom_id, {"status_code": status_code, "request_id": new_id("req"), "body": body}, None)
 
 
 def line_error(custom_id: str, code: str, message: str) -> str:
-    """An error file's line for a request that never ran (the batch expired or was cancelled first)."""
-    return orjson.dumps(
-        {
-            "id": new_id("batch_req"),
-            "custom_id": custom_id,
-            "response": None,
-            "error": {"code": code, "message": message},
-        }
-    ).decode()
+    """The line of a request that never ran (the batch expired or was cancelled first)."""
+    return _line(custom_id, None, {"code": code, "message": message})
 
 
 def usage_of(results: list[str]) -> dict[str, Any]:

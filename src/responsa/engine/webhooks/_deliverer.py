@@ -42,25 +42,23 @@ class WebhookDeliverer:
 
     async def serve(self) -> None:
         """Deliver for the server's lifetime."""
-        limiter = anyio.CapacityLimiter(self._concurrency)
         async with anyio.create_task_group() as tasks:
             while True:
                 try:
                     now = time.time()
-                    free = int(limiter.available_tokens)
+                    free = self._concurrency - self._sending.total()
                     if free:
                         due = await self._store.claim_due(now, now + self._lease, free, PER_ENDPOINT, self._sending)
                     else:
                         due = []
                     for delivery in due:
-                        await limiter.acquire_on_behalf_of(delivery.delivery.id)
                         self._sending[delivery.delivery.endpoint_id] += 1
-                        tasks.start_soon(self._deliver, delivery, limiter)
+                        tasks.start_soon(self._deliver, delivery)
                 except Exception:
                     logger.exception("looking for webhook deliveries failed")
                 await anyio.sleep(POLL)
 
-    async def _deliver(self, due: DueDelivery, limiter: anyio.CapacityLimiter) -> None:
+    async def _deliver(self, due: DueDelivery) -> None:
         delivery = due.delivery
         try:
             attempt = await self._sender.send(due.url, delivery.payload, delivery.id, due.secrets)
@@ -78,7 +76,6 @@ class WebhookDeliverer:
         except Exception:
             logger.exception("delivering webhook %s failed", delivery.id)
         finally:
-            limiter.release_on_behalf_of(delivery.id)
             self._sending[delivery.endpoint_id] -= 1
             if not self._sending[delivery.endpoint_id]:
                 del self._sending[delivery.endpoint_id]

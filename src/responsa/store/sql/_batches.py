@@ -58,6 +58,14 @@ def _counts(conn: Sql, batch_id: str) -> BatchCounts:
     )
 
 
+def _counted(conn: Sql, batch: Batch, status: str) -> Batch:
+    """``batch`` with its counts: live while lines run; a finished batch's body holds its final ones
+    (its lines are gone)."""
+    if status in _RUNNING:
+        batch.request_counts = _counts(conn, batch.id)
+    return batch
+
+
 class SqlBatches:
     def __init__(self, db: Database, tenant: str) -> None:
         self._db = db
@@ -78,10 +86,7 @@ class SqlBatches:
         await self._db.write(lambda conn: conn.execute(insert(batches), [row]))
 
     def _with_counts(self, conn: Sql, body: str, status: str) -> Batch:
-        batch = _load(body)
-        if status in _RUNNING:  # a finished batch's body holds its final counts (its lines are gone)
-            batch.request_counts = _counts(conn, batch.id)
-        return batch
+        return _counted(conn, _load(body), status)
 
     async def get_batch(self, batch_id: str) -> Batch | None:
         def work(conn: Sql) -> Batch | None:
@@ -121,7 +126,7 @@ class SqlBatches:
                     batch.status = "cancelling"
                 update_row = update(batches).where(_b.id == batch_id, _b.status == row[1])
                 conn.execute(update_row.values(status=batch.status, body=_dump(batch)))
-            return self._with_counts(conn, _dump(batch), batch.status)
+            return _counted(conn, batch, batch.status)
 
         return await self._db.write(work)
 
