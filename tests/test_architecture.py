@@ -122,6 +122,7 @@ def test_leaves_every_layer_may_use_import_nothing_of_responsa(leaf: str) -> Non
 
 def test_public_api_is_pinned() -> None:
     assert set(responsa.engine.__all__) == {
+        "Apart",
         "BATCH_RANK",
         "DEFAULT_IMAGES_MODEL",
         "BatchLines",

@@ -1,23 +1,26 @@
 """Batches on every backend: a Chat Completions upstream (a real HTTP peer on loopback) runs
 ``/v1/responses`` and ``/v1/embeddings`` lines, the embedded model runs responses lines in its slots;
 and ``POST /v1/embeddings`` itself through ``client.embeddings``. Interactive requests go first: with
-one slot, a request sent while a batch runs is answered before the batch's remaining lines."""
+one slot, a request sent while a batch runs is answered before the batch's remaining lines, and a
+request that finds the slot held by a line stops that line (which runs again) instead of waiting."""
 
 from __future__ import annotations
 
 import base64
+import re
 import struct
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 
+import httpx
 import openai
 import pytest
 
 from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
 from responsa.config import Settings, UpstreamConfig
 from tests.backends.mock_upstream import MockUpstream, meaning
-from tests.conftest import serve, serve_app
+from tests.conftest import LiveServer, serve, serve_app
 from tests.http.test_batches import finished, jsonl, line, upload
 
 
@@ -120,3 +123,40 @@ def test_an_interactive_request_goes_before_the_batchs_next_lines(tmp_path_facto
         during = client.batches.retrieve(batch.id)
         assert during.request_counts is not None and during.request_counts.completed <= 4, during.request_counts
         assert finished(client, batch.id).status == "completed"
+
+
+def _generations(live: LiveServer, admitted: str) -> int:
+    """The slots held now by work admitted so (``line`` or ``apart``), from ``/metrics``."""
+    found = re.search(
+        rf'^responsa_generations{{admitted="{admitted}"}} (\S+)$', httpx.get(f"{live.url}/metrics").text, re.M
+    )
+    return int(float(found.group(1))) if found else 0
+
+
+def test_a_request_finding_the_slot_held_by_a_line_stops_it(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """One slot, held by a line that generates for seconds: a request sent meanwhile does not wait for
+    its end; the line is stopped, stores nothing, and runs again afterwards: each line's result once."""
+    db = tmp_path_factory.mktemp("batch-preempt") / "r.db"
+    with serve(Settings(db_url=f"sqlite:///{db}", max_generations=1, sim_token_delay_ms=5)) as live:
+        client = openai.OpenAI(base_url=live.v1, api_key="unused", max_retries=0)
+        body = {"model": "sim", "input": "Tell me a story.", "max_output_tokens": 400, "ignore_eos": True}
+        lines = [line(f"long{index}", body) for index in range(2)]  # 400 tokens 5 ms apart: 2 s a line
+        batch = client.batches.create(
+            input_file_id=upload(client, lines), endpoint="/v1/responses", completion_window="24h"
+        )
+        deadline = time.monotonic() + 30
+        while _generations(live, "apart") < 1:  # until a line holds the slot
+            assert time.monotonic() < deadline, "no line took the slot"
+            time.sleep(0.01)
+        first = client.responses.create(model="sim", input="Me first.")
+        during = client.batches.retrieve(batch.id)
+        assert first.status == "completed"
+        assert during.request_counts is not None and during.request_counts.completed == 0, during.request_counts
+        done = finished(client, batch.id)
+        assert done.status == "completed" and done.output_file_id and done.error_file_id is None
+        outputs = jsonl(client, done.output_file_id)
+        assert sorted(entry["custom_id"] for entry in outputs) == ["long0", "long1"]
+        assert all(entry["response"]["body"]["usage"]["output_tokens"] == 400 for entry in outputs)
+        stored = httpx.get(f"{live.v1}/responses", params={"limit": 100}).json()["data"]
+        made = {entry["response"]["body"]["id"] for entry in outputs} | {first.id}
+        assert {response["id"] for response in stored} == made  # the stopped run left nothing behind

@@ -15,13 +15,14 @@ from .files import (
     probe_pdf_text,
     vector_store_body,
 )
-from .responses import Compactor, ConversationService, OutputBuilder, PromptLibrary, ResponseService, Run, Sealer
+from .responses import Apart, Compactor, ConversationService, OutputBuilder, PromptLibrary, ResponseService, Run, Sealer
 from .tools.image_generation import DEFAULT_MODEL as DEFAULT_IMAGES_MODEL
 from .webhooks import WebhookDeliverer, WebhookService, delivery_body, endpoint_body
 
 __all__ = [
     "BATCH_RANK",
     "DEFAULT_IMAGES_MODEL",
+    "Apart",
     "BatchLines",
     "BatchRunner",
     "BatchService",

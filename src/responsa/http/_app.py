@@ -225,6 +225,7 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
                 prompts=PromptLibrary(settings.prompts_dir),
             )
             metrics.workers = registry.workers
+            metrics.held = responses.generations
             embeddings = EmbeddingService(registry)
             lines = batch_lines(responses, embeddings, limiter)
             batches = store.batches()

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import anyio
 from pydantic import ValidationError
 
-from responsa.engine import BATCH_RANK, BatchLines, EmbeddingService, ResponseService, Run
+from responsa.engine import BATCH_RANK, Apart, BatchLines, EmbeddingService, ResponseService, Run
 from responsa.protocol import CreateEmbeddingRequest, CreateResponseRequest, InvalidRequest, RateLimited
 
 from ._errors import invalid_from_validation
@@ -67,7 +67,7 @@ Answer = Callable[[ResponseService, Run, dict[str, Any]], Awaitable[dict[str, An
 class CreateLines:
     """Lines whose requests are creates (``/v1/responses``, ``/v1/chat/completions``): ``read`` makes
     the create of a body as the endpoint's handler does, ``answer`` the endpoint's reply; each run
-    waits apart for its slot."""
+    waits apart for its slot, and gives it back (stopped, storing nothing) when a request needs it."""
 
     def __init__(
         self, responses: ResponseService, limiter: Limiter, endpoint: str,
@@ -80,12 +80,14 @@ class CreateLines:
         self._answer = answer
         self.model = _model
 
-    async def run(self, tenant: str, body: dict[str, Any], patience: float) -> dict[str, Any]:
+    async def run(
+        self, tenant: str, body: dict[str, Any], patience: float, preempt: Callable[[], None]
+    ) -> dict[str, Any]:
         _checked(body, self._endpoint)
         request = _validated(self._read, body)
         await _admitted(self._limiter, tenant, patience)
         service = self._responses.for_tenant(tenant)
-        run = await service.start(request, apart=(BATCH_RANK, patience))
+        run = await service.start(request, apart=Apart(BATCH_RANK, patience, preempt))
         return await self._answer(service, run, body)
 
 
@@ -98,14 +100,16 @@ async def _completion(service: ResponseService, run: Run, body: dict[str, Any]) 
 
 
 class EmbeddingsLines:
-    """``/v1/embeddings`` lines."""
+    """``/v1/embeddings`` lines (embeddings take no generation slot: never pre-empted)."""
 
     def __init__(self, embeddings: EmbeddingService, limiter: Limiter) -> None:
         self._embeddings = embeddings
         self._limiter = limiter
         self.model = _model
 
-    async def run(self, tenant: str, body: dict[str, Any], patience: float) -> dict[str, Any]:
+    async def run(
+        self, tenant: str, body: dict[str, Any], patience: float, preempt: Callable[[], None]
+    ) -> dict[str, Any]:
         request = _validated(CreateEmbeddingRequest.model_validate, body)
         await _admitted(self._limiter, tenant, patience)
         return await self._embeddings.create(request)

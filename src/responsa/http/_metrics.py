@@ -41,7 +41,15 @@ class Metrics:
         self.worker_up = Gauge(
             "responsa_backend_worker_up", "1 when an upstream worker takes requests", ["url"], registry=self.registry
         )
+        self.generations = Gauge(
+            "responsa_generations",
+            "Backend slots held now: by requests that took the line, by batch lines and later windows waiting apart",
+            ["admitted"],
+            registry=self.registry,
+        )
         self.workers = workers or list
+        self.held: Callable[[], dict[str, int]] = dict
+        """The generation slots held now, by how they were taken (set once the engine exists)."""
         self._input_tokens, self._output_tokens = self.tokens.labels("input"), self.tokens.labels("output")
         self._served: dict[tuple[str, str, int], Counter] = {}
         self._latencies: dict[str, Histogram] = {}
@@ -74,6 +82,8 @@ class Metrics:
     def _refresh(self) -> None:
         for worker in self.workers():
             self.worker_up.labels(worker.url).set(1 if worker.healthy else 0)
+        for admitted, held in self.held().items():
+            self.generations.labels(admitted).set(held)
 
     def _readable(self) -> CollectorRegistry:
         """This process's registry, or one summing every worker's published counts (this one's fresh)."""

@@ -81,6 +81,9 @@ class BatchRepository(Protocol):
     async def finish_line(self, holder: str, batch_id: str, line: int, state: str, result: str) -> bool:
         """The line's result, if ``holder`` still holds it (else another process took it: dropped)."""
 
+    async def release_line(self, holder: str, batch_id: str, line: int) -> None:
+        """The line pending again, if ``holder`` holds it (it was stopped before its end: it runs again)."""
+
     async def claim_finishing(self, now: float, until: float) -> list[ClaimedBatch]:
         """Batches with no line left to run (all run, cancelled, or past their window), held until ``until``."""
 

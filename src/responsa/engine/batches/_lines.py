@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -39,9 +39,13 @@ class BatchLines(Protocol):
     def model(self, body: dict[str, Any]) -> str | None:
         """The model a line's body names (None if it names none: its run answers the 400)."""
 
-    async def run(self, tenant: str, body: dict[str, Any], patience: float) -> dict[str, Any]:
+    async def run(
+        self, tenant: str, body: dict[str, Any], patience: float, preempt: Callable[[], None]
+    ) -> dict[str, Any]:
         """The endpoint's reply to ``body``, waiting at most ``patience`` seconds for a slot below
-        interactive traffic; a :class:`ResponsaError` is the line's error reply."""
+        interactive traffic; a :class:`ResponsaError` is the line's error reply. A request that needs
+        the slot the line holds calls ``preempt`` (which stops this call) and the line runs again later;
+        lines that hold no slot never do."""
 
 
 @dataclass

@@ -3,8 +3,9 @@ finishes batches, each piece of work claimed by lease (see ``store/sql/_batches.
 
 Lines run below interactive traffic: each waits apart for a slot of its model (``Admission.later``,
 behind every request in the line and every background run with a completion window), so a batch
-fills the slots nobody else wants, up to ``concurrency`` lines at once per process; a line already
-running keeps its slot until it ends (a generation is not pre-empted). Slots are not all: on a fast
+fills the slots nobody else wants, up to ``concurrency`` lines at once per process; a request that
+finds every slot taken stops the newest line running (pre-empted: it stores nothing) and takes its
+slot, and the line goes back to the batch's pending lines to run again. Slots are not all: on a fast
 backend lines cost the process's CPU as requests do, so while interactive runs are under way
 (``busy``) and the process is using most of a core (:class:`CpuShare`), only :data:`BUSY_SHARE` of
 ``concurrency`` new lines start. With the CPU to spare (a backend that makes requests wait on a
@@ -168,15 +169,21 @@ class BatchRunner:
 
     async def _run_line(self, line: ClaimedLine) -> None:
         key = (line.batch_id, line.line)
+        store = self._store.scoped(line.tenant)
         try:
             body = orjson.loads(line.request)
             patience = max(1.0, line.expires_at - time.time())
-            try:
-                reply = await self._endpoints[line.endpoint].run(line.tenant, body, patience)
-                state, result = "completed", line_result(line.custom_id, 200, reply)
-            except ResponsaError as error:
-                state, result = "failed", line_result(line.custom_id, error.status_code, error.to_body())
-            store = self._store.scoped(line.tenant)
+            preempted = anyio.CancelScope()
+            result = None
+            with preempted:
+                try:
+                    reply = await self._endpoints[line.endpoint].run(line.tenant, body, patience, preempted.cancel)
+                    state, result = "completed", line_result(line.custom_id, 200, reply)
+                except ResponsaError as error:
+                    state, result = "failed", line_result(line.custom_id, error.status_code, error.to_body())
+            if result is None:  # stopped for a request that needed its slot: it runs again
+                await store.release_line(self.holder, line.batch_id, line.line)
+                return
             if not await store.finish_line(self.holder, line.batch_id, line.line, state, result):
                 logger.info("batch %s line %d was taken by another process; its result here is dropped", *key)
         except Exception:

@@ -2,6 +2,7 @@
 agentic loop, the output builder, conversations, compaction, background work and its leases."""
 
 from ._accumulate import OutputBuilder
+from ._apart import Apart
 from ._compaction import Compactor
 from ._conversations import ConversationService
 from ._prompts import PromptLibrary
@@ -9,4 +10,13 @@ from ._run import Run
 from ._sealing import Sealer
 from ._service import ResponseService
 
-__all__ = ["Compactor", "ConversationService", "OutputBuilder", "PromptLibrary", "ResponseService", "Run", "Sealer"]
+__all__ = [
+    "Apart",
+    "Compactor",
+    "ConversationService",
+    "OutputBuilder",
+    "PromptLibrary",
+    "ResponseService",
+    "Run",
+    "Sealer",
+]

@@ -12,8 +12,10 @@ the line within the last :data:`RESERVE_SECS`, as many slots as they held at onc
 theirs, so a client sending requests back to back does not find its slot taken by a batch's line in
 the moment between two of them (the embedded model's slots are few, and a line holds one for a whole
 generation). With no request for that long, work waiting apart may take every slot (a batch runs at
-the model's full width when nobody asks); a generation is not pre-empted, so the first requests
-after a quiet spell may wait for a line to end.
+the model's full width when nobody asks). Work that may be pre-empted (a batch's line, which runs
+again later) gives its slot back when a request finds none free: the newest of it first, one for
+each request waiting, so the first requests after a quiet spell wait for a cancel, not for a
+generation to end.
 
 Without a cap, overload is invisible and unfair: a thousand streams on two cores were all accepted,
 and the last of them waited the whole run for a first byte while earlier ones were served. Without a
@@ -27,7 +29,7 @@ import heapq
 import itertools
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -53,6 +55,15 @@ class _Waiter:
     turn: anyio.Event = field(default_factory=anyio.Event)
 
 
+@dataclass(eq=False)
+class Held:
+    """A slot taken by work that waited apart (see :meth:`Admission.later`)."""
+
+    preempt: Callable[[], bool] | None = None
+    """Asks the work to give the slot back early (False: it cannot, it is ending anyway)."""
+    asked: bool = False
+
+
 class Admission:
     """A gate with a bounded waiting line: per tenant first come first served, tenants in turn."""
 
@@ -72,6 +83,10 @@ class Admission:
         self._later: list[tuple[int, int, _Waiter]] = []
         """Background work waiting apart: a heap by (rank, arrival)."""
         self._arrivals = itertools.count()
+        self._preemptible: dict[Held, None] = {}
+        """Slots held apart by work that may give them back, oldest first (an ordered set)."""
+        self._asked = 0
+        """Slots asked back that have not been given back yet."""
 
     async def enter(self, tenant: str = "default") -> None:
         """Take one of the ``limit`` slots, waiting in line for it if need be; :meth:`leave` gives it
@@ -86,6 +101,7 @@ class Admission:
         waiter = _Waiter(tenant)
         self._lines.setdefault(tenant, deque()).append(waiter)
         self.waiting += 1
+        self._preempt()
         try:
             with anyio.move_on_after(self.wait):
                 await waiter.turn.wait()  # the slot is handed over by whoever leaves it (see leave)
@@ -115,15 +131,31 @@ class Admission:
         reserved = self._peak + 1 if time.monotonic() < self._peak_until else 0
         return self.active < self.limit and not self.waiting and self.apart < self.limit - reserved
 
-    async def later(self, tenant: str, rank: int, patience: float) -> AsyncIterator[None]:
+    def _preempt(self) -> None:
+        """Ask the newest work holding a slot apart that may give it back to do so, until as many slots
+        are asked back as requests wait in the line (each given back goes to the first of them)."""
+        while self._asked < self.waiting and self._preemptible:
+            held = next(reversed(self._preemptible))
+            del self._preemptible[held]
+            assert held.preempt is not None
+            if held.preempt():
+                held.asked = True
+                self._asked += 1
+
+    async def later(
+        self, tenant: str, rank: int, patience: float, preempt: Callable[[], bool] | None = None
+    ) -> AsyncIterator[Held]:
         """Wait apart for a slot, behind every request in the line (and the slots they held lately) and
         every background run of a lower ``rank``, for ``patience`` seconds at most (then a 429 saying
         so); yields once it holds one, which :meth:`leave_apart` gives back. An iterator so that a
-        run's cancel can break the wait."""
+        run's cancel can break the wait. With ``preempt``, a request that finds no slot free may ask
+        for this one back (see :meth:`_preempt`)."""
+        held = Held(preempt)
         if not self._later and self._free_for_apart():
             self.active += 1
             self.apart += 1
-            yield
+            self._holding(held)
+            yield held
             return
         waiter = _Waiter(tenant)
         heapq.heappush(self._later, (rank, next(self._arrivals), waiter))
@@ -135,14 +167,19 @@ class Admission:
                 self._fill_apart()  # the reserve may have lapsed: no leave() hands those slots on
         except BaseException:
             if waiter.outcome == "admitted":
-                self.leave_apart()
+                self.leave_apart(held)
             else:
                 self._drop_later(waiter)
             raise
         if waiter.outcome != "admitted":
             self._drop_later(waiter)
             raise self._refusal(f"none free within its completion window ({patience:g}s)")
-        yield
+        self._holding(held)
+        yield held
+
+    def _holding(self, held: Held) -> None:
+        if held.preempt is not None:
+            self._preemptible[held] = None
 
     def _fill_apart(self) -> None:
         """Give the free slots beyond the line's reserve to the first of the work waiting apart."""
@@ -158,8 +195,11 @@ class Admission:
         self._later = [entry for entry in self._later if entry[2] is not waiter]
         heapq.heapify(self._later)
 
-    def leave_apart(self) -> None:
+    def leave_apart(self, held: Held) -> None:
         """:meth:`leave`, for a slot taken by work that waited apart."""
+        if held.asked:
+            self._asked -= 1
+        self._preemptible.pop(held, None)
         self.apart -= 1
         self.leave()
 

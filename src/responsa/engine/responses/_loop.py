@@ -242,7 +242,7 @@ class RunLoop:
         always retrieve it. Background runs save at the very end instead, with the end of their event
         log once the rest is stored (see replay); the save cannot be cut short, or a conversation
         could get a turn twice (its callers shield it)."""
-        if run.saving.persisted or (run.saving.log is not None and not run.saving.log.closed):
+        if run.saving.persisted or run.saving.discarded or (run.saving.log is not None and not run.saving.log.closed):
             return
         run.saving.persisted = True
         with tracing.current(run.span):

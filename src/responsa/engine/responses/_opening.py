@@ -33,6 +33,7 @@ from ..output import Timeline
 from ..tools import Recorded, ToolPlan, ToolRegistry, ToolSetup, plan_client_tools, prepare_server_tools
 from ._accumulate import OutputBuilder
 from ._admission import Admission
+from ._apart import Apart, turn, waits_apart
 from ._checks import check_request
 from ._compaction import Compactor, asks_compaction
 from ._configuration import configured
@@ -89,15 +90,15 @@ class Opener:
         tenant: str,
         history: Sequence[Item] | None,
         generate: bool = True,
-        apart: tuple[int, float] | None = None,
+        apart: Apart | None = None,
     ) -> Run:
         """A run with its model stream open, holding one of its backend's slots until it ends.
 
         ``history`` is the context before this request when the caller holds it (a WebSocket
         connection's own cache of its last response); otherwise it comes from the store. Without
         ``generate`` (a WebSocket prewarm) the response is made, with its context, but the model is
-        not called: it completes with no output. ``apart``: (rank, patience) of work that waits apart
-        for its slot whatever the request says (a batch's lines, see ``Admission.later``).
+        not called: it completes with no output. ``apart``: how work that waits apart for its slot
+        whatever the request says does so (a batch's lines, see ``Admission.later``).
         """
         received = time.time()
         request = self.prompts.apply(request)
@@ -118,7 +119,7 @@ class Opener:
             request = request.model_copy(update={"max_output_tokens": cap})
         stack = AsyncExitStack()
         admission = self._admission(backend)
-        apart = apart or _waits_apart(request)
+        apart = apart or waits_apart(request)
         if apart is None:
             await admission.enter(tenant)
             stack.callback(admission.leave)
@@ -140,7 +141,7 @@ class Opener:
             raise
         run.span = span
         if apart is not None:
-            run.turn = _turn(admission, tenant, apart, stack)
+            run.turn = turn(admission, run, apart)
         run.builder.timeline.received_at(received)
         if span is not None:
             span.set_attribute("gen_ai.response.id", run.response.id)
@@ -283,6 +284,11 @@ class Opener:
             output.append(item)
         return response.model_copy(update={"output": output})
 
+    def generations(self) -> dict[str, int]:
+        """Slots held now, over every backend: by runs that took the ``line``, by work waiting ``apart``."""
+        apart = sum(admission.apart for admission in self._admissions.values())
+        return {"line": sum(admission.active for admission in self._admissions.values()) - apart, "apart": apart}
+
     def _ended_interactive(self) -> None:
         self.interactive -= 1
 
@@ -292,30 +298,6 @@ class Opener:
             limit, queue, wait = self._admission_limits
             admission = self._admissions[id(backend)] = Admission(backend.parallel() or limit, queue, wait)
         return admission
-
-
-_WINDOWS = {"2h": (2, 2 * 3600.0), "8h": (4, 8 * 3600.0)}
-"""A later completion window's rank among background work waiting apart, and how long it may wait."""
-
-
-def _waits_apart(request: CreateResponseRequest) -> tuple[int, float] | None:
-    """(rank, patience) of background work with a later completion window (a follow-up naming a
-    ``continuation_id`` ranks before the rest of its window); None: it takes the line at once."""
-    options = request.background_options
-    window = _WINDOWS.get(options.completion_window or "") if options is not None and request.background else None
-    if window is None:
-        return None
-    rank, patience = window
-    return (rank - 1 if options is not None and options.continuation_id else rank), patience
-
-
-async def _turn(
-    admission: Admission, tenant: str, apart: tuple[int, float], stack: AsyncExitStack
-) -> AsyncIterator[None]:
-    """The run's turn (see ``Admission.later``): yields once it holds a slot, which its stack gives back."""
-    async for _ in admission.later(tenant, *apart):
-        stack.callback(admission.leave_apart)
-        yield
 
 
 async def _opened_later(

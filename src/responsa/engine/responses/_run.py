@@ -72,6 +72,8 @@ class Saving:
     inputs_saved: bool = False
     persisted: bool = False
     """The final state is saved (it is, before the terminal event is sent)."""
+    discarded: bool = False
+    """Nothing of it is to be stored: it was stopped to run again later (a pre-empted batch line)."""
     saved_json: dict[str, Any] | None = None
     """The final state's JSON form, as the store saved it (see ``Store.save_response``)."""
     log: EventLog | None = None

@@ -37,6 +37,7 @@ from .._periodic import every
 from .._tenant_views import tenant_view
 from ..output import ENCRYPTED_REASONING, KNOWN_INCLUDES, check_includes, create_view, with_includes
 from ..tools import ToolRegistry
+from ._apart import Apart
 from ._compaction import Compactor
 from ._event_log import EventLog, replay
 from ._leases import Leases
@@ -104,7 +105,7 @@ class ResponseService:
         fault: str | None = None,
         history: Sequence[Item] | None = None,
         generate: bool = True,
-        apart: tuple[int, float] | None = None,
+        apart: Apart | None = None,
     ) -> Run:
         """Validate, rebuild context, do the MCP groundwork and open the model stream (see ``Opener``)."""
         return await self._opener.open(request, fault, self.tenant, history, generate, apart)
@@ -113,6 +114,10 @@ class ResponseService:
         """Whether runs that take the line (not a batch's lines) are under way in this process, or one
         was received less than ``within`` seconds ago."""
         return self._opener.interactive > 0 or time.time() - self._opener.interactive_at < within
+
+    def generations(self) -> dict[str, int]:
+        """Generation slots held now, by how they were taken (see ``Opener.generations``)."""
+        return self._opener.generations()
 
     async def moderate(self, texts: list[str], model: str | None) -> dict[str, Any]:
         """``POST /v1/moderations`` (see ``_moderation.classify``)."""

@@ -245,6 +245,11 @@ class SqlBatches:
         finished = update(batch_lines).where(mine).values(state=state, result=result, lease_until=None)
         return bool(await self._db.write(lambda conn: conn.execute(finished).rowcount))
 
+    async def release_line(self, holder: str, batch_id: str, line: int) -> None:
+        mine = (_l.batch_id == batch_id) & (_l.line == line) & (_l.holder == holder) & (_l.state == "running")
+        released = update(batch_lines).where(mine).values(state="pending", holder=None, lease_until=None)
+        await self._db.write(lambda conn: conn.execute(released))
+
     async def claim_finishing(self, now: float, until: float) -> list[ClaimedBatch]:
         unclaimed = _b.lease_until.is_(None) | (_b.lease_until < now)
         pending = select(_l.line).where(_l.batch_id == _b.id, _l.state == "pending").exists()

@@ -1,0 +1,60 @@
+"""Work that waits apart for its slot (see ``Admission.later``): background runs with a later
+completion window, and a batch's lines, which give their slot back when a request needs it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from functools import partial
+
+from responsa.protocol import CreateResponseRequest
+
+from ._admission import Admission
+from ._run import Run
+
+__all__ = ["Apart", "turn", "waits_apart"]
+
+
+@dataclass(frozen=True)
+class Apart:
+    """How a run waits apart: its ``rank`` among such work (lower first), how long it may wait for a
+    slot (``patience``), and, for work that runs again if stopped (a batch's line), ``preempt``: it
+    stops the run's caller when a request needs the slot (the run stores nothing)."""
+
+    rank: int
+    patience: float
+    preempt: Callable[[], None] | None = None
+
+
+_WINDOWS = {"2h": (2, 2 * 3600.0), "8h": (4, 8 * 3600.0)}
+"""A later completion window's rank among background work waiting apart, and how long it may wait."""
+
+
+def waits_apart(request: CreateResponseRequest) -> Apart | None:
+    """How background work with a later completion window waits (a follow-up naming a
+    ``continuation_id`` ranks before the rest of its window); None: it takes the line at once."""
+    options = request.background_options
+    window = _WINDOWS.get(options.completion_window or "") if options is not None and request.background else None
+    if window is None:
+        return None
+    rank, patience = window
+    return Apart(rank - 1 if options is not None and options.continuation_id else rank, patience)
+
+
+async def turn(admission: Admission, run: Run, apart: Apart) -> AsyncIterator[None]:
+    """The run's turn: yields once it holds a slot, which its exit stack gives back."""
+    preempt = None if apart.preempt is None else partial(_discard, run, apart.preempt)
+    async for held in admission.later(run.tenant, apart.rank, apart.patience, preempt):
+        run.exit_stack.callback(admission.leave_apart, held)
+        yield
+
+
+def _discard(run: Run, stop: Callable[[], None]) -> bool:
+    """Stop a run that will run again, storing nothing of it; False if it has begun to store itself
+    (then it is ending anyway, or a stream's row exists that must end properly)."""
+    saving = run.saving
+    if saving.persisted or saving.recorded is not None or saving.log is not None:
+        return False
+    saving.discarded = True
+    stop()
+    return True
