@@ -105,7 +105,11 @@ def percentiles(values: list[float]) -> str:
     if not values:
         return "no requests"
     cut = statistics.quantiles(values, n=100) if len(values) > 1 else [values[0]] * 99
-    return f"p50 {statistics.median(values):.0f} ms, p99 {cut[98]:.0f} ms ({len(values)} requests)"
+    slowest = max(range(len(values)), key=values.__getitem__)
+    return (
+        f"p50 {statistics.median(values):.0f} ms, p99 {cut[98]:.0f} ms, max {values[slowest]:.0f} ms "
+        f"(request {slowest + 1} of {len(values)}, in the order they got their first byte)"
+    )
 
 
 def main() -> None:
