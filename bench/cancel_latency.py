@@ -1,9 +1,11 @@
 """How long a cancel takes to land while the model is busy: a simulated o1 thinking hard (silent for
 seconds before its first summary), streamed; the cancel is sent once the response is in progress, and
 the time until ``POST …/cancel`` answers ``cancelled`` is measured. Prints the median and the worst of
-``--tries`` runs (a benchmark: it prints numbers and asserts nothing).
+``--tries`` runs (a benchmark: it prints numbers and asserts nothing). With ``--workers 2`` the
+cancel is sent on new connections until one reaches the other worker (``x-responsa-worker``): it
+lands through the store (see ``engine/responses/_cancels.py``).
 
-    python bench/cancel_latency.py [--tries 10]
+    python bench/cancel_latency.py [--tries 10] [--workers 2]
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ BODY = {"model": "o1", "input": "Prove that there are infinitely many primes, ca
         "reasoning": {"effort": "high", "summary": "auto"}}  # fmt: skip
 
 
-def one(url: str) -> float:
+def one(url: str, other_worker: bool = False) -> float:
     """Seconds from sending the cancel to its answer."""
     started = threading.Event()
     found: dict[str, str] = {}
 
     def read() -> None:
         with httpx.stream("POST", f"{url}/v1/responses", json=BODY, timeout=60) as reply:
+            found["worker"] = reply.headers.get("x-responsa-worker", "")
             for line in reply.iter_lines():
                 if line.startswith("data: {"):
                     event = json.loads(line[6:])
@@ -41,9 +44,17 @@ def one(url: str) -> float:
     reader.start()
     assert started.wait(30)
     time.sleep(0.2)  # the model is thinking now
-    sent = time.perf_counter()
-    answer = httpx.post(f"{url}/v1/responses/{found['id']}/cancel", timeout=60).json()
-    took = time.perf_counter() - sent
+    while True:
+        with httpx.Client(timeout=60) as fresh:  # a new connection: the kernel picks its worker
+            sent = time.perf_counter()
+            reply = fresh.post(f"{url}/v1/responses/{found['id']}/cancel")
+            took = time.perf_counter() - sent
+        if not other_worker or reply.headers.get("x-responsa-worker") != found["worker"]:
+            break
+        assert reply.json()["status"] == "cancelled", reply.text  # landed on its own worker: try again
+        reader.join(30)
+        return one(url, other_worker)
+    answer = reply.json()
     assert answer["status"] == "cancelled", answer
     reader.join(30)
     return took
@@ -52,13 +63,15 @@ def one(url: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tries", type=int, default=10)
-    tries = parser.parse_args().tries
+    parser.add_argument("--workers", type=int, default=1)
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         db = f"sqlite:///{Path(directory) / 'r.db'}"
-        with responsa_server("--db", db, "--no-embedded") as url:
-            times = [one(url) for _ in range(tries)]
-    print(f"cancel while o1 thinks: median {statistics.median(times) * 1000:.1f} ms, "
-          f"max {max(times) * 1000:.1f} ms ({tries} tries)")  # fmt: skip
+        with responsa_server("--db", db, "--no-embedded", "--workers", str(args.workers)) as url:
+            times = [one(url, args.workers > 1) for _ in range(args.tries)]
+    where = " from the other worker" if args.workers > 1 else ""
+    print(f"cancel while o1 thinks{where}: median {statistics.median(times) * 1000:.1f} ms, "
+          f"max {max(times) * 1000:.1f} ms ({args.tries} tries)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -143,6 +143,9 @@ class ResponseRepository(Protocol):
     async def request_cancel(self, response_id: str) -> None:
         """Ask whichever process runs the response to stop it."""
 
+    async def cancel_asks(self) -> int:
+        """How many cancels were ever asked for, by any process (it changes with each ask)."""
+
     async def cancels_requested(self, response_ids: Sequence[str]) -> list[str]:
         """Which of these responses someone asked to cancel."""
 

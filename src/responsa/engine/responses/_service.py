@@ -33,11 +33,11 @@ from responsa.protocol import (
 )
 from responsa.store import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Store
 
-from .._periodic import every
 from .._tenant_views import tenant_view
 from ..output import ENCRYPTED_REASONING, KNOWN_INCLUDES, check_includes, create_view, with_includes
 from ..tools import ToolRegistry
 from ._apart import Apart
+from ._cancels import CANCELLED_POLL, CancelWatch
 from ._compaction import Compactor
 from ._event_log import EventLog, replay
 from ._leases import Leases
@@ -50,9 +50,6 @@ from ._run import Run
 __all__ = ["ResponseService"]
 
 logger = logging.getLogger(__name__)
-
-CANCEL_POLL = 0.2
-"""Seconds between checks for cancels asked for in other processes."""
 
 
 class ResponseService:
@@ -82,6 +79,7 @@ class ResponseService:
         """The tool kinds the server serves, each server-run one with its service."""
         self._opener = Opener(store, backends, self.tools, compactor, hosted_tools, max_input_items, admission, prompts)
         self._loop = RunLoop(self._running, self.leases, on_usage)
+        self._cancels = CancelWatch(store, self._running)
         self.tenant = store.tenant
         """Whose responses this service sees and creates (``for_tenant`` makes the view of another)."""
         self._views: dict[str, ResponseService] = {}
@@ -154,6 +152,7 @@ class ResponseService:
         run.saving.inputs_saved = True
         run.saving.log = EventLog(store, run.response.id, run.event_json)
         self._running[run.response.id] = run
+        self._cancels.recheck()
         self._background.start_soon(run.saving.log.write_behind)
         self._background.start_soon(self._drive, run)
         return queued
@@ -269,7 +268,7 @@ class ResponseService:
         await self._store.request_cancel(response_id)
         with anyio.move_on_after(self.leases.length):
             while response.status not in TERMINAL_STATUSES:
-                await anyio.sleep(CANCEL_POLL)
+                await anyio.sleep(CANCELLED_POLL)
                 response = await self.get(response_id)
             return response
         # Nobody acted on it within a lease: no process is running it any more.
@@ -279,15 +278,7 @@ class ResponseService:
 
     async def watch_cancels(self) -> None:
         """Act on cancels asked for in other processes, for responses running in this one."""
-        await every(CANCEL_POLL, self._act_on_cancels, "checking for cancel requests")
-
-    async def _act_on_cancels(self) -> None:
-        if not self._running:
-            return
-        for response_id in await self._store.cancels_requested(list(self._running)):
-            run = self._running.get(response_id)
-            if run is not None:
-                run.cancel_requested.set()
+        await self._cancels.watch()
 
     async def input_items(
         self,

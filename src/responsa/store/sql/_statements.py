@@ -10,12 +10,21 @@ from __future__ import annotations
 
 from sqlalchemy import bindparam, delete, func, insert, select, text, update
 
-from ._tables import conversation_items, conversations, response_events, response_items, response_removals, responses
+from ._tables import (
+    cancel_asks,
+    conversation_items,
+    conversations,
+    response_events,
+    response_items,
+    response_removals,
+    responses,
+)
 
 __all__ = [
     "APPEND_EVENTS",
     "ASK_CANCEL",
     "CANCELS_ASKED",
+    "CANCEL_ASKS",
     "CONTEXT",
     "CONVERSATION",
     "CONVERSATION_FOR_UPDATE",
@@ -75,6 +84,7 @@ CLAIM_ORPHAN = (
 )
 ASK_CANCEL = update(responses).where(_r.id == bindparam("response_id")).values(cancel_requested=True)
 CANCELS_ASKED = select(_r.id).where(_ids, _r.cancel_requested)
+CANCEL_ASKS = select(cancel_asks.c.asked).where(cancel_asks.c.id == 1)
 
 INSERT_ITEMS = insert(response_items)
 DELETE_OUTPUTS = delete(response_items).where(_i.response_id == bindparam("response_id"), _i.role == "output")

@@ -198,6 +198,9 @@ class SqlStore:
     async def request_cancel(self, response_id: str) -> None:
         await self._db.write(lambda conn: conn.execute(sql.ASK_CANCEL, {"response_id": response_id}))
 
+    async def cancel_asks(self) -> int:
+        return await self._db.read(lambda conn: conn.execute(sql.CANCEL_ASKS).scalar() or 0)
+
     async def cancels_requested(self, response_ids: Sequence[str]) -> list[str]:
         if not response_ids:
             return []

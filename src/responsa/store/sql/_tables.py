@@ -21,6 +21,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "batch_lines",
     "batches",
+    "cancel_asks",
     "chunk_vectors",
     "chunks",
     "container_file_parts",
@@ -43,7 +44,7 @@ __all__ = [
     "webhook_endpoints",
 ]
 
-SCHEMA_VERSION = "0015"
+SCHEMA_VERSION = "0016"
 """The newest migration's revision (a test keeps the two equal): a store already there skips Alembic."""
 
 metadata = MetaData()
@@ -261,6 +262,15 @@ response_removals = Table(
     # (a trigger, migration 0012); a process's context cache is good while it has not changed.
     Column("id", Integer, primary_key=True),
     Column("removed", BigInteger, nullable=False, server_default="0"),
+)
+
+cancel_asks = Table(
+    "cancel_asks",
+    metadata,
+    # One row (id 1): how many cancels have ever been asked for, counted by the database (a trigger,
+    # migration 0016); a process looks for the cancels of its responses only when it has changed.
+    Column("id", Integer, primary_key=True),
+    Column("asked", BigInteger, nullable=False, server_default="0"),
 )
 
 batches = Table(
