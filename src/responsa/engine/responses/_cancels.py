@@ -47,10 +47,15 @@ class CancelWatch:
         if not self._running:
             return
         recheck, self._recheck = self._recheck, False
-        asked = await self._store.cancel_asks()
-        if asked == self._seen and not recheck:
-            return
-        for response_id in await self._store.cancels_requested(list(self._running)):
+        try:
+            asked = await self._store.cancel_asks()
+            if asked == self._seen and not recheck:
+                return
+            asked_here = await self._store.cancels_requested(list(self._running))
+        except BaseException:
+            self._recheck |= recheck  # the store did not answer: search at the next look still
+            raise
+        for response_id in asked_here:
             run = self._running.get(response_id)
             if run is not None:
                 run.cancel_requested.set()
