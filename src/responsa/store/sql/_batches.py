@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy.sql.dml import Update
 
 from responsa.protocol import Batch, BatchCounts
 
@@ -64,6 +65,12 @@ def _counted(conn: Sql, batch: Batch, status: str) -> Batch:
     if status in _RUNNING:
         batch.request_counts = _counts(conn, batch.id)
     return batch
+
+
+def _held_line(holder: str, batch_id: str, line: int) -> Update:
+    """An update of the line, if ``holder`` still runs it (else another process took it: no row)."""
+    mine = (_l.batch_id == batch_id) & (_l.line == line) & (_l.holder == holder) & (_l.state == "running")
+    return update(batch_lines).where(mine)
 
 
 class SqlBatches:
@@ -241,13 +248,11 @@ class SqlBatches:
         await self._db.write(lambda conn: conn.execute(renew))
 
     async def finish_line(self, holder: str, batch_id: str, line: int, state: str, result: str) -> bool:
-        mine = (_l.batch_id == batch_id) & (_l.line == line) & (_l.holder == holder) & (_l.state == "running")
-        finished = update(batch_lines).where(mine).values(state=state, result=result, lease_until=None)
+        finished = _held_line(holder, batch_id, line).values(state=state, result=result, lease_until=None)
         return bool(await self._db.write(lambda conn: conn.execute(finished).rowcount))
 
     async def release_line(self, holder: str, batch_id: str, line: int) -> None:
-        mine = (_l.batch_id == batch_id) & (_l.line == line) & (_l.holder == holder) & (_l.state == "running")
-        released = update(batch_lines).where(mine).values(state="pending", holder=None, lease_until=None)
+        released = _held_line(holder, batch_id, line).values(state="pending", holder=None, lease_until=None)
         await self._db.write(lambda conn: conn.execute(released))
 
     async def claim_finishing(self, now: float, until: float) -> list[ClaimedBatch]:
