@@ -40,9 +40,23 @@ def responsa_server(
                *args]  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     with running(command, f"{url}/health", env={**os.environ, **(env or {})}) as process:
+        if "--workers" in args:
+            every_worker_answers(url, int(args[args.index("--workers") + 1]))
         if pids is not None:
             pids.append(process.pid)
         yield url
+
+
+def every_worker_answers(url: str, workers: int, wait: float = 60) -> None:
+    """Return once ``workers`` distinct workers have answered ``/health``, each on a new connection:
+    a load that opens its keep-alive connections while a worker is still starting would leave that
+    worker without any for the whole run."""
+    seen: set[str] = set()
+    deadline = time.monotonic() + wait
+    while len(seen) < workers:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"only {len(seen)} of {workers} workers answered in {wait:.0f} s")
+        seen.add(httpx.get(f"{url}/health").headers.get("x-responsa-worker", ""))
 
 
 @contextmanager
@@ -72,13 +86,17 @@ RIG = Path(__file__).resolve().parents[2] / "shared" / "bench"
 
 
 @contextmanager
-def rig_mock(python: str, *args: str, rig: Path = RIG, pin: int | None = 0) -> Iterator[str]:
+def rig_mock(
+    python: str, *args: str, rig: Path = RIG, pin: int | None = 0, pids: list[int] | None = None
+) -> Iterator[str]:
     """The rig's mock Chat Completions upstream on a free port, pinned to core ``pin`` (None: any);
-    yields its ``/v1`` URL."""
+    yields its ``/v1`` URL (and appends its pid to ``pids``)."""
     port = free_port()
     command = [*_pinned(pin), python, str(rig / "mock_upstream.py"), "--port", str(port), *args]
     url = f"http://127.0.0.1:{port}/v1"
-    with running(command, f"{url}/models"):
+    with running(command, f"{url}/models") as process:
+        if pids is not None:
+            pids.append(process.pid)
         yield url
 
 
