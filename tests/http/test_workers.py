@@ -43,7 +43,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (directory / "keys.toml").write_text(KEYS)
     process, url = start_serve("--workers", "2", "--no-embedded", "--db", f"sqlite:///{directory / 'store.db'}",
                                "--keys-file", str(directory / "keys.toml"), "--sim-token-delay-ms", "10",
-                               log=directory / "serve.log")  # fmt: skip
+                               "--cancel-poll-secs", "600", log=directory / "serve.log")  # fmt: skip
     yield url
     process.terminate()
     process.wait(30)
@@ -191,3 +191,21 @@ def test_a_burst_of_connections_is_spread_over_the_workers(server: str) -> None:
         for connection in burst:
             connection.close()
     assert len(served) == 2 and min(served.values()) >= 5, served
+
+
+def test_a_cancel_taken_by_another_worker_is_passed_to_the_one_running_it(server: str) -> None:
+    """This server reads the store's count of cancels every 600 s: the cancel reaches the worker running
+    the response only because the worker that took it tells its neighbours. (Had it not, the cancel
+    would answer after a lease, 15 s, with the output still as it was when last stored.) The killed
+    worker of the test above left its socket behind: telling it is skipped."""
+    with distinct_workers(server, headers=FREE) as (one, two):
+        started = one.openai("sk-free").responses.create(
+            model="sim", input="Write at length about the history of navigation", background=True,
+            max_output_tokens=3000,
+        )  # fmt: skip
+        with one.another() as watcher, watcher.http.stream("GET", f"/responses/{started.id}", headers=FREE,
+                                                          params={"stream": "true"}) as reply:  # fmt: skip
+            next(line for line in reply.iter_lines() if '"response.output_text.delta"' in line)
+        cancelled = two.openai("sk-free").responses.cancel(started.id, timeout=10)
+        assert cancelled.status == "cancelled"
+        assert cancelled.output[0].status == "incomplete"

@@ -291,6 +291,16 @@ class Settings:
             "at start-up and then once per lease (see docs/api.md, Durability)."
         ),
     )
+    cancel_poll_secs: float = option(
+        0.05,
+        minimum=0.01,
+        summary="How often a process reads the store's count of cancels, for those asked in other processes.",
+        doc=(
+            "How often each process reads the store's count of cancels (one row), to act on a cancel asked through "
+            "another replica for a response it runs: a cancel from another replica lands within about this. The "
+            "workers of one `--workers N` server also tell each other of a cancel at once, without waiting for it."
+        ),
+    )
     batch_concurrency: int = option(
         64,
         minimum=1,

@@ -14,9 +14,14 @@ __all__ = ["every"]
 logger = logging.getLogger(__name__)
 
 
-async def every(interval: float, job: Callable[[], Awaitable[object]], what: str) -> None:
+async def every(
+    interval: float,
+    job: Callable[[], Awaitable[object]],
+    what: str,
+    wake: Callable[[], Awaitable[object]] | None = None,
+) -> None:
     """Run ``job`` now and then every ``interval`` seconds, forever; a failure is logged, and the next run
-    goes on as planned."""
+    goes on as planned. ``wake``: the next run comes as soon as it returns, if that is sooner."""
     while True:
         try:
             await job()
@@ -24,4 +29,8 @@ async def every(interval: float, job: Callable[[], Awaitable[object]], what: str
             logger.warning("%s failed: %s", what, error.reason)
         except Exception:
             logger.exception("%s failed", what)
-        await anyio.sleep(interval)
+        if wake is None:
+            await anyio.sleep(interval)
+            continue
+        with anyio.move_on_after(interval):
+            await wake()

@@ -54,6 +54,7 @@ from ._limits import Limiter, RateLimiter
 from ._metrics import Metrics
 from ._middleware import Gate
 from ._model_process import embedded_backends
+from ._neighbours import worker_neighbours
 from ._routes import routes
 from ._secret import secret_key
 from ._services import HttpLimits, Services
@@ -191,6 +192,7 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
             stack.push_async_callback(store.aclose)
             stack.push_async_callback(limiter.aclose)
             await store.migrate()
+            neighbours = None if group is None else stack.enter_context(worker_neighbours(group.neighbours_directory))
             provider = search_provider(settings)
             capabilities = [
                 store_capability(settings.db_url, "schema migrated to the newest revision"),
@@ -223,6 +225,7 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
                 hosted_tools=settings.hosted_tools,
                 compactor=compactor,
                 prompts=PromptLibrary(settings.prompts_dir),
+                cancel_poll=settings.cancel_poll_secs,
             )
             metrics.workers = registry.workers
             metrics.held = responses.generations
@@ -271,7 +274,7 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
             tasks.start_soon(registry.monitor)
             tasks.start_soon(leases.watch_orphans)
             tasks.start_soon(leases.renew_forever)
-            tasks.start_soon(responses.watch_cancels)
+            tasks.start_soon(responses.watch_cancels, neighbours)
             tasks.start_soon(runner.serve)
             tasks.start_soon(WebhookDeliverer(outbox, sender).serve)
             if group is not None:

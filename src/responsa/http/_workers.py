@@ -1,8 +1,9 @@
 """What the workers of one ``responsa serve --workers N`` share besides the store, set up by the parent
 before the first worker starts: the store migrated once, a directory for the rate-limit buckets
-(``SharedRateLimiter``), for each worker's published metrics (one ``/metrics`` sums them)
-and for the socket of the model process serving the embedded models to all of them
-(``_model_process``), removed when the server stops."""
+(``SharedRateLimiter``), for each worker's published metrics (one ``/metrics`` sums them), for the
+sockets by which workers tell each other of cancels (``_neighbours``) and for the socket of the model
+process serving the embedded models to all of them (``_model_process``), removed when the server
+stops."""
 
 from __future__ import annotations
 
@@ -38,6 +39,10 @@ class WorkerGroup:
     def metrics_directory(self) -> Path:
         return self.directory / "metrics"
 
+    @property
+    def neighbours_directory(self) -> Path:
+        return self.directory / "neighbours"
+
 
 @contextmanager
 def worker_group(settings: Settings, size: int) -> Iterator[WorkerGroup]:
@@ -47,6 +52,7 @@ def worker_group(settings: Settings, size: int) -> Iterator[WorkerGroup]:
         models = ModelProcess(settings, Path(directory) / "models.sock") if has_embedded(settings) else None
         group = WorkerGroup(Path(directory), size, None if models is None else models.path)
         group.metrics_directory.mkdir()
+        group.neighbours_directory.mkdir()
         if models is not None:
             models.start()
         try:

@@ -37,7 +37,7 @@ from .._tenant_views import tenant_view
 from ..output import ENCRYPTED_REASONING, KNOWN_INCLUDES, check_includes, create_view, with_includes
 from ..tools import ToolRegistry
 from ._apart import Apart
-from ._cancels import CANCELLED_POLL, CancelWatch
+from ._cancels import CANCEL_POLL, CANCELLED_POLL, CancelWatch, Neighbours
 from ._compaction import Compactor
 from ._event_log import EventLog, replay
 from ._leases import Leases
@@ -68,6 +68,7 @@ class ResponseService:
         hosted_tools: str = "ignore",
         admission: tuple[int, int, float] = (256, 64, 2.0),
         prompts: PromptLibrary | None = None,
+        cancel_poll: float = CANCEL_POLL,
     ) -> None:
         self._store = store
         self._backends = backends
@@ -79,7 +80,7 @@ class ResponseService:
         """The tool kinds the server serves, each server-run one with its service."""
         self._opener = Opener(store, backends, self.tools, compactor, hosted_tools, max_input_items, admission, prompts)
         self._loop = RunLoop(self._running, self.leases, on_usage)
-        self._cancels = CancelWatch(store, self._running)
+        self._cancels = CancelWatch(store, self._running, cancel_poll)
         self.tenant = store.tenant
         """Whose responses this service sees and creates (``for_tenant`` makes the view of another)."""
         self._views: dict[str, ResponseService] = {}
@@ -266,6 +267,7 @@ class ResponseService:
                 code="response_not_cancellable",
             )
         await self._store.request_cancel(response_id)
+        self._cancels.asked()
         with anyio.move_on_after(self.leases.length):
             while response.status not in TERMINAL_STATUSES:
                 await anyio.sleep(CANCELLED_POLL)
@@ -276,9 +278,10 @@ class ResponseService:
         await self._scoped.save_response(response)
         return response
 
-    async def watch_cancels(self) -> None:
-        """Act on cancels asked for in other processes, for responses running in this one."""
-        await self._cancels.watch()
+    async def watch_cancels(self, neighbours: Neighbours | None = None) -> None:
+        """Act on cancels asked for in other processes, for responses running in this one; ``neighbours``:
+        this server's other processes on this machine, told of cancels asked here and heard at once."""
+        await self._cancels.watch(neighbours)
 
     async def input_items(
         self,
