@@ -1,6 +1,7 @@
 """Several responsa processes on one store behave as one service: two replicas on one PostgreSQL
-database, and the two workers of one ``responsa serve --workers 2`` on one SQLite file (each client
-pinned to a worker, so every step below crosses from one process to the other)."""
+database (sharing a ``--secret-key``, as a fleet must), and the two workers of one ``responsa serve
+--workers 2`` on one SQLite file and on PostgreSQL (no key given: the server makes one for all its
+workers). Each client is pinned to a process, so every step below crosses from one to the other."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def _replicas(urls: list[str]) -> Iterator[list[Place]]:
             place.http.close()
 
 
-@pytest.fixture(scope="module", params=["replicas", "workers"])
+@pytest.fixture(scope="module", params=["replicas", "workers", "postgres workers"])
 def places(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     """Two processes of one service: ``with places() as (one, two)``."""
     processes = []
@@ -50,8 +51,11 @@ def places(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         if request.param == "replicas":
             postgres_url = request.getfixturevalue("postgres_url")
             for _ in range(2):
-                processes.append(_serving(["--db", postgres_url]))
+                processes.append(_serving(["--db", postgres_url, "--secret-key", "the fleet's own"]))
             yield lambda: _replicas([url for _, url in processes])
+        elif request.param == "postgres workers":
+            processes.append(_serving(["--db", request.getfixturevalue("postgres_url"), "--workers", "2"]))
+            yield lambda: distinct_workers(processes[0][1])
         else:
             db = Path(tmp_path_factory.mktemp("workers")) / "responsa.db"
             processes.append(_serving(["--db", f"sqlite:///{db}", "--workers", "2"]))
@@ -111,6 +115,17 @@ def test_a_response_deleted_there_leaves_a_chain_read_here(places: Pair) -> None
         here = a.responses.create(model="sim", input="next", previous_response_id=second.id)
         assert here.usage is not None and there.usage is not None and cached.usage is not None
         assert here.usage.input_tokens == there.usage.input_tokens < cached.usage.input_tokens
+
+
+def test_a_compaction_made_here_opens_there(places: Pair) -> None:
+    history = [{"role": "user", "content": "Remember: the code word is heliotrope."},
+               {"role": "assistant", "content": "Noted: heliotrope."}]  # fmt: skip
+    with places() as (one, two):
+        compacted = one.openai().responses.compact(model="sim", input=history)
+        items = [item.to_dict(warnings=False) for item in compacted.output]
+        assert [item["type"] for item in items] == ["message", "compaction"]
+        follow = two.openai().responses.create(model="sim", input=[*items, {"role": "user", "content": "The word?"}])
+        assert follow.status == "completed"
 
 
 def test_background_on_one_resumed_and_cancelled_on_the_other(places: Pair) -> None:

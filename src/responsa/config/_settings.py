@@ -376,7 +376,8 @@ class Settings:
         doc=(
             "Seals the `encrypted_content` of compaction and reasoning items (AES-GCM, bound to the tenant). "
             "Without it, a random 32-byte key is made once in `<database>.key` (mode 0600) beside a SQLite file; with "
-            "PostgreSQL or an in-memory database a key for this process only is used and a warning is logged. "
+            "PostgreSQL or an in-memory database a key for this server only (shared by its `--workers`) is used and "
+            "a warning is logged. "
             "Replicas sharing a store must share this key, or one replica's compaction items are a `400 "
             "invalid_encrypted_content` on another (and its reasoning is left out there, see docs/api.md)."
         ),

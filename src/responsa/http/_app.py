@@ -212,7 +212,8 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
                 ImageGenerationKind(registry),
                 CodeInterpreterKind(containers, code_status),
             ])  # fmt: skip
-            compactor = Compactor(store, registry, Sealer(secret_key(settings)), tools)
+            sealer = Sealer(secret_key(settings) if group is None else group.secret)
+            compactor = Compactor(store, registry, sealer, tools)
             responses = ResponseService(
                 store,
                 registry,

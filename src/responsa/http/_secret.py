@@ -18,7 +18,8 @@ logger = logging.getLogger(__name__)
 def secret_key(settings: Settings) -> bytes:
     """The key that seals compaction items: from ``--secret-key``; else a random one kept in a file
     beside the SQLite database (made on first start); else, for PostgreSQL or an in-memory database,
-    a random one for this process only, with a warning (other replicas cannot open its items)."""
+    a random one for this server only, with a warning (other replicas cannot open its items). The
+    parent of ``--workers N`` calls it once and hands the key to every worker (``WorkerGroup``)."""
     if settings.secret_key:
         return hashlib.sha256(settings.secret_key.encode()).digest()
     database = settings.db_url.removeprefix("sqlite:///")
@@ -32,7 +33,7 @@ def secret_key(settings: Settings) -> bytes:
         key = path.read_bytes()
         if len(key) == 32:
             return key
-        logger.warning("%s does not hold a 32-byte key; using one for this process only", path)
+        logger.warning("%s does not hold a 32-byte key; using one for this server only", path)
     else:
-        logger.warning("no --secret-key: compaction items made here open only in this process")
+        logger.warning("no --secret-key: compaction items made here open only on this server until it stops")
     return os.urandom(32)

@@ -1,5 +1,6 @@
 """What the workers of one ``responsa serve --workers N`` share besides the store, set up by the parent
-before the first worker starts: the store migrated once, a directory for the rate-limit buckets
+before the first worker starts: the store migrated once, the key that seals compaction items (made
+once, so an item made by one worker opens on every other), a directory for the rate-limit buckets
 (``SharedRateLimiter``), for each worker's published metrics (one ``/metrics`` sums them), for the
 sockets by which workers tell each other of cancels (``_neighbours``) and for the socket of the model
 process serving the embedded models to all of them (``_model_process``), removed when the server
@@ -18,6 +19,7 @@ from responsa.config import Settings
 from responsa.store import SqlStore
 
 from ._model_process import ModelProcess, has_embedded
+from ._secret import secret_key
 
 __all__ = ["WorkerGroup", "worker_group"]
 
@@ -28,6 +30,8 @@ class WorkerGroup:
 
     directory: Path
     size: int
+    secret: bytes
+    """The key that seals what clients hand back (``_secret.secret_key``), the same in every worker."""
     models_socket: Path | None = None
     """Where the model process serves the embedded models (None: there are none)."""
 
@@ -50,7 +54,7 @@ def worker_group(settings: Settings, size: int) -> Iterator[WorkerGroup]:
     asyncio.run(_migrate(settings.db_url))
     with tempfile.TemporaryDirectory(prefix="responsa-workers-") as directory:
         models = ModelProcess(settings, Path(directory) / "models.sock") if has_embedded(settings) else None
-        group = WorkerGroup(Path(directory), size, None if models is None else models.path)
+        group = WorkerGroup(Path(directory), size, secret_key(settings), None if models is None else models.path)
         group.metrics_directory.mkdir()
         group.neighbours_directory.mkdir()
         if models is not None:
