@@ -3,7 +3,9 @@
 - the built-in ``openai`` provider with ``openai_base_url`` (what most guides say): WebSocket mode,
   starting each thread with a ``generate: false`` prewarm, and remote compaction v2;
 - a custom provider named "OpenAI" over HTTP, which compacts remotely too, reading the model catalog
-  from ``model_catalog_url``.
+  from ``model_catalog_url``;
+- the built-in provider against ``responsa serve --workers 2`` on PostgreSQL (no ``--secret-key``): its
+  connections (the WebSocket of each run, the catalog, the compaction) land on either worker.
 
 Codex reports a WebSocket it could not use as an ``error`` item ("Falling back from WebSockets to
 HTTPS transport") and a model it has no metadata for as another ("Model metadata for … not found"):
@@ -21,9 +23,10 @@ from typing import Any
 import httpx
 import pytest
 
+from responsa.config import Settings
 from tests.backends.mock_upstream import Stream, text_chunks
 from tests.backends.test_chat_completions import Rig, start_rig
-from tests.conftest import LiveServer, sqlite_server
+from tests.conftest import LiveServer, sqlite_server, start_serve
 from tests.test_codex import Codex, call_chunks, custom_provider, items
 
 COMPACT_AT = 3000
@@ -34,6 +37,15 @@ alone are about 5,600 tokens with the catalog's instructions, so a resumed sessi
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     yield from sqlite_server(tmp_path_factory, "codex-default")
+
+
+@pytest.fixture(scope="module")
+def workers(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> Iterator[LiveServer]:
+    directory = tmp_path_factory.mktemp("codex-workers")
+    process, url = start_serve("--workers", "2", "--no-embedded", "--db", postgres_url, log=directory / "serve.log")
+    yield LiveServer(url, Settings())
+    process.terminate()
+    process.wait(30)
 
 
 @pytest.fixture
@@ -101,6 +113,13 @@ def test_the_default_provider_runs_a_shell_loop_resumes_and_compacts_remotely(
     home = tmp_path / "home"
     codex = Codex(home, tmp_path / "work", server.v1, "sim", config=default_provider(server, home))
     assert errors(shell_then_compacting_resume(codex)) == []
+
+
+def test_the_default_provider_works_through_two_workers(workers: LiveServer, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    codex = Codex(home, tmp_path / "work", workers.v1, "sim", config=default_provider(workers, home))
+    assert errors(shell_then_compacting_resume(codex)) == []
+    assert errors(codex.exec("resume", "--last", "What did the command print?")) == []
 
 
 def test_a_custom_provider_named_openai_compacts_over_http_and_reads_the_catalog(
