@@ -1,12 +1,12 @@
 """Cancels asked for in other processes (workers, replicas), acted on in the one running the response.
 
 The store counts every cancel asked for (migration 0016), so a process looks every
-:data:`CANCEL_POLL` with a read of one row, and searches the ids of the responses it runs only when
-that count changed: a cancel from another worker lands within about 50 ms, and a process with many
-responses running does not search them twenty times a second (checking every 50 ms with the search
-cost 10-13 us of CPU per request on the rig). Processes of one server on one machine (``--workers``) also
-tell each other at once (:class:`Neighbours`), so a cancel reaching another worker than the one
-running the response does not wait for that look."""
+:data:`CANCEL_POLL` (``--cancel-poll-secs``) with a read of one row, and searches the ids of the
+responses it runs only when that count changed: a cancel from another replica lands within about
+50 ms, and a process with many responses running does not search them twenty times a second
+(checking every 50 ms with the search cost 10-13 us of CPU per request on the rig). Processes of one
+server on one machine (``--workers``) also tell each other at once (:class:`Neighbours`), so a cancel
+reaching another worker than the one running the response does not wait for that look."""
 
 from __future__ import annotations
 
