@@ -184,6 +184,21 @@ def rig_load(python: str, url: str, *flags: str, rig: Path = RIG, pin: int | Non
     return summary
 
 
+def rig_loads(
+    python: str, urls: list[str], *flags: str, rig: Path = RIG, first: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
+    """The rig's load.py once per URL, all at once and on any core (``first``: flags for the first only,
+    such as ``--pid``); each one's JSON summary. One load.py drives one core: a server with many cores
+    needs several."""
+    commands = [[python, str(rig / "load.py"), "--url", url, *flags, *(first if index == 0 else ())]
+                for index, url in enumerate(urls)]  # fmt: skip
+    running = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for command in commands]
+    outputs = [process.communicate()[0] for process in running]
+    if any(process.returncode for process in running):
+        raise RuntimeError(f"load.py failed: {[process.returncode for process in running]}")
+    return [json.loads(next(line for line in output.splitlines() if line.startswith("{"))) for output in outputs]
+
+
 def mock_alone_rps(python: str, upstream: str, mode: str, concurrency: int, seconds: float, rig: Path = RIG) -> float:
     """The rig's mock driven straight by load.py (``mode`` json or stream): the yardstick's req/s."""
     flags = ["--api", "chat", "-c", str(concurrency), "-d", str(seconds), *(["--stream"] * (mode == "stream"))]

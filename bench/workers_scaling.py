@@ -14,8 +14,13 @@ the rate these cores allow if every request cost the server what it cost with th
 measured ratio meets the ceiling's, the workers scale as far as the rig's share of the cores lets
 them; where it falls short, the gap is the workers' own (more CPU per request, or waiting).
 
+One load.py and one mock each drive one core. On a machine with many cores, ``--rig-processes K``
+runs K mocks (responsa balances the model over them, as over several ``--upstream`` workers) and K
+load.py at once, the concurrency split between them; their requests are summed (p50: the median of
+theirs).
+
     python bench/workers_scaling.py --rig ../shared/bench --rig-python /tmp/rig/bin/python \\
-        [--workers 1 2] [--seconds 15] [--rounds 3] [--concurrency 64] [--plot scaling.png]
+        [--workers 1 2] [--seconds 15] [--rounds 3] [--concurrency 64] [--rig-processes 1] [--plot scaling.png]
 """
 
 from __future__ import annotations
@@ -25,10 +30,12 @@ import os
 import statistics
 import tempfile
 from collections import defaultdict
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from _server import mock_alone_rps, responsa_server, rig_arguments, rig_load, rig_mock
+from _server import responsa_server, rig_arguments, rig_loads, rig_mock
 
 MODES = ("json", "stream")
 
@@ -44,24 +51,47 @@ def worker_peaks(parent: int) -> list[float]:
     return peaks
 
 
-def one_round(args: argparse.Namespace, upstream: str, mock: int, workers: int, tmp: str) -> dict[str, dict[str, Any]]:
+def one_round(
+    args: argparse.Namespace, upstreams: list[str], mocks: list[int], workers: int, tmp: str
+) -> dict[str, dict[str, Any]]:
     """One server with ``workers`` workers, each mode once; what load.py said, with the workers' peaks
-    and the CPU time per request of the server and of the rig (load.py and the ``mock`` process)."""
+    and the CPU time per request of the server and of the rig (load.py and the ``mocks`` processes)."""
     pids: list[int] = []
-    flags = ("--db", f"sqlite:///{tmp}/w{workers}.db", "--no-embedded", "--no-simulator", "--upstream", upstream)
+    flags = ["--db", f"sqlite:///{tmp}/w{workers}.db", "--no-embedded", "--no-simulator"]
+    for upstream in upstreams:
+        flags += ["--upstream", upstream]
     results = {}
     with responsa_server(*flags, "--workers", str(workers), pin=None, pids=pids) as url:
         for mode in MODES:
-            load = ["-c", str(args.concurrency), "-d", str(args.seconds), "--store", "true"]
-            load += ["--pid", str(pids[0]), "--aux-pid", str(mock)]
-            result = results[mode] = rig_load(args.rig_python, url, *load, *(["--stream"] * (mode == "stream")),
-                                              rig=args.rig, pin=None)  # fmt: skip
-            served = max(result["ok"], 1)
-            result["server_us"] = result["server_cpu_s"] / served * 1e6
-            result["rig_us"] = (result["loadgen_cpu_s"] + sum(result["aux_cpu_s"].values())) / served * 1e6
-            peaks = worker_peaks(pids[0]) if workers > 1 else [peak_rss(pids[0])]
-            results[mode]["worker_peaks_mb"] = peaks
+            share = max(args.concurrency // args.rig_processes, 1)
+            load = ["-c", str(share), "-d", str(args.seconds), "--store", "true", *(["--stream"] * (mode == "stream"))]
+            watch = ("--pid", str(pids[0]), *(flag for mock in mocks for flag in ("--aux-pid", str(mock))))
+            found = rig_loads(args.rig_python, [url] * args.rig_processes, *load, rig=args.rig, first=watch)
+            result = results[mode] = merged(found)
+            result["worker_peaks_mb"] = worker_peaks(pids[0]) if workers > 1 else [peak_rss(pids[0])]
     return results
+
+
+def merged(found: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several load.py summaries of one run as one: requests summed, p50 the median of theirs, the server's
+    and the mocks' CPU as the first (which watched them) saw it, every load.py's own added."""
+    served = max(sum(each["ok"] for each in found), 1)
+    rig_cpu = sum(each["loadgen_cpu_s"] for each in found) + sum(found[0]["aux_cpu_s"].values())
+    return {
+        "rps": sum(each["rps"] for each in found),
+        "errors": sum(each["errors"] for each in found),
+        "lat_p50_ms": statistics.median(each["lat_p50_ms"] for each in found),
+        "server_us": found[0]["server_cpu_s"] / served * 1e6,
+        "rig_us": rig_cpu / served * 1e6,
+    }
+
+
+def mocks_alone_rps(args: argparse.Namespace, upstreams: list[str], mode: str) -> float:
+    """The rig's mocks driven straight by load.py, one each: the yardstick's req/s."""
+    flags = ["--api", "chat", "-c", str(max(args.concurrency // len(upstreams), 1)), "-d", str(args.seconds)]
+    urls = [upstream.removesuffix("/v1") for upstream in upstreams]
+    flags += ["--stream"] * (mode == "stream")
+    return float(sum(each["rps"] for each in rig_loads(args.rig_python, urls, *flags, rig=args.rig)))
 
 
 def peak_rss(pid: int) -> float:
@@ -77,18 +107,19 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=15)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--rig-processes", type=int, default=1, help="mocks and load.py processes (one core each)")
     parser.add_argument("--plot", type=Path, default=None, help="a PNG of req/s against workers")
     args = parser.parse_args()
     runs: dict[tuple[int, str], list[dict[str, Any]]] = defaultdict(list)
-    mock: list[int] = []
-    with tempfile.TemporaryDirectory() as tmp, rig_mock(args.rig_python, "--tokens", "64", rig=args.rig,
-                                                        pin=None, pids=mock) as upstream:  # fmt: skip
+    mocks: list[int] = []
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        mock = partial(rig_mock, args.rig_python, "--tokens", "64", rig=args.rig, pin=None, pids=mocks)
+        upstreams = [stack.enter_context(mock()) for _ in range(args.rig_processes)]
         for _ in range(args.rounds):
             for workers in args.workers:
-                for mode, result in one_round(args, upstream, mock[0], workers, tmp).items():
+                for mode, result in one_round(args, upstreams, mocks, workers, tmp).items():
                     runs[workers, mode].append(result)
-        alone = {mode: mock_alone_rps(args.rig_python, upstream, mode, args.concurrency, args.seconds, rig=args.rig)
-                 for mode in MODES}  # fmt: skip
+        alone = {mode: mocks_alone_rps(args, upstreams, mode) for mode in MODES}
     print(f"{'mode':<7}{'workers':>8}{'req/s':>9}{'ratio':>7}{'p50 ms':>8}{'errors':>8}{'RSS/worker MB':>15}"
           f"{'RSS MB':>8}{'server µs':>11}{'rig µs':>8}{'ceiling':>9}{'ratio':>7}")  # fmt: skip
     medians: dict[tuple[int, str], float] = {}
