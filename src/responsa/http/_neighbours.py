@@ -29,9 +29,14 @@ class WorkerNeighbours:
 
     def tell(self) -> None:
         for path in self._directory.glob("*.sock"):
-            if path != self._path:
-                with suppress(OSError):  # gone (refused), or its queue is full: it will look anyway
-                    self._socket.sendto(b"!", str(path))
+            if path == self._path:
+                continue
+            try:
+                self._socket.sendto(b"!", str(path))
+            except ConnectionRefusedError:  # no one is bound to it: a worker that was killed left it
+                path.unlink(missing_ok=True)
+            except OSError:  # its queue is full: it will look anyway
+                pass
 
     async def hear(self) -> None:
         await asyncio.get_running_loop().sock_recv(self._socket, 16)
