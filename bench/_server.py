@@ -205,6 +205,24 @@ def mock_alone_rps(python: str, upstream: str, mode: str, concurrency: int, seco
     return float(rig_load(python, upstream.removesuffix("/v1"), *flags, rig=rig)["rps"])
 
 
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every process under it."""
+    tree = [pid]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            tree += process_tree(int(child))
+    return tree
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time a process has used (user and system), from /proc; 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def time_wait_to(url: str) -> int:
     """Sockets in TIME_WAIT towards ``url``'s port: each is a connection opened and closed, not reused."""
     port = int(url.split(":")[2].split("/")[0])

@@ -10,7 +10,7 @@ alone at the same concurrency, the yardstick. Store on (SQLite), 64 tokens.
 It also prints where the CPU went, per request served: the server's processes (``server µs``) and
 the rig's (load.py and the mock, ``rig µs``), each from /proc over the run. From them, ``ceiling``:
 the rate these cores allow if every request cost the server what it cost with the first count
-(``min(N / N₁ × rate₁, cores / (server₁ + rig))``), and its ratio to the first count's rate. Where the
+(``min(rate₁ * N / N₁, cores / (server₁ + rig))``), and its ratio to the first count's rate. Where the
 measured ratio meets the ceiling's, the workers scale as far as the rig's share of the cores lets
 them; where it falls short, the gap is the workers' own (more CPU per request, or waiting).
 
