@@ -178,24 +178,23 @@ def ab_pythons(args: argparse.Namespace) -> dict[str, str]:
 
 def rig_load(python: str, url: str, *flags: str, rig: Path = RIG, pin: int | None = 0) -> dict[str, Any]:
     """One run of the rig's load.py (pinned to core ``pin``, None: any) against ``url``: its JSON summary."""
-    command = [*_pinned(pin), python, str(rig / "load.py"), "--url", url, *flags]
-    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    summary: dict[str, Any] = json.loads(next(line for line in output.splitlines() if line.startswith("{")))
-    return summary
+    return rig_loads(python, [url], *flags, rig=rig, pin=pin)[0]
 
 
 def rig_loads(
-    python: str, urls: list[str], *flags: str, rig: Path = RIG, first: tuple[str, ...] = ()
+    python: str, urls: list[str], *flags: str, rig: Path = RIG, first: tuple[str, ...] = (), pin: int | None = None
 ) -> list[dict[str, Any]]:
-    """The rig's load.py once per URL, all at once and on any core (``first``: flags for the first only,
-    such as ``--pid``); each one's JSON summary. One load.py drives one core: a server with many cores
-    needs several."""
-    commands = [[python, str(rig / "load.py"), "--url", url, *flags, *(first if index == 0 else ())]
+    """The rig's load.py once per URL, all at once, on core ``pin`` (None: any) (``first``: flags for the
+    first only, such as ``--pid``); each one's JSON summary. One load.py drives one core: a server with
+    many cores needs several."""
+    commands = [[*_pinned(pin), python, str(rig / "load.py"), "--url", url, *flags, *(first if index == 0 else ())]
                 for index, url in enumerate(urls)]  # fmt: skip
-    running = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for command in commands]
+    running = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for command in commands]  # fmt: skip
     outputs = [process.communicate()[0] for process in running]
-    if any(process.returncode for process in running):
-        raise RuntimeError(f"load.py failed: {[process.returncode for process in running]}")
+    for command, process in zip(commands, running, strict=True):
+        if process.returncode:
+            raise subprocess.CalledProcessError(process.returncode, command)
     return [json.loads(next(line for line in output.splitlines() if line.startswith("{"))) for output in outputs]
 
 

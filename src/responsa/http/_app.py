@@ -6,7 +6,7 @@ import logging
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, closing
 from functools import partial
 
 import anyio
@@ -54,7 +54,7 @@ from ._limits import Limiter, RateLimiter
 from ._metrics import Metrics
 from ._middleware import Gate
 from ._model_process import embedded_backends
-from ._neighbours import worker_neighbours
+from ._neighbours import WorkerNeighbours
 from ._routes import routes
 from ._secret import secret_key
 from ._services import HttpLimits, Services
@@ -192,7 +192,9 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
             stack.push_async_callback(store.aclose)
             stack.push_async_callback(limiter.aclose)
             await store.migrate()
-            neighbours = None if group is None else stack.enter_context(worker_neighbours(group.neighbours_directory))
+            neighbours = (
+                None if group is None else stack.enter_context(closing(WorkerNeighbours(group.neighbours_directory)))
+            )
             provider = search_provider(settings)
             capabilities = [
                 store_capability(settings.db_url, "schema migrated to the newest revision"),

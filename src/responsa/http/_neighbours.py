@@ -9,11 +9,10 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from pathlib import Path
 
-__all__ = ["WorkerNeighbours", "worker_neighbours"]
+__all__ = ["WorkerNeighbours"]
 
 
 class WorkerNeighbours:
@@ -47,13 +46,3 @@ class WorkerNeighbours:
     def close(self) -> None:
         self._socket.close()
         self._path.unlink(missing_ok=True)
-
-
-@contextmanager
-def worker_neighbours(directory: Path) -> Iterator[WorkerNeighbours]:
-    """This worker's place among its neighbours for as long as it serves."""
-    neighbours = WorkerNeighbours(directory)
-    try:
-        yield neighbours
-    finally:
-        neighbours.close()
