@@ -6,6 +6,7 @@ class, the one the server uses).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -186,3 +187,53 @@ def test_a_write_waits_for_another_process_lock_without_stopping_the_loop(db_pat
         await store.aclose()
 
     anyio.run(main)
+
+
+def test_a_cancelled_writer_waiting_for_another_process_lock_does_not_spin(db_path: Path) -> None:
+    """A writer cancelled while its batch waits for a lock another process holds waits quietly: the
+    loop turns once per lock retry (``LOCK_RETRY_SECS``), not once per cancel its scope delivers
+    again (a loop that turned tens of thousands of times a second while the lock was held)."""
+    import selectors
+    import sqlite3
+
+    from responsa.store.sql._sqlite_database import LOCK_RETRY_SECS
+
+    class CountingSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+        selects = 0
+
+        def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+            CountingSelector.selects += 1
+            return super().select(timeout)
+
+    async def main() -> None:
+        store = SqlStore(f"sqlite:///{db_path}")
+        await store.migrate()
+        other = sqlite3.connect(db_path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        ended = anyio.Event()
+
+        async def cancelled_writer(scope: anyio.CancelScope) -> None:
+            with scope:
+                try:
+                    await store.conversations().create_conversation(_conversation("conv_cancelled"), [])
+                finally:
+                    ended.set()
+
+        async with anyio.create_task_group() as group:
+            scope = anyio.CancelScope()
+            group.start_soon(cancelled_writer, scope)
+            await anyio.sleep(0.01)  # the batch has met the lock
+            scope.cancel()
+            before, start = CountingSelector.selects, time.monotonic()
+            await anyio.sleep(0.5)
+            turns, held = CountingSelector.selects - before, time.monotonic() - start
+            assert not ended.is_set()
+            other.execute("COMMIT")
+            await ended.wait()
+        assert turns < 3 * held / LOCK_RETRY_SECS, f"{turns} turns of the loop in {held:.2f} s"
+        # the write was done all the same (a cancel never half-does one)
+        assert [row[0] for row in other.execute("SELECT id FROM conversations")] == ["conv_cancelled"]
+        other.close()
+        await store.aclose()
+
+    anyio.run(main, backend_options={"loop_factory": lambda: asyncio.SelectorEventLoop(CountingSelector())})

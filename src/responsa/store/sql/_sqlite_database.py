@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
+import anyio
 from sqlalchemy import Connection, create_engine, event
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.sql import ClauseElement, Executable
@@ -219,12 +220,14 @@ GATHER_TURNS = 4
 
 async def _outlast(batch: _Batch) -> None:
     """Wait until ``batch`` is over (a few turns of the event loop, or as long as another process
-    holds the write lock), whatever cancels come."""
-    while not batch.over:
-        try:
-            await asyncio.sleep(0)
-        except asyncio.CancelledError:  # delivered again each turn while its scope is cancelled
-            pass
+    holds the write lock), whatever cancels come. Shielded, so a cancelled scope does not deliver its
+    cancel again every turn of the loop while the wait lasts; a plain task cancel comes once."""
+    with anyio.CancelScope(shield=True):
+        while not batch.ended.done():
+            try:
+                await asyncio.shield(batch.ended)
+            except asyncio.CancelledError:
+                pass
 
 
 class _Job:
@@ -245,7 +248,8 @@ class _Batch:
 
     def __init__(self) -> None:
         self.jobs: list[_Job] = []
-        self.over = False
+        self.ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        """Done once every job has its outcome: what a cancelled writer waits on."""
         self.locked_out_since = 0.0
         """When the batch first found the write lock held by another process (0: it has not)."""
         self.failure: Exception | None = None
@@ -274,7 +278,7 @@ class _Batch:
             for job in self.jobs:
                 job.error = job.error or failure
         finally:
-            self.over = True
+            self.ended.set_result(None)
             for job in self.jobs:
                 if not job.done.done():  # a cancelled writer's is cancelled already
                     job.done.set_result(None)
