@@ -7,6 +7,7 @@ class, the one the server uses).
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from pathlib import Path
 
@@ -156,17 +157,23 @@ def test_a_cancelled_writer_still_writes_and_hears_of_it_after(db_path: Path) ->
     anyio.run(main)
 
 
+async def _with_the_lock_held_elsewhere(db_path: Path) -> tuple[SqlStore, sqlite3.Connection]:
+    """A migrated store on ``db_path`` and another connection holding the file's write lock (as
+    another worker of ``--workers`` would)."""
+    store = SqlStore(f"sqlite:///{db_path}")
+    await store.migrate()
+    other = sqlite3.connect(db_path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    return store, other
+
+
 def test_a_write_waits_for_another_process_lock_without_stopping_the_loop(db_path: Path) -> None:
     """With the file's write lock held elsewhere (another worker of ``--workers``: here another
     connection), a write waits for it while the event loop goes on serving; it commits once the lock
     is let go. (SQLite's own busy handler would sleep with the loop stopped.)"""
-    import sqlite3
 
     async def main() -> None:
-        store = SqlStore(f"sqlite:///{db_path}")
-        await store.migrate()
-        other = sqlite3.connect(db_path, isolation_level=None)
-        other.execute("BEGIN IMMEDIATE")
+        store, other = await _with_the_lock_held_elsewhere(db_path)
         written = anyio.Event()
 
         async def write() -> None:
@@ -194,7 +201,6 @@ def test_a_cancelled_writer_waiting_for_another_process_lock_does_not_spin(db_pa
     loop turns once per lock retry (``LOCK_RETRY_SECS``), not once per cancel its scope delivers
     again (a loop that turned tens of thousands of times a second while the lock was held)."""
     import selectors
-    import sqlite3
 
     from responsa.store.sql._sqlite_database import LOCK_RETRY_SECS
 
@@ -206,10 +212,7 @@ def test_a_cancelled_writer_waiting_for_another_process_lock_does_not_spin(db_pa
             return super().select(timeout)
 
     async def main() -> None:
-        store = SqlStore(f"sqlite:///{db_path}")
-        await store.migrate()
-        other = sqlite3.connect(db_path, isolation_level=None)
-        other.execute("BEGIN IMMEDIATE")
+        store, other = await _with_the_lock_held_elsewhere(db_path)
         ended = anyio.Event()
 
         async def cancelled_writer(scope: anyio.CancelScope) -> None:
