@@ -215,19 +215,17 @@ def test_a_cancelled_writer_waiting_for_another_process_lock_does_not_spin(db_pa
         store, other = await _with_the_lock_held_elsewhere(db_path)
         ended = anyio.Event()
 
-        async def cancelled_writer(scope: anyio.CancelScope) -> None:
-            with scope:
+        async def cancelled_writer() -> None:
+            with anyio.CancelScope() as scope:
+                scope.cancel()
                 try:
                     await store.conversations().create_conversation(_conversation("conv_cancelled"), [])
                 finally:
                     ended.set()
 
         async with anyio.create_task_group() as group:
-            scope = anyio.CancelScope()
-            group.start_soon(cancelled_writer, scope)
-            await anyio.sleep(0.01)  # the batch has met the lock
-            scope.cancel()
             before, start = CountingSelector.selects, time.monotonic()
+            group.start_soon(cancelled_writer)
             await anyio.sleep(0.5)
             turns, held = CountingSelector.selects - before, time.monotonic() - start
             assert not ended.is_set()
