@@ -2,9 +2,11 @@
 background; all stored) is SIGKILLed and restarted on the same store, ROUNDS times, on SQLite and on
 PostgreSQL (the drill of tests/test_crash.py, run longer). Prints, per store, what the clients saw
 acknowledged, and of it how much was lost or changed after the restarts, how many responses stayed
-queued or in progress past their lease (stuck), and what the database's integrity checks found.
+queued or in progress past their lease (stuck), how many responses' status column and body
+disagreed after the recovery (tests/crash_drill.py DISAGREEING), and what the database's integrity
+checks found. With ``--workers N`` the server runs N workers and the whole process tree is killed.
 
-    python bench/crash.py --rounds 10 --seconds 5
+    python bench/crash.py --rounds 10 --seconds 5 [--workers 2]
 """
 
 from __future__ import annotations
@@ -23,32 +25,36 @@ from tests.crash_drill import Load, Seen, drill
 LEASE_SECONDS = 1.0
 
 
-def _drill(kind: str, rounds: int, load: Load) -> None:
+def _drill(kind: str, rounds: int, load: Load, workers: int) -> None:
     with tempfile.TemporaryDirectory() as directory, fresh_store(kind, Path(directory)) as db_url:
-        seen, lost, changed, stuck, problems = Seen(), 0, 0, 0, 0
-        with closing(drill(db_url, Path(directory) / "serve.log", seen, rounds, load, LEASE_SECONDS)) as kills:
+        seen, lost, changed, stuck, disagreeing, problems = Seen(), 0, 0, 0, 0, 0
+        log = Path(directory) / "serve.log"
+        with closing(drill(db_url, log, seen, rounds, load, LEASE_SECONDS, workers)) as kills:
             for after_kill in kills:
                 lost, changed = len(after_kill.damage.lost), len(after_kill.damage.changed)  # each round checks all
-                stuck = after_kill.stuck
+                stuck = max(stuck, after_kill.stuck)
+                disagreeing = max(disagreeing, after_kill.disagreeing)
                 problems += len(after_kill.problems)
         acknowledged = len(seen.ended.keys() | seen.queued)
         print(f"{kind:10} | {rounds:6} | {seen.requests:8} | {acknowledged:12} | {seen.ended_in_background():10} | "
-              f"{lost:4} | {changed:7} | {stuck:5} | {problems:9}")  # fmt: skip
+              f"{lost:4} | {changed:7} | {stuck:5} | {disagreeing:8} | {problems:9}")  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=10, help="kills per store")
     parser.add_argument("--seconds", type=float, default=5.0, help="load before each kill")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes of the server")
     parser.add_argument("--stores", nargs="+", default=["sqlite", "postgresql"], choices=["sqlite", "postgresql"])
     args = parser.parse_args()
     load = Load(clients=24, seconds=args.seconds, max_seconds=args.seconds + 20)
     print(
-        f"kill -9 every {args.seconds:g} s under 24 clients, {args.rounds} rounds per store, lease {LEASE_SECONDS:g} s"
+        f"kill -9 every {args.seconds:g} s under 24 clients, {args.rounds} rounds per store, lease {LEASE_SECONDS:g} s,"
+        f" {args.workers} worker(s)"
     )
-    print("store      | rounds | requests | acknowledged | background | lost | changed | stuck | integrity")
+    print("store      | rounds | requests | acknowledged | background | lost | changed | stuck | disagree | integrity")
     for kind in args.stores:
-        _drill(kind, args.rounds, load)
+        _drill(kind, args.rounds, load, args.workers)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ until their leases run out, and the database is checked for damage.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -33,6 +34,11 @@ EVENT_LOGS = """
     FROM response_events e JOIN responses r ON r.id = e.response_id
     GROUP BY e.response_id
 """
+DISAGREEING = {
+    "sqlite": "SELECT count(*) FROM responses WHERE status <> json_extract(body, '$.status')",
+    "postgresql": "SELECT count(*) FROM responses WHERE status <> (body::jsonb ->> 'status')",
+}
+"""Responses whose status column (what recovery and chains read) and body (what GET serves) disagree."""
 STRAY_ITEMS = "SELECT count(*) FROM response_items i LEFT JOIN responses r ON r.id = i.response_id WHERE r.id IS NULL"
 
 
@@ -62,11 +68,30 @@ class Load:
     floor: int = 6
 
 
-def serve(db_url: str, log: Path, lease_seconds: float) -> tuple[subprocess.Popen[bytes], str]:
-    """A ``responsa serve`` process on the store, answering; and its URL."""
+def serve(db_url: str, log: Path, lease_seconds: float, workers: int = 1) -> tuple[subprocess.Popen[bytes], str]:
+    """A ``responsa serve`` process on the store (with ``workers`` worker processes), answering; and its URL."""
     options = ["--db", db_url, "--no-embedded", "--sim-token-delay-ms", "2", "--log-level", "warning",
-               "--background-lease-secs", str(lease_seconds)]  # fmt: skip
+               "--background-lease-secs", str(lease_seconds), "--workers", str(workers)]  # fmt: skip
     return start_serve(*options, log=log)
+
+
+def _process_tree(pid: int) -> list[int]:
+    """``pid`` and every process under it (from /proc)."""
+    tree = [pid]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            tree += _process_tree(int(child))
+    return tree
+
+
+def kill_tree(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the server and every process under it at once: all are stopped first, so no worker
+    hears its parent die (and drains) and no parent replaces a worker."""
+    tree = _process_tree(process.pid)
+    for pid in tree:
+        os.kill(pid, signal.SIGSTOP)
+    for pid in tree:
+        os.kill(pid, signal.SIGKILL)
 
 
 async def _one(client: httpx.AsyncClient, mode: str, number: int, seen: Seen) -> None:
@@ -115,7 +140,7 @@ async def load_until_killed(url: str, process: subprocess.Popen[bytes], seen: Se
             while len(seen.ended) < ended + load.floor or seen.ended_in_background() <= background:
                 await anyio.sleep(0.05)
         killed.set()
-        process.send_signal(signal.SIGKILL)
+        kill_tree(process)
     process.wait(timeout=10)
 
 
@@ -185,6 +210,11 @@ def integrity_problems(db_url: str) -> list[str]:
     return problems
 
 
+def disagreeing(db_url: str) -> int:
+    """How many stored responses say two things (see :data:`DISAGREEING`)."""
+    return int(query(db_url, DISAGREEING["sqlite" if db_url.startswith("sqlite") else "postgresql"])[0][0])
+
+
 def stuck_after(db_url: str, seconds: float) -> int:
     """How many responses are still queued or in progress after waiting up to ``seconds`` for their
     leases to run out (orphans are failed at start-up, or at the next look one lease on)."""
@@ -201,20 +231,25 @@ class Round:
     damage: Damage
     stuck: int
     problems: list[str]
+    disagreeing: int
+    """Responses whose status column and body disagreed once the restarted server had recovered."""
 
 
-def drill(db_url: str, log: Path, seen: Seen, rounds: int, load: Load, lease_seconds: float) -> Iterator[Round]:
-    """Serve on the store, then ``rounds`` times: load until SIGKILL, restart, and check what survived
-    (cumulative: each round checks everything acknowledged so far). Close it (``contextlib.closing``)
-    to stop the last server even when the caller stops early."""
-    process, url = serve(db_url, log, lease_seconds)
+def drill(
+    db_url: str, log: Path, seen: Seen, rounds: int, load: Load, lease_seconds: float, workers: int = 1
+) -> Iterator[Round]:
+    """Serve on the store, then ``rounds`` times: load until SIGKILL (of the whole process tree),
+    restart, and check what survived (cumulative: each round checks everything acknowledged so far).
+    Close it (``contextlib.closing``) to stop the last server even when the caller stops early."""
+    process, url = serve(db_url, log, lease_seconds, workers)
     try:
         for _ in range(rounds):
             anyio.run(load_until_killed, url, process, seen, load)
             assert process.returncode == -signal.SIGKILL
-            process, url = serve(db_url, log, lease_seconds)
+            process, url = serve(db_url, log, lease_seconds, workers)
             damage = anyio.run(find_damage, url, seen)
-            yield Round(damage, stuck_after(db_url, 4 * lease_seconds + 10), integrity_problems(db_url))
+            stuck = stuck_after(db_url, 4 * lease_seconds + 10)
+            yield Round(damage, stuck, integrity_problems(db_url), disagreeing(db_url))
     finally:
         process.terminate()
         process.wait(timeout=30)

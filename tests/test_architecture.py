@@ -126,6 +126,7 @@ def test_public_api_is_pinned() -> None:
         "BATCH_RANK",
         "DEFAULT_IMAGES_MODEL",
         "BatchLines",
+        "Started",
         "BatchRunner",
         "BatchService",
         "WebhookDeliverer",

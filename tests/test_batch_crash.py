@@ -12,7 +12,7 @@ from pathlib import Path
 import openai
 
 from tests.conftest import start_serve
-from tests.http.test_batches import line, ran, upload
+from tests.http.test_batches import finished, jsonl, line, ran, upload
 from tests.webhook_receiver import Receiver
 
 LINES = 40
@@ -68,3 +68,54 @@ def test_a_killed_server_loses_no_line_and_no_event(fresh_db_url: str, tmp_path:
         finally:
             process.send_signal(signal.SIGTERM)  # type: ignore[attr-defined]
             process.wait(30)  # type: ignore[attr-defined]
+
+
+# The first write that records a line's result fails, once (a sequence is not rolled back with the
+# transaction): the process stands for one killed after storing the line's response and before
+# recording its result. The line's lease runs out and its run is taken up again.
+_FAIL_FIRST_RESULT = """
+CREATE SEQUENCE results_seen;
+CREATE FUNCTION fail_first_result() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF nextval('results_seen') = 1 THEN RAISE EXCEPTION 'injected: the process died here'; END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER fail_first_result BEFORE UPDATE OF state ON batch_lines
+    FOR EACH ROW WHEN (NEW.state = 'completed') EXECUTE FUNCTION fail_first_result();
+"""
+
+
+def test_a_line_whose_response_was_stored_but_not_its_result_is_not_made_twice(tmp_path: Path) -> None:
+    """Deterministic form of the kill between a line's two commits (a 600-line batch killed six times
+    stored 3-16 responses twice before): the line's run after the lapse takes the stored response as
+    its result, and the store holds one response per line."""
+    import anyio
+    import asyncpg
+
+    from responsa.config import Settings
+    from tests.conftest import fresh_postgres_database, serve
+    from tests.crash_drill import query
+
+    with fresh_postgres_database() as db_url:
+        settings = Settings(db_url=db_url, background_lease_secs=1.0, batch_concurrency=1)
+        with serve(settings) as server:
+
+            async def install() -> None:
+                conn = await asyncpg.connect(db_url)
+                try:
+                    await conn.execute(_FAIL_FIRST_RESULT)
+                finally:
+                    await conn.close()
+
+            anyio.run(install)
+            with openai.OpenAI(base_url=server.v1, api_key="unused", max_retries=0) as client:
+                lines = [line(f"k{index}", {"model": "sim", "input": f"Say {index}"}) for index in range(3)]
+                batch = client.batches.create(input_file_id=upload(client, lines), endpoint="/v1/responses",
+                                              completion_window="24h")  # fmt: skip
+                done = finished(client, batch.id)
+                assert done.status == "completed" and done.output_file_id is not None
+                output = jsonl(client, done.output_file_id)
+                assert sorted(entry["custom_id"] for entry in output) == ["k0", "k1", "k2"]
+                assert query(db_url, "SELECT nextval('results_seen')")[0][0] > 4, "the failure was not injected"
+                stored = {row[0] for row in query(db_url, "SELECT id FROM responses")}
+                assert stored == {entry["response"]["body"]["id"] for entry in output}

@@ -24,6 +24,7 @@ def test_nothing_acknowledged_is_lost_when_the_server_is_killed(fresh_db_url: st
         for after_kill in rounds:
             assert after_kill.damage.lost == [] and after_kill.damage.changed == [], after_kill.damage
             assert after_kill.stuck == 0, "responses still unfinished past their lease"
+            assert after_kill.disagreeing == 0, "responses whose status column and body disagree"
             assert after_kill.problems == []
     # The load was real: every round acknowledged responses of every kind. Alone this test sees about
     # 60 a round on SQLite and 25 on PostgreSQL; at the end of the full suite on a busy 2-core machine

@@ -7,6 +7,7 @@ before the first starts (see :func:`responsa.http.worker_group`)."""
 
 from __future__ import annotations
 
+import copy
 import gc
 import os
 from functools import partial
@@ -21,7 +22,13 @@ from responsa._accepting import reuse_port_socket
 from responsa.config import Settings
 from responsa.http import WorkerGroup, create_app, end_with_the_parent, worker_group
 
-__all__ = ["serve_settings", "worker_app", "worker_count"]
+__all__ = ["WORKER_HEALTHCHECK_SECS", "serve_settings", "worker_app", "worker_count"]
+
+WORKER_HEALTHCHECK_SECS = 30
+"""How long the parent waits for a worker to answer its health check before it replaces it (uvicorn's
+default is 5 s). A worker answers from a thread it starts once Python has imported what its app needs:
+under load on a small machine that took more than 5 s, and starting workers were killed as hung and
+started again (12 in one start of two replicas). A worker that really hangs is replaced 30 s on."""
 
 
 def worker_count(settings: Settings) -> int:
@@ -38,7 +45,8 @@ def serve_settings(settings: Settings) -> None:
         "host": settings.host,
         "port": settings.port,
         "log_level": settings.log_level,
-        "access_log": False,
+        "log_config": _log_config(settings.log_level),
+        "access_log": False,  # responsa.access writes the line, with the request id and tenant
         "timeout_graceful_shutdown": max(int(settings.shutdown_grace_secs), 1),
         "loop": "responsa._accepting:AcceptingLoop",
     }
@@ -49,8 +57,17 @@ def serve_settings(settings: Settings) -> None:
         uvicorn.Server(config).run(sockets=[config.bind_socket()])
         return
     with worker_group(settings, count) as group:
-        config = uvicorn.Config(partial(worker_app, settings, group), factory=True, workers=count, **options)
+        config = uvicorn.Config(partial(worker_app, settings, group), factory=True, workers=count,
+                                timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECS, **options)  # fmt: skip
         Multiprocess(config, sockets=[reuse_port_socket(settings.host, settings.port)]).run()
+
+
+def _log_config(level: str) -> dict[str, Any]:
+    """uvicorn's logging, and responsa's loggers (``responsa.access``'s line per request among them) on
+    its handler at ``--log-level``: the package adds no handlers, the server it runs in does."""
+    config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    config["loggers"]["responsa"] = {"handlers": ["default"], "level": level.upper(), "propagate": False}
+    return config
 
 
 def worker_app(settings: Settings, group: WorkerGroup) -> Starlette:

@@ -65,6 +65,32 @@ async def test_an_idle_container_expires_and_releases_everything(db_url: str, tm
         await store.aclose()
 
 
+async def test_a_replica_that_only_took_an_upload_removes_its_copy_once_the_container_is_gone(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Replica B (its own containers directory) takes an upload for a container made and later deleted
+    through A; B never ran its code. B's next periodic pass removes its copy all the same (it kept it
+    for good before: the pass looked only at containers whose code it ran)."""
+    store = SqlStore(db_url)
+    await store.migrate()
+    try:
+        files = FileService(store.files(), 1024 * 1024, PART_BYTES)
+        a, b = (ContainerService(store.containers(), files, tmp_path / place, SandboxLimits()).for_tenant("t")
+                for place in ("a", "b"))  # fmt: skip
+        deleted = await a.create(CreateContainerRequest(name="deleted"))
+        kept = await a.create(CreateContainerRequest(name="kept"))
+        for container in (deleted, kept):
+            await b.add_upload(container.id, "data.txt", _bytes(b"on b"))
+        copies = {container.id: tmp_path / "b" / container.id / "data.txt" for container in (deleted, kept)}
+        assert all(copy.read_bytes() == b"on b" for copy in copies.values())
+        await a.delete(deleted.id)
+        await b.expire_idle()
+        assert not copies[deleted.id].parent.exists()
+        assert copies[kept.id].read_bytes() == b"on b"  # a running container's copy stays
+    finally:
+        await store.aclose()
+
+
 @pytest.mark.skipif(probe_sandbox() is not None, reason="no sandbox here")
 async def test_a_python_claimed_elsewhere_or_a_container_gone_is_let_go(tmp_path: Path) -> None:
     """Two processes' services on one store and one directory (two workers): once the second runs a

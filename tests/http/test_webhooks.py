@@ -121,12 +121,29 @@ def test_a_secret_kept_for_a_day_signs_beside_the_new_one(sdk: openai.OpenAI) ->
         "http://metadata.google.internal/",
         "file:///etc/passwd",
         "http://0.0.0.0:9/",
+        # The metadata address carried in IPv6 forms: mapped, compatible, NAT64 (well-known prefix, and
+        # the local-use prefix at /48 and /96), 6to4, Teredo (as the client's address, obfuscated).
+        "http://[::ffff:169.254.169.254]/",
+        "http://[::169.254.169.254]/",
+        "http://[64:ff9b::a9fe:a9fe]/",
+        "http://[64:ff9b:1:a9fe:a9:fe00::]/",
+        "http://[64:ff9b:1::a9fe:a9fe]/",
+        "http://[2002:a9fe:a9fe::]/",
+        "http://[2001:0:808:808::5601:5601]/",
     ],
 )
 def test_webhook_urls_pass_the_egress_policy(sdk: openai.OpenAI, url: str) -> None:
     with pytest.raises(openai.BadRequestError) as refused:
         sdk.webhooks.create(name="evil", url=url, event_types=["response.completed"])
     assert refused.value.body["param"] == "url"  # type: ignore[index]
+
+
+def test_an_ipv6_address_carrying_a_public_ipv4_one_is_judged_as_that_address(sdk: openai.OpenAI) -> None:
+    """The policy judges the address a form carries, not the form: NAT64 of a public address is public."""
+    endpoint = sdk.webhooks.create(
+        name="nat64", url="http://[64:ff9b::808:808]/hook", event_types=["response.completed"]
+    )
+    sdk.webhooks.delete(endpoint.id)
 
 
 def test_with_api_keys_loopback_is_closed_unless_allowed(tmp_path_factory: pytest.TempPathFactory) -> None:

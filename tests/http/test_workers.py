@@ -209,3 +209,27 @@ def test_a_cancel_taken_by_another_worker_is_passed_to_the_one_running_it(server
         cancelled = two.openai("sk-free").responses.cancel(started.id, timeout=10)
         assert cancelled.status == "cancelled"
         assert cancelled.output[0].status == "incomplete"
+
+
+def test_workers_slow_to_start_are_not_taken_for_hung_ones(tmp_path: Path) -> None:
+    """Each worker takes 8 s before it can answer the parent's health check (as a worker importing
+    under load on a small machine did): the parent waits for them rather than killing them as hung and
+    starting them again, which with uvicorn's 5 s check it did for ever. At the default log level each
+    request has its access line."""
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    (slow / "sitecustomize.py").write_text(  # only in the workers: multiprocessing's spawned children
+        "import sys, time\nif '--multiprocessing-fork' in sys.argv:\n    time.sleep(8)\n"
+    )
+    log = tmp_path / "serve.log"
+    paths = os.pathsep.join(filter(None, [str(slow), os.environ.get("PYTHONPATH")]))
+    process, url = start_serve("--workers", "2", "--no-embedded", "--db", f"sqlite:///{tmp_path / 'store.db'}",
+                               log=log, env={"PYTHONPATH": paths})  # fmt: skip
+    try:
+        httpx.get(f"{url}/v1/models", headers={"x-request-id": "req_slowstart"}).raise_for_status()
+    finally:
+        process.terminate()
+        process.wait(30)
+    text = log.read_text()
+    assert "died" not in text
+    assert re.search(r"request_id=req_slowstart tenant=\S+ method=GET path=/v1/models status=200", text), text

@@ -3,7 +3,7 @@
 ``containers`` ← ``tools`` (the tool kinds) ← ``responses`` (the create path and its services)."""
 
 from ._periodic import every
-from .batches import BATCH_RANK, BatchLines, BatchRunner, BatchService
+from .batches import BATCH_RANK, BatchLines, BatchRunner, BatchService, Started
 from .containers import ContainerService
 from .files import (
     Embedder,
@@ -37,6 +37,7 @@ __all__ = [
     "ResponseService",
     "Run",
     "Sealer",
+    "Started",
     "VectorStoreService",
     "WebhookDeliverer",
     "WebhookService",

@@ -8,7 +8,10 @@ multicast, unspecified and cloud-metadata addresses are never reachable.
 
 Host names are resolved and every address they resolve to is checked: when the request is
 validated, and again by ``guard`` before every HTTP request the client sends (redirects
-included), so a name that resolves differently later is judged again.
+included), so a name that resolves differently later is judged again. An IPv6 address that carries
+an IPv4 address (mapped, compatible, NAT64's well-known and local-use prefixes, 6to4, Teredo) is
+judged by the address it carries: a route for such a prefix reaches that address, the metadata
+service's included.
 """
 
 from __future__ import annotations
@@ -61,7 +64,8 @@ class UrlPolicy:
             infos = []
         self._judge(url, "tools", host, port, [ipaddress.ip_address(info[4][0]) for info in infos])
 
-    def _judge(self, url: str, param: str, host: str, port: int, addresses: list[Address]) -> None:
+    def _judge(self, url: str, param: str, host: str, port: int, found: list[Address]) -> None:
+        addresses = [judged for address in found for judged in _judged_as(address)]
         if host in _METADATA_HOSTS:
             raise self._refused(url, param, "cloud metadata endpoints are never allowed")
         if any(address.is_link_local or address.is_multicast or address.is_unspecified for address in addresses):
@@ -91,6 +95,45 @@ class UrlPolicy:
         except ValueError:
             raise InvalidRequest(f"Invalid {self._subject} {url!r}: bad port.", param=param) from None
         return host, port
+
+
+_COMPATIBLE = ipaddress.IPv6Network("::/96")
+"""IPv4-compatible addresses (``::a.b.c.d``, deprecated; ``::`` and ``::1`` are IPv6's own)."""
+_NAT64_WELL_KNOWN = ipaddress.IPv6Network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
+"""RFC 8215's local-use prefix: any of RFC 6052's prefix lengths, so every place an IPv4 address may sit."""
+_RFC6052_PREFIXES = (48, 56, 64, 96)
+"""The prefix lengths a NAT64 local-use prefix may have (RFC 6052 section 2.2: 32 … 96, at least its 48)."""
+
+
+def _judged_as(address: Address) -> list[Address]:
+    """The addresses ``address`` is judged as: the IPv4 addresses it carries, if it carries any (for a
+    NAT64 local-use address, every one it may carry), else itself."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return [address]
+    value = int(address)
+    if address.ipv4_mapped is not None:
+        return [address.ipv4_mapped]
+    if address in _COMPATIBLE and value > 1:
+        return [ipaddress.IPv4Address(value & 0xFFFFFFFF)]
+    if address in _NAT64_WELL_KNOWN:
+        return [ipaddress.IPv4Address(value & 0xFFFFFFFF)]
+    if address in _NAT64_LOCAL:
+        return [_rfc6052(value, length) for length in _RFC6052_PREFIXES]
+    if address.sixtofour is not None:
+        return [address.sixtofour]
+    if address.teredo is not None:
+        return list(address.teredo)  # the Teredo server and the client's own address
+    return [address]
+
+
+def _rfc6052(value: int, prefix_length: int) -> ipaddress.IPv4Address:
+    """The IPv4 address behind a NAT64 prefix of ``prefix_length`` bits: the 32 bits after it, skipping
+    the octet RFC 6052 reserves (bits 64-71)."""
+    bits = f"{value:0128b}"
+    without_reserved = bits[:64] + bits[72:]
+    start = prefix_length if prefix_length <= 64 else prefix_length - 8
+    return ipaddress.IPv4Address(int(without_reserved[start : start + 32], 2))
 
 
 def _addresses(host: str) -> list[Address]:

@@ -30,6 +30,8 @@ class ClaimedLine:
     request: str
     expires_at: int
     """When the batch's completion window ends."""
+    response_id: str | None = None
+    """The response an earlier run of the line was making (see ``note_response``), if one was."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,10 @@ class BatchRepository(Protocol):
         """Up to ``limit`` lines of running batches no live process holds, held by ``holder`` until ``until``."""
 
     async def renew_lines(self, holder: str, keys: Sequence[tuple[str, int]], until: float) -> None: ...
+
+    async def note_response(self, holder: str, batch_id: str, line: int, response_id: str) -> bool:
+        """Remember, before its run can store it, the response the line's run is making, if ``holder``
+        still holds the line: a later run that finds it stored takes it as the result (done once)."""
 
     async def finish_line(self, holder: str, batch_id: str, line: int, state: str, result: str) -> bool:
         """The line's result, if ``holder`` still holds it (else another process took it: dropped)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -16,6 +16,7 @@ __all__ = [
     "MAX_LINES",
     "BatchLines",
     "CheckedFile",
+    "Started",
     "check_file",
     "line_error",
     "line_result",
@@ -33,6 +34,10 @@ MAX_REPORTED = 100
 """Validation stops reporting after this many errors (the batch fails either way)."""
 
 
+Started = Callable[[str], Awaitable[None]]
+"""Told the id of the response a line's run makes, before the run can store it (see ``BatchLines.run``)."""
+
+
 class BatchLines(Protocol):
     """How the lines of one endpoint run (the HTTP layer has one for each endpoint it batches)."""
 
@@ -40,12 +45,17 @@ class BatchLines(Protocol):
         """The model a line's body names (None if it names none: its run answers the 400)."""
 
     async def run(
-        self, tenant: str, body: dict[str, Any], patience: float, preempt: Callable[[], None]
+        self, tenant: str, body: dict[str, Any], patience: float, preempt: Callable[[], None], started: Started
     ) -> dict[str, Any]:
         """The endpoint's reply to ``body``, waiting at most ``patience`` seconds for a slot below
         interactive traffic; a :class:`ResponsaError` is the line's error reply. A request that needs
         the slot the line holds calls ``preempt`` (which stops this call) and the line runs again later;
-        lines that hold no slot never do."""
+        lines that hold no slot never do. A run that stores a response awaits ``started`` with its id
+        before it can store it (lines that store none never call it)."""
+
+    async def stored(self, tenant: str, response_id: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The endpoint's reply to ``body`` from the response ``response_id`` an earlier run of the line
+        stored before its process died, or None if it stored none (the line runs again)."""
 
 
 @dataclass

@@ -168,8 +168,16 @@ class BatchRunner:
             self._wake.set()
 
     async def _run_line(self, line: ClaimedLine) -> None:
+        """Run the line, or take the response an earlier run of it stored as its result (that run's
+        process died before it recorded the result): a line's response is made once."""
         key = (line.batch_id, line.line)
         store = self._store.scoped(line.tenant)
+        endpoint = self._endpoints[line.endpoint]
+
+        async def started(response_id: str) -> None:
+            if not await store.note_response(self.holder, line.batch_id, line.line, response_id):
+                raise _Taken  # another process runs the line now: this run must store nothing
+
         try:
             body = orjson.loads(line.request)
             patience = max(1.0, line.expires_at - time.time())
@@ -177,7 +185,11 @@ class BatchRunner:
             result = None
             with preempted:
                 try:
-                    reply = await self._endpoints[line.endpoint].run(line.tenant, body, patience, preempted.cancel)
+                    reply = None
+                    if line.response_id is not None:  # an earlier run's: stored before its process died?
+                        reply = await endpoint.stored(line.tenant, line.response_id, body)
+                    if reply is None:
+                        reply = await endpoint.run(line.tenant, body, patience, preempted.cancel, started)
                     state, result = "completed", line_result(line.custom_id, 200, reply)
                 except ResponsaError as error:
                     state, result = "failed", line_result(line.custom_id, error.status_code, error.to_body())
@@ -186,6 +198,8 @@ class BatchRunner:
                 return
             if not await store.finish_line(self.holder, line.batch_id, line.line, state, result):
                 logger.info("batch %s line %d was taken by another process; its result here is dropped", *key)
+        except _Taken:
+            logger.info("batch %s line %d was taken by another process before its run began", *key)
         except Exception:
             logger.exception("batch %s line %d crashed; another pass runs it again", *key)
         finally:
@@ -233,3 +247,7 @@ class BatchRunner:
             expires_at=now + int(expiry["seconds"]) if expiry else None,
         )
         return BatchFile(file, data)
+
+
+class _Taken(Exception):
+    """The line's lease lapsed and another process holds it: this process's run of it stops."""

@@ -51,6 +51,9 @@ RESTARTED = (
 )
 """What a cell's output starts with when it ran in a fresh Python where the container had one before."""
 
+_LOOKED_UP = 500
+"""Containers whose state one query of the periodic pass reads."""
+
 DEFAULT_MINUTES = 20
 DEFAULT_MEMORY = "1g"
 
@@ -307,16 +310,17 @@ class ContainerService:
 
     async def _let_go(self) -> None:
         """Stop this process's Pythons of containers another process has claimed since; of containers
-        gone (deleted or expired through another process), remove the files here too."""
-        ours = list(self._machine.sandboxes)
-        if not ours:
-            return
-        holders = await self._store.container_pythons(ours)
-        for container_id in ours:
-            if container_id not in holders:
-                await self._machine.release(container_id)
-            elif holders[container_id] != self._machine.name:
-                await self._machine.stop(container_id)
+        gone (deleted or expired through another process), remove the files here too, whatever this
+        place did with them (ran their code, or only took an upload: every directory counts)."""
+        ours = set(self._machine.sandboxes) | set(await anyio.to_thread.run_sync(self._machine.container_ids))
+        for start in range(0, len(ours), _LOOKED_UP):
+            some = sorted(ours)[start : start + _LOOKED_UP]
+            holders = await self._store.container_pythons(some)
+            for container_id in some:
+                if container_id not in holders:
+                    await self._machine.release(container_id)
+                elif holders[container_id] != self._machine.name:
+                    await self._machine.stop(container_id)
 
     async def aclose(self) -> None:
         """Stop every Python (the containers' files stay, for after a restart)."""

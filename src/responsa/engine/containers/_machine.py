@@ -59,6 +59,13 @@ class Machine:
     def directory(self, container_id: str) -> ContainerDirectory:
         return ContainerDirectory(self.root / container_id)
 
+    def container_ids(self) -> list[str]:
+        """The containers this place has a directory of (blocking: a listing of the directory)."""
+        try:
+            return [entry.name for entry in self.root.iterdir() if entry.name.startswith("cntr_") and entry.is_dir()]
+        except FileNotFoundError:
+            return []
+
     def sandbox(self, container: ContainerObject) -> PythonSandbox:
         sandbox = self.sandboxes.get(container.id)
         if sandbox is None:

@@ -187,19 +187,20 @@ class SqlBatches:
             chunk = rows[start : start + LINES_PER_WRITE]
             await self._db.write(lambda conn, chunk=chunk: conn.execute(insert(batch_lines), chunk))  # type: ignore[misc]
 
-        def work(conn: Sql) -> bool:
-            started = update(batches).where(_b.id == batch.id, _b.status == "validating")
-            return bool(conn.execute(started.values(status=batch.status, body=_dump(batch), lease_until=None)).rowcount)
-
-        return await self._db.write(work)
+        started = update(batches).where(_b.id == batch.id, _b.status == "validating")
+        started = started.values(status=batch.status, body=_dump(batch), lease_until=None)  # as it is now
+        return bool(await self._db.write(lambda conn: conn.execute(started).rowcount))
 
     async def fail_batch(self, batch: Batch) -> None:
         """``failed`` (validation), with its webhook event, unless it was cancelled meanwhile."""
 
+        failed = update(batches).where(_b.id == batch.id, _b.status == "validating")
+        failed = failed.values(status="failed", body=_dump(batch), lease_until=None)  # as it is now
+        batch_id, at = batch.id, batch.failed_at or int(time.time())
+
         def work(conn: Sql) -> None:
-            failed = update(batches).where(_b.id == batch.id, _b.status == "validating")
-            if conn.execute(failed.values(status="failed", body=_dump(batch), lease_until=None)).rowcount:
-                announce(conn, self.tenant, "batch.failed", batch.id, batch.failed_at or int(time.time()))
+            if conn.execute(failed).rowcount:
+                announce(conn, self.tenant, "batch.failed", batch_id, at)
 
         await self._db.write(work)
 
@@ -219,7 +220,8 @@ class SqlBatches:
                     wanted = limit - len(found)
                     if wanted <= 0:
                         return found
-                    lines = select(_l.line, _l.custom_id, _l.request).where(_l.batch_id == batch_id, state)
+                    lines = select(_l.line, _l.custom_id, _l.request, _l.response_id)
+                    lines = lines.where(_l.batch_id == batch_id, state)
                     found += [(batch_id, tenant, body, expires_at, *row)
                               for row in conn.execute(lines.order_by(_l.line).limit(wanted)).all()]  # fmt: skip
             return found
@@ -231,11 +233,13 @@ class SqlBatches:
 
         def work(conn: Sql) -> list[ClaimedLine]:
             claimed = []
-            for batch_id, tenant, body, expires_at, line, custom_id, request in rows:
+            for batch_id, tenant, body, expires_at, line, custom_id, request, response_id in rows:
                 key = (_l.batch_id == batch_id) & (_l.line == line) & free
                 taken = update(batch_lines).where(key).values(state="running", holder=holder, lease_until=until)
                 if conn.execute(taken).rowcount:
-                    claimed.append(ClaimedLine(tenant, batch_id, _endpoint(body), line, custom_id, request, expires_at))
+                    endpoint = _endpoint(body)
+                    claimed.append(ClaimedLine(tenant, batch_id, endpoint, line, custom_id, request, expires_at,
+                                               response_id))  # fmt: skip
             return claimed
 
         return await self._db.write(work)
@@ -246,6 +250,10 @@ class SqlBatches:
         held = or_(*(and_(_l.batch_id == batch_id, _l.line == line) for batch_id, line in keys))
         renew = update(batch_lines).where(held, _l.holder == holder, _l.state == "running").values(lease_until=until)
         await self._db.write(lambda conn: conn.execute(renew))
+
+    async def note_response(self, holder: str, batch_id: str, line: int, response_id: str) -> bool:
+        noted = _held_line(holder, batch_id, line).values(response_id=response_id)
+        return bool(await self._db.write(lambda conn: conn.execute(noted).rowcount))
 
     async def finish_line(self, holder: str, batch_id: str, line: int, state: str, result: str) -> bool:
         finished = _held_line(holder, batch_id, line).values(state=state, result=result, lease_until=None)
@@ -279,21 +287,25 @@ class SqlBatches:
         assert batch.status in ("completed", "expired", "cancelled")
         at = batch.completed_at or batch.expired_at or batch.cancelled_at or int(time.time())
 
+        ended = batch.model_copy(deep=True)  # the write's own: its counts are read in its transaction
+        files = list(made)
+
         def work(conn: Sql) -> None:
-            batch.request_counts = _counts(conn, batch.id)
-            body = batch.model_dump_json()  # with its final counts: its lines live on in its files only
-            ending = update(batches).where(_b.id == batch.id, _b.status.in_(("finalizing", "cancelling")))
-            if not conn.execute(ending.values(status=batch.status, body=body, lease_until=None)).rowcount:
+            ended.request_counts = _counts(conn, ended.id)
+            body = ended.model_dump_json()  # with its final counts: its lines live on in its files only
+            ending = update(batches).where(_b.id == ended.id, _b.status.in_(("finalizing", "cancelling")))
+            if not conn.execute(ending.values(status=ended.status, body=body, lease_until=None)).rowcount:
                 raise _Finished  # another process finished it (this one's claim had lapsed): roll back
-            for each in made:
+            for each in files:
                 write_whole_file(conn, self.tenant, each.file, each.data)
-            conn.execute(delete(batch_lines).where(_l.batch_id == batch.id))
-            announce(conn, self.tenant, f"batch.{batch.status}", batch.id, at)
+            conn.execute(delete(batch_lines).where(_l.batch_id == ended.id))
+            announce(conn, self.tenant, f"batch.{ended.status}", ended.id, at)
 
         try:
             await self._db.write(work)
         except _Finished:
             return False
+        batch.request_counts = ended.request_counts
         return True
 
 

@@ -18,11 +18,18 @@ from ._database import Database, Sql
 from ._paging import dump_item, item_page, load_item
 from ._tables import conversation_items, conversations
 
-__all__ = ["SqlConversations", "append_items", "live"]
+__all__ = ["SqlConversations", "append_items", "conversation_rows", "live"]
 
 
-def append_items(conn: Sql, conversation_id: str, items: Sequence[Item]) -> bool:
-    """Append after the current last item, inside the caller's transaction (which holds the row lock)."""
+def conversation_rows(items: Sequence[Item]) -> list[tuple[str | None, str]]:
+    """Items as the rows :func:`append_items` writes (id, body), dumped when the write is asked for: a
+    write may wait for its batch while the caller goes on, and it must store what it was given."""
+    return [(item.id, dump_item(item)) for item in items]
+
+
+def append_items(conn: Sql, conversation_id: str, items: Sequence[tuple[str | None, str]]) -> bool:
+    """Append after the current last item, inside the caller's transaction (which holds the row lock);
+    ``items`` as :func:`conversation_rows` dumped them."""
     where = {"conversation_id": conversation_id}
     if conn.execute(sql.LOCK_CONVERSATION, where).first() is None:
         return False
@@ -30,8 +37,8 @@ def append_items(conn: Sql, conversation_id: str, items: Sequence[Item]) -> bool
         return True
     start = conn.execute(sql.NEXT_POSITION, where).scalar_one()
     rows = [
-        {"conversation_id": conversation_id, "position": start + i, "item_id": item.id, "body": dump_item(item)}
-        for i, item in enumerate(items)
+        {"conversation_id": conversation_id, "position": start + i, "item_id": item_id, "body": body}
+        for i, (item_id, body) in enumerate(items)
     ]
     conn.execute(sql.INSERT_CONVERSATION_ITEMS, rows)
     return True
@@ -74,10 +81,11 @@ class SqlConversations:
             "metadata": orjson.dumps(conversation.metadata).decode(),
             "tenant": self.tenant,
         }
+        conversation_id, dumped = conversation.id, conversation_rows(items)
 
         def work(conn: Sql) -> None:
             conn.execute(sql.INSERT_CONVERSATION, [row])
-            append_items(conn, conversation.id, items)
+            append_items(conn, conversation_id, dumped)
             cap = self.retention.conversation_max_entries
             if cap:
                 evicted = select(conversations.c.id).order_by(conversations.c.stored_at.desc()).offset(cap)
@@ -132,10 +140,12 @@ class SqlConversations:
         return int(deleted.rowcount)
 
     async def append_conversation_items(self, conversation_id: str, items: Sequence[Item]) -> bool:
+        dumped = conversation_rows(items)
+
         def work(conn: Sql) -> bool:
             if self._fetch_conversation(conn, conversation_id) is None:
                 return False
-            return append_items(conn, conversation_id, items)
+            return append_items(conn, conversation_id, dumped)
 
         return await self._db.write(work)
 

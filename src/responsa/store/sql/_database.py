@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.sql import Executable
@@ -23,9 +23,12 @@ from responsa.protocol import StorageUnavailable
 
 from ._sqlite_database import SqliteDatabase
 
-__all__ = ["Database", "Rows", "Sql", "open_database"]
+__all__ = ["MIGRATION_LOCK", "Database", "Rows", "Sql", "open_database"]
 
 T = TypeVar("T")
+
+MIGRATION_LOCK = int.from_bytes(b"responsa", "big")
+"""The key of PostgreSQL's advisory lock that a migration holds: one process migrates at a time."""
 
 Params = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
 """One set of named parameters, or a list of them (one row each, for inserts)."""
@@ -149,7 +152,11 @@ class AsyncDriverDatabase:
         return conn
 
     async def migrate(self, upgrade: Migration) -> None:
+        """One process at a time, whatever the replicas: the transaction first takes the migrations'
+        advisory lock, so another that starts together waits, then finds the schema at its head and
+        changes nothing (Alembic reads the version inside the same transaction)."""
         async with self._engine.begin() as conn:
+            await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
             await conn.run_sync(upgrade)
 
     def space_left(self) -> int | None:

@@ -17,10 +17,19 @@ from sqlalchemy import Connection
 
 from ._database import open_database
 
-__all__ = ["MIGRATIONS", "upgrade_in_child", "upgrade_to_head"]
+__all__ = ["MIGRATIONS", "SchemaTooNew", "known_revisions", "upgrade_in_child", "upgrade_to_head"]
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 _URL_VARIABLE = "RESPONSA_MIGRATE_URL"
+
+
+class SchemaTooNew(RuntimeError):
+    """The store was migrated by a newer version of responsa: this one must not serve from it."""
+
+
+def known_revisions() -> frozenset[str]:
+    """The revisions this version's migrations know (each file's name starts with its revision)."""
+    return frozenset(path.name.split("_", 1)[0] for path in (MIGRATIONS / "versions").glob("[0-9]*_*.py"))
 
 
 def upgrade_to_head(connection: Connection) -> None:

@@ -45,6 +45,9 @@ T = TypeVar("T")
 BUSY_TIMEOUT_MS = 10_000
 """How long a statement waits for another process's lock on the file."""
 
+MIGRATION_WAIT_MS = 600_000
+"""How long a migration waits for another process's (another migration's) lock on the file."""
+
 CHECKPOINT_EVERY = 1.0
 """Seconds between WAL checkpoints of the SQLite file (off the event loop)."""
 
@@ -164,7 +167,16 @@ class SqliteDatabase:
         return StorageUnavailable(f"the database file {self._file} is gone or was replaced")
 
     async def migrate(self, upgrade: Migration) -> None:
-        engine = create_engine("sqlite://", creator=lambda: _connect(self._target))  # Alembic wants SQLAlchemy
+        """In one IMMEDIATE transaction: it holds the file's write lock, so processes that start together
+        migrate one at a time, and the others, waiting as long as a migration may take, find the schema
+        at its head (Alembic reads the version inside the transaction) and change nothing."""
+
+        def connect() -> sqlite3.Connection:
+            connection = _connect(self._target)
+            connection.execute(f"PRAGMA busy_timeout={MIGRATION_WAIT_MS}")
+            return connection
+
+        engine = create_engine("sqlite://", creator=connect)  # Alembic wants SQLAlchemy
 
         @event.listens_for(engine, "begin")
         def begin(conn: Connection) -> None:

@@ -22,11 +22,11 @@ from ._batches import SqlBatches
 from ._chunks import SqlChunks
 from ._containers import SqlContainers
 from ._context_cache import ContextCache, ConversationSnapshot
-from ._conversations import SqlConversations, append_items, live
+from ._conversations import SqlConversations, append_items, conversation_rows, live
 from ._database import Sql, open_database
 from ._faults import GuardedDatabase
 from ._files import SqlFiles
-from ._migrate import upgrade_in_child, upgrade_to_head
+from ._migrate import SchemaTooNew, known_revisions, upgrade_in_child, upgrade_to_head
 from ._paging import dump_item, item_page, load_item
 from ._response_listing import list_rows
 from ._tables import SCHEMA_VERSION, conversation_items, conversations, response_events, response_items, responses
@@ -97,9 +97,17 @@ class SqlStore:
 
     async def migrate(self) -> None:
         """Upgrade the schema if it is behind, in a child process (see ``_migrate``): the server never
-        loads Alembic, except for an in-memory database."""
-        if await self._db.read(_schema_version) == SCHEMA_VERSION:
+        loads Alembic, except for an in-memory database. Processes starting together migrate one at a
+        time (see the databases' ``migrate``); a schema newer than this code's is refused."""
+        found = await self._db.read(_schema_version)
+        if found == SCHEMA_VERSION:
             return
+        if found is not None and found not in known_revisions():
+            raise SchemaTooNew(
+                f"the store's schema is at revision {found}, which this version of responsa does not know "
+                f"(its newest is {SCHEMA_VERSION}): a newer responsa migrated it; run that version, or "
+                "another database"
+            )
         if self._db.private:  # no other process can open it
             await self._db.migrate(upgrade_to_head)
         else:
@@ -114,49 +122,58 @@ class SqlStore:
         lease_until: float | None = None,
         timing: str | None = None,
     ) -> dict[str, Any]:
+        # Everything the write needs is copied now, from one dump: the write may wait for its batch (or
+        # a pooled connection) while the run goes on changing ``response``, and the row's status column
+        # and its body must say the same thing (the column is read from the body's own copy).
         saved = dump_dict(response)
         fields = saved.copy()  # the row's body: the response without its output (in response_items)
         del fields["output"], fields["output_text"]
         if response.shown_includes:
             fields[_SHOWN] = list(response.shown_includes)
         body = orjson.dumps(fields).decode()
-        outputs = list(response.output)  # as dumped: a run goes on while the write waits for its batch
+        status: str = fields["status"]
+        response_id, background = response.id, bool(response.background)
         output_bodies = [orjson.dumps(item).decode() for item in saved["output"]]
-        input_bodies = [dump_item(item) for item in input_items or ()]  # dumped before the write, as the rest
+        outputs = _item_rows(response_id, "output", list(response.output), output_bodies)
         conversation_id = response.conversation["id"] if response.conversation else None
+        new_row, first_rows = None, outputs
+        if input_items is not None:  # the first save: the row is new (fewer statements on the hot path)
+            new_row = {
+                "id": response_id,
+                "created_at": response.created_at,
+                "status": status,
+                "previous_response_id": response.previous_response_id,
+                "body": body,
+                "stored_at": time.time(),
+                "conversation_id": conversation_id,
+                "background": background,
+                "tenant": self.tenant,
+                "lease_until": lease_until,
+                "timing": timing,
+            }
+            first_rows = _item_rows(response_id, "input", input_items, [dump_item(i) for i in input_items]) + outputs
+        turn = conversation_rows(append_to_conversation) if conversation_id is not None else []
+        logged = _event_rows(response_id, events)
+        announced = f"response.{status}" if background and status in _ANNOUNCED else None
 
         def work(conn: Sql) -> None:
-            if input_items is not None:  # the first save: the row is new (fewer statements on the hot path)
-                row = {
-                    "id": response.id,
-                    "created_at": response.created_at,
-                    "status": response.status,
-                    "previous_response_id": response.previous_response_id,
-                    "body": body,
-                    "stored_at": time.time(),
-                    "conversation_id": conversation_id,
-                    "background": response.background,
-                    "tenant": self.tenant,
-                    "lease_until": lease_until,
-                    "timing": timing,
-                }
-                conn.execute(sql.INSERT_RESPONSE, [row])
+            if new_row is not None:
+                conn.execute(sql.INSERT_RESPONSE, [new_row])
                 self._evict_responses_over_cap(conn)
-                rows = _item_rows(response.id, "input", input_items, input_bodies)
+                rows = first_rows
             else:
-                update = {"response_id": response.id, "owner": self.tenant, "new_status": response.status}
+                update = {"response_id": response_id, "owner": self.tenant, "new_status": status}
                 conn.execute(sql.UPDATE_RESPONSE, {**update, "new_body": body, "new_timing": timing})
-                conn.execute(sql.DELETE_OUTPUTS, {"response_id": response.id})
-                rows = []
-            rows += _item_rows(response.id, "output", outputs, output_bodies)
+                conn.execute(sql.DELETE_OUTPUTS, {"response_id": response_id})
+                rows = outputs
             if rows:
                 conn.execute(sql.INSERT_ITEMS, rows)
-            if append_to_conversation and conversation_id is not None:
-                append_items(conn, conversation_id, append_to_conversation)
-            if events:
-                conn.execute(sql.APPEND_EVENTS, _event_rows(response.id, events))
-            if response.background and response.status in _ANNOUNCED:  # its webhook, with the state it announces
-                announce(conn, self.tenant, f"response.{response.status}", response.id, int(time.time()))
+            if turn and conversation_id is not None:
+                append_items(conn, conversation_id, turn)
+            if logged:
+                conn.execute(sql.APPEND_EVENTS, logged)
+            if announced is not None:  # its webhook, with the state it announces
+                announce(conn, self.tenant, announced, response_id, int(time.time()))
 
         await self._db.write(work)
         return saved
@@ -382,6 +399,8 @@ async def schema_state(url: str) -> str:
         await database.aclose()
     if found == SCHEMA_VERSION:
         return f"schema at this version's revision ({SCHEMA_VERSION})"
+    if found is not None and found not in known_revisions():
+        return f"schema at {found}, newer than this version's ({SCHEMA_VERSION}): serve refuses it"
     return f"schema at {found or 'none'}, this version's is {SCHEMA_VERSION}: serve migrates it"
 
 

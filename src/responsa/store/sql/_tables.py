@@ -44,7 +44,7 @@ __all__ = [
     "webhook_endpoints",
 ]
 
-SCHEMA_VERSION = "0016"
+SCHEMA_VERSION = "0017"
 """The newest migration's revision (a test keeps the two equal): a store already there skips Alembic."""
 
 metadata = MetaData()
@@ -301,6 +301,9 @@ batch_lines = Table(
     Column("holder", String(120), nullable=True),
     Column("lease_until", Float, nullable=True),
     Column("result", Text, nullable=True),
+    # The response a run of the line is making (set before it can be stored): a run after a crash that
+    # finds it stored takes it as the line's result instead of making another (migration 0017).
+    Column("response_id", String(80), nullable=True),
 )
 Index("ix_batch_lines_state", batch_lines.c.batch_id, batch_lines.c.state, batch_lines.c.line)
 

@@ -227,6 +227,7 @@ class SqlVectorStores:
     ) -> bool:
         """Store the file's chunks and mark it completed (or failed with ``error``), in one transaction;
         False if the file was removed from the store meanwhile."""
+        texts, vectors = tuple(texts), tuple(vectors)  # the write's own copies (it may wait for its batch)
 
         def work(conn: Sql) -> bool:
             where = (_vf.vector_store_id == vector_store_id) & (_vf.file_id == file_id) & (_vf.status == "in_progress")

@@ -121,13 +121,13 @@ class SqlWebhooks:
         await self._db.write(lambda conn: conn.execute(insert(webhook_endpoints), [row]))
 
     async def put_endpoint(self, endpoint: WebhookEndpointRow) -> None:
+        values = _endpoint_values(endpoint)  # as it is now
+        changed = update(webhook_endpoints).where(_e.id == endpoint.id).values(**values)
+        row = {"id": endpoint.id, "tenant": self.tenant, **values}
+
         def work(conn: Sql) -> None:
-            changed = update(webhook_endpoints).where(_e.id == endpoint.id).values(**_endpoint_values(endpoint))
             if not conn.execute(changed).rowcount:
-                conn.execute(
-                    insert(webhook_endpoints),
-                    [{"id": endpoint.id, "tenant": self.tenant, **_endpoint_values(endpoint)}],
-                )
+                conn.execute(insert(webhook_endpoints), [row])
 
         await self._db.write(work)
 
