@@ -1,4 +1,4 @@
-"""Crash figures: a real ``responsa serve`` loaded by 24 clients (JSON, streamed, streamed in the
+"""Crash figures: a real ``responsa serve`` loaded by 24 clients (``--clients``) (JSON, streamed, streamed in the
 background; all stored) is SIGKILLed and restarted on the same store, ROUNDS times, on SQLite and on
 PostgreSQL (the drill of tests/test_crash.py, run longer). Prints, per store, what the clients saw
 acknowledged, and of it how much was lost or changed after the restarts, how many responses stayed
@@ -6,7 +6,7 @@ queued or in progress past their lease (stuck), how many responses' status colum
 disagreed after the recovery (tests/crash_drill.py DISAGREEING), and what the database's integrity
 checks found. With ``--workers N`` the server runs N workers and the whole process tree is killed.
 
-    python bench/crash.py --rounds 10 --seconds 5 [--workers 2]
+    python bench/crash.py --rounds 10 --seconds 5 [--workers 2] [--clients 32 --token-delay-ms 0]
 """
 
 from __future__ import annotations
@@ -44,13 +44,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=10, help="kills per store")
     parser.add_argument("--seconds", type=float, default=5.0, help="load before each kill")
+    parser.add_argument("--clients", type=int, default=24, help="clients making responses at once")
+    parser.add_argument("--token-delay-ms", type=int, default=2, help="the simulator's pace")
     parser.add_argument("--workers", type=int, default=1, help="worker processes of the server")
     parser.add_argument("--stores", nargs="+", default=["sqlite", "postgresql"], choices=["sqlite", "postgresql"])
     args = parser.parse_args()
-    load = Load(clients=24, seconds=args.seconds, max_seconds=args.seconds + 20)
+    load = Load(args.clients, args.seconds, args.seconds + 20, token_delay_ms=args.token_delay_ms)
     print(
-        f"kill -9 every {args.seconds:g} s under 24 clients, {args.rounds} rounds per store, lease {LEASE_SECONDS:g} s,"
-        f" {args.workers} worker(s)"
+        f"kill -9 every {args.seconds:g} s under {args.clients} clients, {args.rounds} rounds per store, "
+        f"lease {LEASE_SECONDS:g} s, {args.workers} worker(s), simulator at {args.token_delay_ms} ms a token"
     )
     print("store      | rounds | requests | acknowledged | background | lost | changed | stuck | disagree | integrity")
     for kind in args.stores:

@@ -66,11 +66,15 @@ class Load:
     """A busy machine may have acknowledged almost nothing after ``seconds``: the load goes on until
     the round has ``floor`` more ended responses (one in the background), up to this long."""
     floor: int = 6
+    token_delay_ms: int = 2
+    """The simulator's pace: at 0 a response ends about as soon as its first save is asked for."""
 
 
-def serve(db_url: str, log: Path, lease_seconds: float, workers: int = 1) -> tuple[subprocess.Popen[bytes], str]:
+def serve(
+    db_url: str, log: Path, lease_seconds: float, workers: int = 1, token_delay_ms: int = 2
+) -> tuple[subprocess.Popen[bytes], str]:
     """A ``responsa serve`` process on the store (with ``workers`` worker processes), answering; and its URL."""
-    options = ["--db", db_url, "--no-embedded", "--sim-token-delay-ms", "2", "--log-level", "warning",
+    options = ["--db", db_url, "--no-embedded", "--sim-token-delay-ms", str(token_delay_ms), "--log-level", "warning",
                "--background-lease-secs", str(lease_seconds), "--workers", str(workers)]  # fmt: skip
     return start_serve(*options, log=log)
 
@@ -241,12 +245,12 @@ def drill(
     """Serve on the store, then ``rounds`` times: load until SIGKILL (of the whole process tree),
     restart, and check what survived (cumulative: each round checks everything acknowledged so far).
     Close it (``contextlib.closing``) to stop the last server even when the caller stops early."""
-    process, url = serve(db_url, log, lease_seconds, workers)
+    process, url = serve(db_url, log, lease_seconds, workers, load.token_delay_ms)
     try:
         for _ in range(rounds):
             anyio.run(load_until_killed, url, process, seen, load)
             assert process.returncode == -signal.SIGKILL
-            process, url = serve(db_url, log, lease_seconds, workers)
+            process, url = serve(db_url, log, lease_seconds, workers, load.token_delay_ms)
             damage = anyio.run(find_damage, url, seen)
             stuck = stuck_after(db_url, 4 * lease_seconds + 10)
             yield Round(damage, stuck, integrity_problems(db_url), disagreeing(db_url))

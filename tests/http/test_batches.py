@@ -281,3 +281,24 @@ def test_an_expired_batch_keeps_what_it_finished(tmp_path_factory: pytest.TempPa
         assert len(done) == expired.request_counts.completed and 2 <= len(done) < 30
         assert {entry["error"]["code"] for entry in never} == {"batch_expired"}
         assert sorted(done + [entry["custom_id"] for entry in never]) == sorted(f"x{index}" for index in range(30))
+
+
+def test_a_line_larger_than_the_body_limit_gets_the_413_its_request_would(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """``--max-body-bytes`` holds for a batch's lines as for requests (a 1.3 MB line ran before)."""
+    db = tmp_path_factory.mktemp("batches-body-limit") / "r.db"
+    with serve(Settings(db_url=f"sqlite:///{db}", max_body_bytes=4096)) as live:
+        client = openai.OpenAI(base_url=live.v1, api_key="unused", max_retries=0)
+        big = {"model": "sim", "input": "rivers " * 1000}
+        with pytest.raises(openai.APIStatusError) as refused:  # the same body as a request
+            client.responses.create(**big)
+        assert refused.value.status_code == 413
+        lines = [line("small", {"model": "sim", "input": "Say hi"}), line("big", big)]
+        batch = finished(client, client.batches.create(input_file_id=upload(client, lines), endpoint="/v1/responses",
+                                                       completion_window="24h").id)  # fmt: skip
+        assert batch.status == "completed" and batch.output_file_id and batch.error_file_id
+        assert [entry["custom_id"] for entry in jsonl(client, batch.output_file_id)] == ["small"]
+        [error] = jsonl(client, batch.error_file_id)
+        assert error["custom_id"] == "big" and error["response"]["status_code"] == 413
+        assert error["response"]["body"]["error"]["code"] == "request_too_large"
