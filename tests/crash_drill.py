@@ -7,6 +7,7 @@ until their leases run out, and the database is checked for damage.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -82,9 +83,12 @@ def serve(
 def _process_tree(pid: int) -> list[int]:
     """``pid`` and every process under it (from /proc)."""
     tree = [pid]
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            tree += _process_tree(int(child))
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                tree += _process_tree(int(child))
+    except FileNotFoundError:  # it ended meanwhile (a short-lived child)
+        pass
     return tree
 
 
@@ -92,10 +96,10 @@ def kill_tree(process: subprocess.Popen[bytes]) -> None:
     """SIGKILL the server and every process under it at once: all are stopped first, so no worker
     hears its parent die (and drains) and no parent replaces a worker."""
     tree = _process_tree(process.pid)
-    for pid in tree:
-        os.kill(pid, signal.SIGSTOP)
-    for pid in tree:
-        os.kill(pid, signal.SIGKILL)
+    for each in (signal.SIGSTOP, signal.SIGKILL):
+        for pid in tree:
+            with contextlib.suppress(ProcessLookupError):  # a short-lived child that ended meanwhile
+                os.kill(pid, each)
 
 
 async def _one(client: httpx.AsyncClient, mode: str, number: int, seen: Seen) -> None:

@@ -312,9 +312,9 @@ class ContainerService:
         """Stop this process's Pythons of containers another process has claimed since; of containers
         gone (deleted or expired through another process), remove the files here too, whatever this
         place did with them (ran their code, or only took an upload: every directory counts)."""
-        ours = set(self._machine.sandboxes) | set(await anyio.to_thread.run_sync(self._machine.container_ids))
+        ours = sorted(set(self._machine.sandboxes) | set(await anyio.to_thread.run_sync(self._machine.container_ids)))
         for start in range(0, len(ours), _LOOKED_UP):
-            some = sorted(ours)[start : start + _LOOKED_UP]
+            some = ours[start : start + _LOOKED_UP]
             holders = await self._store.container_pythons(some)
             for container_id in some:
                 if container_id not in holders:
