@@ -121,7 +121,7 @@ def test_a_broken_optional_dependency_turns_off_only_what_needs_it(tmp_path: Pat
     assert [tool["type"] for tool in searched["ignored_tools"]] == ["web_search"]  # as any disabled hosted tool
     assert answered.output_text == "still serving"
     [line] = [line for line in log.splitlines() if "page_extraction" in line]
-    assert line.startswith(f"page_extraction is off: {PAGES_BROKEN}") and "fix: pip install" in line
+    assert line.startswith(f"WARNING:  page_extraction is off: {PAGES_BROKEN}") and "fix: pip install" in line
 
     done = _doctor(tmp_path / "r.db", env)
     assert done.returncode == 1

@@ -23,7 +23,7 @@ from responsa.protocol import StorageUnavailable
 
 from ._sqlite_database import SqliteDatabase
 
-__all__ = ["MIGRATION_LOCK", "Database", "Rows", "Sql", "open_database"]
+__all__ = ["Database", "Rows", "Sql", "open_database"]
 
 T = TypeVar("T")
 
