@@ -387,8 +387,19 @@ class _SqliteRows:
 
 
 def _connect(target: str) -> sqlite3.Connection:
-    """Autocommit mode (transactions are begun explicitly), WAL, checkpoints left to the checkpointer."""
+    """Autocommit mode (transactions are begun explicitly), WAL, checkpoints left to the checkpointer.
+    The busy timeout comes first, and a pragma SQLite answers ``busy`` without waiting (it does so
+    where waiting could deadlock: a new file turned to WAL while another process opening it at the
+    same moment migrates it) is tried again, for as long as the busy timeout."""
     connection = sqlite3.connect(target, isolation_level=None, check_same_thread=False, uri=target.startswith("file:"))
-    for pragma in ("journal_mode=WAL", "synchronous=NORMAL", f"busy_timeout={BUSY_TIMEOUT_MS}", "wal_autocheckpoint=0"):
-        connection.execute(f"PRAGMA {pragma}")
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    for pragma in (f"busy_timeout={BUSY_TIMEOUT_MS}", "journal_mode=WAL", "synchronous=NORMAL", "wal_autocheckpoint=0"):
+        while True:
+            try:
+                connection.execute(f"PRAGMA {pragma}")
+                break
+            except sqlite3.OperationalError as error:
+                if error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                    raise
+                time.sleep(LOCK_RETRY_SECS)
     return connection
