@@ -13,16 +13,16 @@ import asyncio
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 
 import anyio
 import pytest
-from sqlalchemy import Connection, text
+from sqlalchemy import text
 
 from responsa.engine.responses._leases import Leases
 from responsa.protocol import Message, ResponseObject
 from responsa.store import SqlStore
 from responsa.store.sql._database import open_database
+from responsa.store.sql._migrate import upgrade_to
 from responsa.store.sql._tables import SCHEMA_VERSION
 from tests.crash_drill import disagreeing, query
 
@@ -61,21 +61,6 @@ def test_a_save_stores_the_response_as_it_was_when_asked(fresh_db_url: str) -> N
     anyio.run(main)
 
 
-def _upgrade_to(revision: str) -> Callable[[Connection], None]:
-    def upgrade(connection: Connection) -> None:
-        from alembic import command
-        from alembic.config import Config
-
-        from responsa.store.sql._migrate import MIGRATIONS
-
-        config = Config()
-        config.set_main_option("script_location", str(MIGRATIONS))
-        config.attributes["connection"] = connection
-        command.upgrade(config, revision)
-
-    return upgrade
-
-
 async def _run(db_url: str, statement: str, **params: object) -> None:
     database = open_database(db_url)
     try:
@@ -91,7 +76,7 @@ def test_rows_left_saying_two_things_are_repaired_and_then_recovered(fresh_db_ur
 
     async def main() -> None:
         database = open_database(fresh_db_url)
-        await database.migrate(_upgrade_to("0016"))
+        await database.migrate(upgrade_to("0016"))
         await database.aclose()
         lease = time.time() + 3600  # its old process's lease, never renewed again
         await _run(

@@ -114,9 +114,7 @@ def _judged_as(address: Address) -> list[Address]:
     value = int(address)
     if address.ipv4_mapped is not None:
         return [address.ipv4_mapped]
-    if address in _COMPATIBLE and value > 1:
-        return [ipaddress.IPv4Address(value & 0xFFFFFFFF)]
-    if address in _NAT64_WELL_KNOWN:
+    if (address in _COMPATIBLE and value > 1) or address in _NAT64_WELL_KNOWN:  # the last 32 bits
         return [ipaddress.IPv4Address(value & 0xFFFFFFFF)]
     if address in _NAT64_LOCAL:
         return [_rfc6052(value, length) for length in _RFC6052_PREFIXES]

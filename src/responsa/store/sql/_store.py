@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import copy
-import sqlite3
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import delete, select, text, union_all
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import delete, select, union_all
 
 from responsa.protocol import TERMINAL_STATUSES, Item, ResponseObject, dump_dict
 
@@ -26,14 +22,14 @@ from ._conversations import SqlConversations, append_items, conversation_rows, l
 from ._database import Sql, open_database
 from ._faults import GuardedDatabase
 from ._files import SqlFiles
-from ._migrate import SchemaTooNew, known_revisions, upgrade_in_child, upgrade_to_head
+from ._migrate import SchemaTooNew, newer_than_known, schema_version, upgrade_in_child, upgrade_to_head
 from ._paging import dump_item, item_page, load_item
 from ._response_listing import list_rows
 from ._tables import SCHEMA_VERSION, conversation_items, conversations, response_events, response_items, responses
 from ._vector_stores import SqlVectorStores
 from ._webhooks import SqlWebhooks, announce
 
-__all__ = ["SqlStore", "schema_state"]
+__all__ = ["SqlStore"]
 
 _ANNOUNCED = frozenset({"completed", "failed", "cancelled", "incomplete"})
 """A background response's final states, each a webhook event (``response.<status>``)."""
@@ -99,10 +95,10 @@ class SqlStore:
         """Upgrade the schema if it is behind, in a child process (see ``_migrate``): the server never
         loads Alembic, except for an in-memory database. Processes starting together migrate one at a
         time (see the databases' ``migrate``); a schema newer than this code's is refused."""
-        found = await self._db.read(_schema_version)
+        found = await self._db.read(schema_version)
         if found == SCHEMA_VERSION:
             return
-        if found is not None and found not in known_revisions():
+        if newer_than_known(found):
             raise SchemaTooNew(
                 f"the store's schema is at revision {found}, which this version of responsa does not know "
                 f"(its newest is {SCHEMA_VERSION}): a newer responsa migrated it; run that version, or "
@@ -383,30 +379,3 @@ def _event_rows(response_id: str, events: Sequence[LoggedEvent]) -> list[dict[st
         {"response_id": response_id, "sequence_number": e.sequence_number, "type": e.type, "body": e.data}
         for e in events
     ]
-
-
-async def schema_state(url: str) -> str:
-    """Where the store at ``url`` stands against this version's schema, changing nothing (for ``responsa
-    doctor``). A SQLite file not made yet is said so, not made; one that cannot be opened raises."""
-    target = make_url(url)
-    if target.get_backend_name() == "sqlite" and target.database not in (None, "", ":memory:"):
-        if not Path(target.database).exists():
-            return f"no database yet: the first serve makes it (schema {SCHEMA_VERSION})"
-    database = open_database(url)
-    try:
-        found = await database.read(_schema_version)
-    finally:
-        await database.aclose()
-    if found == SCHEMA_VERSION:
-        return f"schema at this version's revision ({SCHEMA_VERSION})"
-    if found is not None and found not in known_revisions():
-        return f"schema at {found}, newer than this version's ({SCHEMA_VERSION}): serve refuses it"
-    return f"schema at {found or 'none'}, this version's is {SCHEMA_VERSION}: serve migrates it"
-
-
-def _schema_version(conn: Sql) -> str | None:
-    try:
-        version: str | None = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
-    except (sqlite3.Error, DBAPIError):  # no such table yet
-        return None
-    return version
