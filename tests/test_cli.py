@@ -32,7 +32,7 @@ def test_every_setting_is_documented() -> None:
     text = DOCS.read_text()
     for param in serve.params:
         assert any(opt in text for opt in param.opts), f"{param.opts} missing from {DOCS.name}"
-        assert param.envvar and str(param.envvar) in text, f"{param.envvar} missing from {DOCS.name}"
+        assert param.envvar and all(f"`{env}`" in text for env in param.envvar), f"{param.envvar} not in {DOCS.name}"
 
 
 def test_every_setting_is_declared_once() -> None:
@@ -129,6 +129,21 @@ def test_every_option_reaches_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_
     result = CliRunner().invoke(main, ["serve"], env={"RESPONSA_API_KEYS": "k1 k2", "RESPONSA_PORT": "7000"})
     assert result.exit_code == 0, result.output
     assert seen[-1].api_keys == (ApiKey.bare("k1"), ApiKey.bare("k2")) and seen[-1].port == 7000
+
+
+def test_mlxcel_s_store_variables_are_read_when_ours_are_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _settings_served(monkeypatch)
+    mlxcel = {"LLAMA_ARG_RESPONSES_STORE_MAX_ENTRIES": "1024", "LLAMA_ARG_RESPONSES_STORE_TTL_SECS": "3600",
+              "LLAMA_ARG_CONVERSATION_STORE_MAX_ENTRIES": "256", "LLAMA_ARG_CONVERSATION_STORE_TTL_SECS": "0"}  # fmt: skip
+    result = CliRunner().invoke(main, ["serve"], env=mlxcel)
+    assert result.exit_code == 0, result.output
+    bounds = (seen[-1].responses_store_max_entries, seen[-1].responses_store_ttl_secs,
+              seen[-1].conversation_store_max_entries, seen[-1].conversation_store_ttl_secs)  # fmt: skip
+    assert bounds == (1024, 3600, 256, 0)
+    result = CliRunner().invoke(main, ["serve"], env={**mlxcel, "RESPONSA_RESPONSES_STORE_MAX_ENTRIES": "7"})
+    assert seen[-1].responses_store_max_entries == 7  # ours first
+    result = CliRunner().invoke(main, ["serve", "--responses-store-max-entries", "9"], env=mlxcel)
+    assert seen[-1].responses_store_max_entries == 9  # then the flag over both
 
 
 def test_directory_settings_take_directories(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

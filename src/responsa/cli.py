@@ -52,7 +52,7 @@ def _option(setting: Field[Any], how: Option, hint: Any) -> Callable[[Command], 
         extra["multiple"] = True
     shown = default not in (None, ()) and not extra.get("multiple")
     return click.option(how.flags(setting.name, kind is bool), setting.name, default=default, show_default=shown,
-                        envvar=how.envvar(setting.name), help=how.summary, **extra)  # fmt: skip
+                        envvar=how.envvars(setting.name), help=how.summary, **extra)  # fmt: skip
 
 
 class _Named(click.ParamType[int]):

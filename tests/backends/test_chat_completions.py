@@ -128,9 +128,10 @@ def test_request_translation(rig: Rig) -> None:
         {"role": "tool", "tool_call_id": "call_1", "content": "cold"},
         {"role": "tool", "tool_call_id": "call_2", "content": "warm"},
     ]  # fmt: skip
-    assert [tool["function"]["name"] for tool in sent["tools"]] == ["get_weather"]
+    assert [tool["function"]["name"] for tool in sent["tools"]] == ["get_weather", "get_time"]  # every definition
     assert sent["tools"][0]["function"]["parameters"] == WEATHER_TOOL["parameters"]
-    assert sent["tool_choice"] == "required" and sent["parallel_tool_calls"] is False
+    assert sent["tool_choice"] == {"type": "function", "function": {"name": "get_weather"}}  # the one allowed
+    assert sent["parallel_tool_calls"] is False
     assert sent["response_format"] == {
         "type": "json_schema", "json_schema": {"name": "out", "schema": schema, "strict": True}
     }  # fmt: skip

@@ -38,6 +38,11 @@ def test_malformed_json(http: httpx.Client) -> None:
         ({"model": "sim", "input": "hi", "temperature": "hot"}, "temperature"),
         ({"model": "sim", "input": "hi", "temperature": 3}, "temperature"),
         ({"model": "sim", "input": "hi", "top_p": 1.5}, "top_p"),
+        ({"model": "sim", "input": "hi", "frequency_penalty": 2.5}, "frequency_penalty"),
+        ({"model": "sim", "input": "hi", "presence_penalty": -2.5}, "presence_penalty"),
+        ({"model": "sim", "input": "hi", "min_p": 1}, "min_p"),
+        ({"model": "sim", "input": "hi", "repetition_penalty": 0}, "repetition_penalty"),
+        ({"model": "sim", "input": "hi", "seed": 4294967296}, "seed"),
         ({"model": "sim", "input": "hi", "max_output_tokens": 0}, "max_output_tokens"),
         ({"model": "sim", "input": "hi", "stream": "yes please"}, "stream"),
         ({"model": "sim", "input": "hi", "metadata": {f"k{i}": "v" for i in range(17)}}, "metadata"),
@@ -96,6 +101,26 @@ def test_invalid_requests_are_400_with_the_param(http: httpx.Client, body: dict[
     error = error_of(http.post("/v1/responses", json=body), 400)
     assert error["type"] == "invalid_request_error"
     assert error["param"] == param
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "param"),
+    [
+        ("/v1/responses", {"input": "hi"}, "model"),
+        ("/v1/responses", {"model": "sim", "input": "hi", "tools": [{"type": "function", "parameters": {}}]},
+         "tools[0].name"),
+        ("/v1/responses", {"model": "sim", "input": [{"type": "function_call_output", "call_id": "c"}]},
+         "input[0].output"),
+        ("/v1/conversations/{conversation}/items", {}, "items"),
+    ],
+)  # fmt: skip
+def test_a_missing_field_is_openai_s_missing_required_parameter(
+    http: httpx.Client, path: str, body: dict[str, Any], param: str
+) -> None:
+    conversation = http.post("/v1/conversations", json={}).json()["id"]
+    error = error_of(http.post(path.format(conversation=conversation), json=body), 400)
+    assert (error["param"], error["code"]) == (param, "missing_required_parameter")
+    assert error["message"] == f"Missing required parameter: '{param}'."
 
 
 def test_unknown_model(http: httpx.Client) -> None:

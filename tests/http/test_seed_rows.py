@@ -163,6 +163,17 @@ def test_top_k_is_honoured_by_the_embedded_model_with_ovms_values(client: openai
     assert text(-1)  # -1: every token considered, as OVMS reads it
 
 
+def test_top_k_zero_considers_every_token_as_minus_one_does(client: openai.OpenAI) -> None:
+    def text(top_k: int, seed: int) -> str:
+        response = client.responses.create(model=DEFAULT_MODEL_NAME, input="Name a colour.", temperature=2.0,
+                                           max_output_tokens=8, extra_body={"top_k": top_k, "seed": seed, "min_p": 0.0})  # fmt: skip
+        return response.output_text
+
+    seeds = range(1, 5)
+    assert [text(0, seed) for seed in seeds] == [text(-1, seed) for seed in seeds]  # no cut at all
+    assert [text(0, seed) for seed in seeds] != [text(40, seed) for seed in seeds]  # not the default of 40
+
+
 def test_sglang_request_defaults_are_echoed(client: openai.OpenAI) -> None:
     made = client.responses.create(model="sim", input="Hello", user="u-7")
     assert (made.store, made.parallel_tool_calls, made.tool_choice) == (True, True, "auto")

@@ -89,9 +89,10 @@ SAMPLING_CONTROLS = ("temperature", "top_p", "top_k", "min_p", "repetition_penal
 class ModelRequest:
     """One model turn: the whole context as typed items, and what the model may do with it.
 
-    ``tools`` are already narrowed to what the model may call (``allowed_tools`` applied);
+    ``tools`` are every definition the model reads; ``allowed_tools`` narrows what it may call (the
+    definitions stay, so a prompt's cached prefix holds: Open Responses' ``allowed_tools``);
     ``forced_tool`` names the one function it must call, if any. Not frozen, though never changed:
-    one is made per turn, and a frozen dataclass's ``__init__`` of its 21 fields costs 4x as much."""
+    one is made per turn, and a frozen dataclass's ``__init__`` of its 26 fields costs 4x as much."""
 
     model: str
     instructions: str | None
@@ -101,6 +102,8 @@ class ModelRequest:
     """Built-in tool types the request offers (``web_search``, ``file_search``, ...)."""
     tool_mode: ToolMode = "auto"
     forced_tool: str | None = None
+    allowed_tools: frozenset[str] | None = None
+    """The names of ``tools`` the model may call, where not all (``None``)."""
     parallel_tool_calls: bool = True
     max_tool_calls: int | None = None
     text_format: TextFormat | None = None
@@ -130,6 +133,23 @@ class ModelRequest:
     reuse_prefix: bool = True
     """Whether a cached prefix may be read (not for ``prompt_cache_options.mode: explicit`` without
     breakpoints)."""
+    end_user: str | None = None
+    """Who the end user is, for an upstream's abuse monitoring: ``user``, else ``safety_identifier``
+    (mlxcel's rule)."""
+    safety_identifier: str | None = None
+
+    def callable_tools(self) -> list[FunctionTool]:
+        """The tools the model may call: ``tools`` under ``allowed_tools``."""
+        allowed = self.allowed_tools
+        return list(self.tools) if allowed is None else [tool for tool in self.tools if tool.name in allowed]
+
+    def may_call(self, name: str) -> bool:
+        """Whether a call of ``name`` keeps to the tool choice (``none``, a forced tool, ``allowed_tools``)."""
+        if self.tool_mode == "none":
+            return False
+        if self.forced_tool is not None:
+            return name == self.forced_tool
+        return self.allowed_tools is None or name in self.allowed_tools
 
 
 @dataclass(slots=True)

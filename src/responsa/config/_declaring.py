@@ -24,6 +24,8 @@ class Option:
     """Default: ``--name-with-dashes`` (``--name/--no-name`` for a switch)."""
     env: str | None = None
     """Default: ``RESPONSA_NAME``."""
+    seed_env: str | None = None
+    """A seed server's variable for the same setting (mlxcel's ``LLAMA_ARG_…``), read when ours is unset."""
     minimum: float | None = None
     maximum: float | None = None
     above: bool = False
@@ -43,6 +45,10 @@ class Option:
 
     def envvar(self, name: str) -> str:
         return self.env or f"RESPONSA_{name.upper()}"
+
+    def envvars(self, name: str) -> list[str]:
+        """The variables read, first found wins: ours, then the seed server's."""
+        return [self.envvar(name), *([self.seed_env] if self.seed_env else [])]
 
 
 def option(default: Any = None, *, factory: Callable[[], Any] | None = None, **how: Any) -> Any:
@@ -80,5 +86,6 @@ def settings_table(settings: type) -> str:
     rows = ["| flag | env var | default | what it does |", "| --- | --- | --- | --- |"]
     for setting, how in declared(settings):
         flag = how.flags(setting.name, isinstance(setting.default, bool))
-        rows.append(f"| `{flag}` | `{how.envvar(setting.name)}` | {_shown(setting, how)} | {how.doc or how.summary} |")
+        envs = ", ".join(f"`{env}`" for env in how.envvars(setting.name))
+        rows.append(f"| `{flag}` | {envs} | {_shown(setting, how)} | {how.doc or how.summary} |")
     return "\n".join(rows) + "\n"

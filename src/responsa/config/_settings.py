@@ -523,6 +523,7 @@ class Settings:
     )
     responses_store_ttl_secs: float = option(
         0.0,
+        seed_env="LLAMA_ARG_RESPONSES_STORE_TTL_SECS",
         summary="Delete responses this long after creation (0: never).",
         doc="Delete responses (and their items) this many seconds after creation; `0` keeps them forever.",
     )
@@ -530,6 +531,7 @@ class Settings:
         None,
         minimum=0,
         shown="no cap",
+        seed_env="LLAMA_ARG_RESPONSES_STORE_MAX_ENTRIES",
         summary="Keep at most this many responses, oldest go first (0: store none; default: no cap).",
         doc=(
             "Keep at most this many responses; the oldest go first, with their items. `0` stores no response at "
@@ -538,6 +540,7 @@ class Settings:
     )
     conversation_store_ttl_secs: float = option(
         0.0,
+        seed_env="LLAMA_ARG_CONVERSATION_STORE_TTL_SECS",
         summary="Delete conversations this long after creation (0: never).",
         doc="Delete conversations (and their items) this many seconds after creation; `0` keeps them forever.",
     )
@@ -545,10 +548,22 @@ class Settings:
         None,
         minimum=0,
         shown="no cap",
+        seed_env="LLAMA_ARG_CONVERSATION_STORE_MAX_ENTRIES",
         summary="Keep at most this many conversations, oldest go first (0: disable them; default: no cap).",
         doc=(
             "Keep at most this many conversations, oldest first out. `0` disables conversations: creating one, or"
             " using `conversation` on a response, is a `400`."
+        ),
+    )
+    conversations_on_first_use: bool = option(
+        False,
+        summary="A response naming a conversation that does not exist begins it under that id (mlxcel's way).",
+        doc=(
+            "A response whose `conversation` names one that does not exist begins it under that id with its "
+            'turn, as mlxcel does: clients that name their own threads (`"conversation": "thread-42"`) need no create '
+            "call. An id is then any 1 to 64 letters, digits, `.`, `_`, `:` or `-`, shared by every tenant of "
+            "the server (one another tenant holds is a `409`). Off: OpenAI's `400 invalid_conversation_id` for an "
+            "id without `conv_` and `404` for one never created."
         ),
     )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = option(

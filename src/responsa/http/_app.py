@@ -122,6 +122,7 @@ def _retention(settings: Settings) -> Retention:
         response_max_entries=settings.responses_store_max_entries,
         conversation_ttl=settings.conversation_store_ttl_secs,
         conversation_max_entries=settings.conversation_store_max_entries,
+        conversations_on_first_use=settings.conversations_on_first_use,
     )
 
 

@@ -58,9 +58,10 @@ def invalid_from_validation(exc: ValidationError) -> InvalidRequest:
     chosen = max(errors, key=lambda error: len(error["loc"]))
     param = _param_from_loc(tuple(chosen["loc"]))
     given = chosen.get("input")
-    if chosen["type"] == "missing" and isinstance(given, dict) and isinstance(given.get("function"), dict):
-        # A Chat Completions shape ({"type": "function", "function": {...}}) lacks it inside "function".
-        param = f"{param.rpartition('.')[0]}.function.{param.rpartition('.')[2]}".lstrip(".")
+    if chosen["type"] == "missing":
+        if isinstance(given, dict) and isinstance(given.get("function"), dict):
+            # A Chat Completions shape ({"type": "function", "function": {...}}) lacks it inside "function".
+            param = f"{param.rpartition('.')[0]}.function.{param.rpartition('.')[2]}".lstrip(".")
         return InvalidRequest(f"Missing required parameter: '{param}'.", param=param, code="missing_required_parameter")
     message = str(chosen["msg"]).removeprefix("Value error, ")
     return InvalidRequest(f"Invalid '{param}': {message}.", param=param or None, code="invalid_value")

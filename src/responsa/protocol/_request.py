@@ -162,7 +162,7 @@ class ConversationRef(WireModel):
 class ContextManagement(WirePart):
     """One server-side context management entry; ``compaction`` is the one there is."""
 
-    type: str
+    type: Literal["compaction"]
     compact_threshold: int | None = Field(default=None, ge=1)
 
 
@@ -226,7 +226,8 @@ class CreateResponseRequest(WireModel):
     text: TextConfig | None = None
     truncation: Literal["auto", "disabled"] = "disabled"
     prompt_cache_key: str | None = None
-    prompt_cache_retention: str | None = None
+    prompt_cache_retention: Literal["in_memory", "24h"] | None = None
+    """Deprecated by OpenAI for ``prompt_cache_options.ttl``; echoed as ``ttl`` is (the caches here are not timed)."""
     safety_identifier: str | None = Field(default=None, max_length=128)
     service_tier: Literal["auto", "default", "flex", "scale", "priority", "fast", "ultrafast"] | None = None
     image: ImageOptions | None = None
@@ -292,6 +293,17 @@ class CreateResponseRequest(WireModel):
         """Whether the output text's log probabilities were asked for, in any of the three ways."""
         asked = "message.output_text.logprobs" in (self.include or [])
         return asked or bool(self.logprobs) or bool(self.top_logprobs)
+
+    @property
+    def reasoning_summary(self) -> str | None:
+        """The summary asked for: ``reasoning.summary`` (or its older ``generate_summary``); where neither
+        is given, ``auto`` for a request that turns thinking on by ``chat_template_kwargs.enable_thinking``,
+        OpenVINO's switch, whose clients read the reasoning as its summary (OVMS ignores ``summary``)."""
+        asked = self.reasoning
+        if asked is not None and (asked.summary or asked.generate_summary):
+            return asked.summary or asked.generate_summary
+        kwargs = self.chat_template_kwargs
+        return "auto" if kwargs is not None and kwargs.get("enable_thinking") is True else None
 
     @property
     def conversation_id(self) -> str | None:

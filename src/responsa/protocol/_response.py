@@ -94,6 +94,7 @@ class ResponseObject(WireModel):
     parallel_tool_calls: bool = True
     previous_response_id: str | None = None
     prompt_cache_key: str | None = None
+    prompt_cache_retention: str | None = None
     reasoning: ResponseReasoning = Field(default_factory=ResponseReasoning)
     safety_identifier: str | None = None
     service_tier: str | None = None

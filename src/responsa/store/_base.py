@@ -72,7 +72,8 @@ class LoggedEvent:
 
 @dataclass(frozen=True)
 class Retention:
-    """How long objects are kept. A TTL of 0 keeps them forever; ``None`` entries means no cap.
+    """How long objects are kept, and how conversations begin. A TTL of 0 keeps them forever; ``None``
+    entries means no cap.
 
     A cap of 0 entries disables that kind of storage altogether (as in mlxcel, seed 002).
     """
@@ -81,6 +82,8 @@ class Retention:
     response_max_entries: int | None = None
     conversation_ttl: float = 0
     conversation_max_entries: int | None = None
+    conversations_on_first_use: bool = False
+    """Whether a response naming a conversation that does not exist begins it under that id (mlxcel)."""
 
     @property
     def responses_enabled(self) -> bool:
@@ -186,6 +189,11 @@ class ConversationRepository(Protocol):
     def scoped(self, tenant: str) -> ConversationRepository: ...
 
     async def create_conversation(self, conversation: Conversation, items: Sequence[Item]) -> None: ...
+
+    async def id_taken(self, conversation_id: str) -> bool:
+        """Whether any tenant's conversation has this id, live or expired and not yet swept (a client
+        that names its conversations, as mlxcel's do, begins one on a free id: the response's save
+        begins it with its first turn, see ``Retention.conversations_on_first_use``)."""
 
     async def get_conversation(self, conversation_id: str) -> Conversation | None: ...
 

@@ -65,27 +65,7 @@ def _body(request: ModelRequest, upstream_model: str, messages: list[ChatMessage
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
     if request.tools:
-        body["tools"] = [
-            {
-                "type": "function",
-                "function": {
-                    key: value
-                    for key, value in (
-                        ("name", tool.name),
-                        ("description", tool.description),
-                        ("parameters", tool.parameters or {"type": "object", "properties": {}}),
-                        ("strict", tool.strict or None),  # sent only when asked for, as before
-                    )
-                    if value is not None
-                },
-            }
-            for tool in request.tools
-        ]
-        if request.forced_tool is not None:
-            body["tool_choice"] = {"type": "function", "function": {"name": request.forced_tool}}
-        else:
-            body["tool_choice"] = request.tool_mode
-        body["parallel_tool_calls"] = request.parallel_tool_calls
+        body.update(_tool_fields(request))
     fmt = request.text_format
     if isinstance(fmt, JsonSchemaFormat):
         schema: dict[str, Any] = {"name": fmt.name, "schema": fmt.schema_}
@@ -115,8 +95,41 @@ def _body(request: ModelRequest, upstream_model: str, messages: list[ChatMessage
         body["ignore_eos"] = True
     if sampling.include_stop:
         body["include_stop_str_in_output"] = True
+    if request.end_user is not None:
+        body["user"] = request.end_user
+    if request.safety_identifier is not None:
+        body["safety_identifier"] = request.safety_identifier
     body.update(_extras(request))
     return body
+
+
+def _tool_fields(request: ModelRequest) -> dict[str, Any]:
+    """The tools, every definition (``allowed_tools`` leaves them all in the prompt), and the choice."""
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                key: value
+                for key, value in (
+                    ("name", tool.name),
+                    ("description", tool.description),
+                    ("parameters", tool.parameters or {"type": "object", "properties": {}}),
+                    ("strict", tool.strict or None),  # sent only when asked for, as before
+                )
+                if value is not None
+            },
+        }
+        for tool in request.tools
+    ]
+    callable_tools = request.callable_tools()
+    forced = request.forced_tool
+    if forced is None and request.tool_mode == "required" and len(callable_tools) == 1:
+        forced = callable_tools[0].name  # allowed_tools down to one: Chat Completions' named choice says it
+    if forced is not None:
+        choice: Any = {"type": "function", "function": {"name": forced}}
+    else:
+        choice = request.tool_mode  # an upstream that calls what is not allowed fails the turn
+    return {"tools": tools, "tool_choice": choice, "parallel_tool_calls": request.parallel_tool_calls}
 
 
 def _extras(request: ModelRequest) -> dict[str, Any]:

@@ -20,7 +20,7 @@ __all__ = ["forces_call", "output_grammar"]
 
 def forces_call(request: ModelRequest) -> bool:
     """Whether the output must be a tool call (a named tool, or any tool under ``required``)."""
-    return request.forced_tool is not None or (request.tool_mode == "required" and bool(request.tools))
+    return request.forced_tool is not None or (request.tool_mode == "required" and bool(request.callable_tools()))
 
 
 def forced_schema(request: ModelRequest, fmt: ToolFormat = JSON_ONLY) -> dict[str, Any] | None:
@@ -29,7 +29,7 @@ def forced_schema(request: ModelRequest, fmt: ToolFormat = JSON_ONLY) -> dict[st
     if request.forced_tool is not None:
         tool = next(t for t in request.tools if t.name == request.forced_tool)
         return tool.parameters or {"type": "object"}
-    return fmt.call_schema(list(request.tools)) if forces_call(request) else None
+    return fmt.call_schema(request.callable_tools()) if forces_call(request) else None
 
 
 def _custom_grammar(request: ModelRequest) -> LlamaGrammar | None:

@@ -281,7 +281,7 @@ def sampler_chain(
     if temperature == 0:
         chain.add_greedy()  # type: ignore[no-untyped-call]
         return chain
-    chain.add_top_k(sampling.top_k or 40)
+    chain.add_top_k(40 if sampling.top_k is None else sampling.top_k)  # 0 or less: every token
     chain.add_top_p(1.0 if sampling.top_p is None else sampling.top_p, 1)
     chain.add_min_p(0.05 if sampling.min_p is None else sampling.min_p, 1)
     chain.add_temp(temperature)

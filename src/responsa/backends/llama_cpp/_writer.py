@@ -49,7 +49,7 @@ class OutputWriter:
         self._calls = 0
         self._streaming: int | None = None
         """The index of the call whose arguments are streaming in."""
-        self._names = {tool.name for tool in request.tools}
+        self._names = {tool.name for tool in request.callable_tools()}
         auto = not forced and request.tool_mode == "auto" and bool(self._names)
         self._splitter = CallParser(template.tool_format, self._names) if auto else None
         self._think = ThinkSplitter(thinking) if template.thinks and not forced else None

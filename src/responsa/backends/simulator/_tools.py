@@ -26,7 +26,7 @@ class PlannedCall:
 
 def plan_tool_calls(request: ModelRequest, prompt: str, answering_tool_output: bool) -> list[PlannedCall]:
     """The calls a model would make for ``prompt`` under ``request``'s tool policy; [] to answer."""
-    tools = list(request.tools)
+    tools = request.callable_tools()
     if request.tool_mode == "none" or not tools or request.max_tool_calls == 0:
         return []
     if request.forced_tool is not None:

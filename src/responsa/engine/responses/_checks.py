@@ -116,12 +116,6 @@ def _check_conversation(request: CreateResponseRequest) -> None:
             "'previous_response_id' or 'conversation'.",
             code="mutually_exclusive_parameters",
         )
-    if not conversation.startswith("conv_"):
-        raise InvalidRequest(
-            f"Invalid 'conversation': '{conversation}'. Expected an ID that begins with 'conv_'.",
-            param="conversation",
-            code="invalid_conversation_id",
-        )
     if not request.store:
         raise InvalidRequest(
             "'store: false' cannot be used with 'conversation': a conversation keeps every response's items.",

@@ -3,6 +3,7 @@ its input as typed items, with ids, resolved references, and checks on what a mo
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from itertools import compress, repeat
@@ -41,12 +42,7 @@ async def load_history(store: Store, request: CreateResponseRequest) -> list[Ite
     """The context before this request's input: the conversation's items or the response chain."""
     conversation_id = request.conversation_id
     if conversation_id is not None:
-        if not store.retention.conversations_enabled:
-            raise InvalidRequest("Conversation storage is disabled on this server.", param="conversation")
-        items = await store.conversations().load_conversation(conversation_id)
-        if items is None:
-            raise NotFound(f"Conversation with id '{conversation_id}' not found.", param="conversation")
-        return items
+        return await _conversation_history(store, conversation_id)
     previous_id = request.previous_response_id
     if previous_id is None:
         return []
@@ -64,6 +60,43 @@ async def load_history(store: Store, request: CreateResponseRequest) -> list[Ite
             code="previous_response_in_progress",
         )
     return await store.load_context(previous_id) or []
+
+
+_CLIENT_CONVERSATION_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+"""The ids a client may begin a conversation by (``--conversations-on-first-use``): a path segment."""
+
+
+async def _conversation_history(store: Store, conversation_id: str) -> list[Item]:
+    """The conversation's items; with ``conversations_on_first_use``, none for a conversation the client
+    names that does not exist yet (the response's save begins it with this turn, as mlxcel's do), else
+    OpenAI's 400 or 404."""
+    retention = store.retention
+    if not retention.conversations_enabled:
+        raise InvalidRequest("Conversation storage is disabled on this server.", param="conversation")
+    first_use = retention.conversations_on_first_use
+    if not (conversation_id.startswith("conv_") or (first_use and _CLIENT_CONVERSATION_ID.fullmatch(conversation_id))):
+        expected = "letters, digits, '.', '_', ':' or '-' (at most 64)" if first_use else "begins with 'conv_'"
+        raise InvalidRequest(
+            f"Invalid 'conversation': '{conversation_id}'. Expected an ID that {expected}.",
+            param="conversation",
+            code="invalid_conversation_id",
+        )
+    conversations = store.conversations()
+    items = await conversations.load_conversation(conversation_id)
+    if items is not None:
+        return items
+    if not first_use:
+        raise NotFound(f"Conversation with id '{conversation_id}' not found.", param="conversation")
+    if await conversations.id_taken(conversation_id):
+        items = await conversations.load_conversation(conversation_id)  # begun meanwhile by a turn of ours
+        if items is not None:
+            return items
+        raise Conflict(  # another tenant's, or expired and not yet swept
+            f"The conversation id '{conversation_id}' is taken on this server; choose another.",
+            param="conversation",
+            code="conversation_id_taken",
+        )
+    return []
 
 
 async def normalize_input(store: Store, request: CreateResponseRequest, kinds: ToolRegistry) -> list[Item]:

@@ -58,6 +58,7 @@ def build_model_request(ctx: RunContext, items: Sequence[Item], turn: Turn = FIR
         hosted_tools=policy.hosted if mode != "none" else [],
         tool_mode=mode,
         forced_tool=forced,
+        allowed_tools=policy.allowed,
         parallel_tool_calls=request.parallel_tool_calls,
         max_tool_calls=calls_left,
         text_format=request.text.format if request.text else None,
@@ -78,7 +79,7 @@ def build_model_request(ctx: RunContext, items: Sequence[Item], turn: Turn = FIR
         fault=ctx.fault,
         streaming=request.stream,
         reasoning_effort=reasoning.effort if reasoning else None,
-        reasoning_summary=(reasoning.summary or reasoning.generate_summary) if reasoning else None,
+        reasoning_summary=request.reasoning_summary,
         encrypted_reasoning="reasoning.encrypted_content" in (request.include or []),
         tool_grammars=tools.grammars(),
         logprobs=(request.top_logprobs or 0) if request.wants_logprobs else None,
@@ -86,6 +87,8 @@ def build_model_request(ctx: RunContext, items: Sequence[Item], turn: Turn = FIR
         skip_special_tokens=request.skip_special_tokens is not False,
         cache_key=request.prompt_cache_key,
         reuse_prefix=request.prompt_cache_options is None or reuses_prefix(request, ctx.input_items),
+        end_user=request.user or request.safety_identifier,
+        safety_identifier=request.safety_identifier,
     )
 
 

@@ -47,9 +47,7 @@ def _without_credentials(tools: list[Tool]) -> list[Tool]:
 
 def _reasoning_echo(request: CreateResponseRequest) -> ResponseReasoning:
     asked = request.reasoning
-    if asked is None:
-        return ResponseReasoning()
-    return ResponseReasoning(effort=asked.effort, summary=asked.summary or asked.generate_summary)
+    return ResponseReasoning(effort=asked.effort if asked else None, summary=request.reasoning_summary)
 
 
 def new_response(request: CreateResponseRequest, stored: bool) -> ResponseObject:
@@ -71,6 +69,7 @@ def new_response(request: CreateResponseRequest, stored: bool) -> ResponseObject
             "parallel_tool_calls": request.parallel_tool_calls,
             "previous_response_id": request.previous_response_id,
             "prompt_cache_key": request.prompt_cache_key,
+            "prompt_cache_retention": request.prompt_cache_retention,
             "reasoning": _reasoning_echo(request),
             "safety_identifier": request.safety_identifier,
             "service_tier": request.service_tier or "default",

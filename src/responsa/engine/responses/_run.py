@@ -22,7 +22,7 @@ from responsa.protocol import (
 from responsa.store import Store
 
 from ..output import Timeline
-from ..tools import ToolPlan, answer_stub
+from ..tools import ToolPlan, answer_stub, held_to_choice
 from ._accumulate import OutputBuilder
 from ._cancel_signal import CancelSignal
 from ._event_log import EventLog
@@ -163,7 +163,8 @@ async def open_model_call(
     if call is not None:
         stack.callback(call.end)
     with tracing.current(call):
-        return await stack.enter_async_context(backend.stream(request))
+        events = await stack.enter_async_context(backend.stream(request))
+    return held_to_choice(events, request) if request.tools else events
 
 
 NOTHING_USED = TokenUsage(0, 0)

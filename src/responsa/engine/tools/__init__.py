@@ -6,7 +6,7 @@ register through the ``responsa.tool_kinds`` entry-point group. See docs/archite
 
 from ._annotations import Annotations
 from ._answers import answer_stub
-from ._choice import ToolPolicy, after_forced_round, check_tool_choice, resolve_tool_choice
+from ._choice import ToolPolicy, after_forced_round, check_tool_choice, held_to_choice, resolve_tool_choice
 from ._hosted import hosted_event, reported_call
 from ._kind import (
     Closed,
@@ -50,6 +50,7 @@ __all__ = [
     "check_tool_choice",
     "chosen_by_name",
     "client_kinds",
+    "held_to_choice",
     "hosted_event",
     "load_tool_registry",
     "open_call",

@@ -3,10 +3,10 @@ model may call (the tools it sees, the mode, the one tool it must call)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass
 
-from responsa.backends import ToolMode
+from responsa.backends import ModelEvent, ModelRequest, ToolCallDelta, ToolMode
 from responsa.protocol import (
     AllowedTools,
     CreateResponseRequest,
@@ -14,6 +14,7 @@ from responsa.protocol import (
     HostedToolChoice,
     InvalidRequest,
     McpTool,
+    ModelError,
     NamedCustomChoice,
     NamedFunctionChoice,
     ToolRef,
@@ -21,7 +22,7 @@ from responsa.protocol import (
 
 from ._kind import Route, ToolPlan
 
-__all__ = ["ToolPolicy", "after_forced_round", "check_tool_choice", "resolve_tool_choice"]
+__all__ = ["ToolPolicy", "after_forced_round", "check_tool_choice", "held_to_choice", "resolve_tool_choice"]
 
 
 def _by_type(kind: str, client: ToolPlan) -> bool:
@@ -36,9 +37,12 @@ class ToolPolicy:
     """What the model may do this turn."""
 
     tools: list[FunctionTool]
+    """Every definition the model reads (under ``allowed_tools`` too: they stay, so the prompt's cache holds)."""
     hosted: list[str]
     mode: ToolMode
     forced: str | None = None
+    allowed: frozenset[str] | None = None
+    """The names of ``tools`` the model may call, where not all."""
 
 
 def _named(choice: NamedFunctionChoice | NamedCustomChoice, client: ToolPlan) -> str | None:
@@ -116,17 +120,20 @@ def resolve_tool_choice(
     if isinstance(choice, NamedFunctionChoice | NamedCustomChoice):
         return ToolPolicy(tools, hosted, "required", _named(choice, plan))
     if isinstance(choice, AllowedTools):
-        allowed = [tool for tool in tools if any(_ref_matches(plan, ref, tool.name, plan.routes[tool.name])
-                                                 for ref in choice.tools)]  # fmt: skip
+        allowed = frozenset(
+            tool.name
+            for tool in tools
+            if any(_ref_matches(plan, ref, tool.name, plan.routes[tool.name]) for ref in choice.tools)
+        )
         types = {ref.type for ref in choice.tools}
-        return ToolPolicy(allowed, [kind for kind in hosted if kind in types], choice.mode)
+        return ToolPolicy(tools, [kind for kind in hosted if kind in types], choice.mode, allowed=allowed)
     # {"type": "shell"}, {"type": "file_search"}, {"type": "mcp", "server_label", "name"?}: by the tools' kinds
     ref = ToolRef(type=choice.type, name=choice.name, server_label=choice.server_label)
     chosen = [tool for tool in tools if _ref_matches(plan, ref, tool.name, plan.routes[tool.name])]
     if not chosen:  # a hosted tool the backend runs: {"type": "web_search"}
         return ToolPolicy([], [choice.type] if choice.type in plan.kinds.hosted_tool_types() else [], "required")
     forced = chosen[0].name if len(chosen) == 1 else None
-    return ToolPolicy(chosen, [], "required", forced)
+    return ToolPolicy(tools, [], "required", forced, frozenset(tool.name for tool in chosen))
 
 
 def after_forced_round(request: CreateResponseRequest) -> CreateResponseRequest:
@@ -139,3 +146,22 @@ def after_forced_round(request: CreateResponseRequest) -> CreateResponseRequest:
         return request
     relaxed: object = choice.model_copy(update={"mode": "auto"}) if isinstance(choice, AllowedTools) else "auto"
     return request.model_copy(update={"tool_choice": relaxed})
+
+
+async def held_to_choice(
+    batches: AsyncIterator[list[ModelEvent]], request: ModelRequest
+) -> AsyncIterator[list[ModelEvent]]:
+    """The model's events, a call that ``tool_choice`` forbids stopped before anything sees it: the
+    embedded model and the simulator cannot make one (their grammar and plan hold the choice), but an
+    upstream may ignore the ``tool_choice`` it is sent. Such a call ends the turn in a ``ModelError``
+    (``tool_choice_violated``): the response fails, naming the call, rather than hand the client a
+    call it ruled out."""
+    async for batch in batches:
+        for event in batch:
+            if type(event) is ToolCallDelta and event.name is not None and not request.may_call(event.name):
+                raise ModelError(
+                    f"The model called '{event.name}', which this request's tool_choice does not allow; "
+                    "the call was not passed on.",
+                    code="tool_choice_violated",
+                )
+        yield batch

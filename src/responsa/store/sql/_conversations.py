@@ -74,24 +74,45 @@ class SqlConversations:
         return {"conversation_id": conversation_id, **live(self.tenant, self.retention.conversation_ttl)}
 
     async def create_conversation(self, conversation: Conversation, items: Sequence[Item]) -> None:
-        row = {
+        row = self._row(conversation)
+        conversation_id, dumped = conversation.id, conversation_rows(items)
+
+        def work(conn: Sql) -> None:
+            conn.execute(sql.INSERT_CONVERSATION, [row])
+            append_items(conn, conversation_id, dumped)
+            self._evict(conn)
+
+        await self._db.write(work)
+
+    async def id_taken(self, conversation_id: str) -> bool:
+        where = {"conversation_id": conversation_id}
+        return await self._db.read(lambda conn: conn.execute(sql.CONVERSATION_ID, where).first() is not None)
+
+    def begin_in(self, conn: Sql, conversation_id: str) -> bool:
+        """Inside a response's save: begin the client-named conversation ``conversation_id`` with the
+        turn being saved, unless it exists (two first uses at once begin one); whether it is this
+        tenant's, as the turn may be appended only then."""
+        new = self._row(Conversation(id=conversation_id, created_at=int(time.time())))
+        conn.execute(sql.INSERT_CONVERSATION_IF_NEW, [new])
+        self._evict(conn)
+        owner = conn.execute(sql.CONVERSATION_TENANT, {"conversation_id": conversation_id}).scalar()
+        return bool(owner == self.tenant)
+
+    def _row(self, conversation: Conversation) -> dict[str, Any]:
+        return {
             "id": conversation.id,
             "created_at": conversation.created_at,
             "stored_at": time.time(),
             "metadata": orjson.dumps(conversation.metadata).decode(),
             "tenant": self.tenant,
         }
-        conversation_id, dumped = conversation.id, conversation_rows(items)
 
-        def work(conn: Sql) -> None:
-            conn.execute(sql.INSERT_CONVERSATION, [row])
-            append_items(conn, conversation_id, dumped)
-            cap = self.retention.conversation_max_entries
-            if cap:
-                evicted = select(conversations.c.id).order_by(conversations.c.stored_at.desc()).offset(cap)
-                self.delete_conversations(conn, list(conn.execute(evicted).scalars()))
-
-        await self._db.write(work)
+    def _evict(self, conn: Sql) -> None:
+        """Past the cap, the oldest conversations go."""
+        cap = self.retention.conversation_max_entries
+        if cap:
+            evicted = select(conversations.c.id).order_by(conversations.c.stored_at.desc()).offset(cap)
+            self.delete_conversations(conn, list(conn.execute(evicted).scalars()))
 
     async def get_conversation(self, conversation_id: str) -> Conversation | None:
         return await self._db.read(lambda conn: self._fetch_conversation(conn, conversation_id))

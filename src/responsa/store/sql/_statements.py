@@ -9,6 +9,7 @@ nothing expires) scope every lookup to what the caller may see.
 from __future__ import annotations
 
 from sqlalchemy import bindparam, delete, func, insert, select, text, update
+from sqlalchemy.dialects import postgresql
 
 from ._tables import (
     cancel_asks,
@@ -28,13 +29,16 @@ __all__ = [
     "CONTEXT",
     "CONVERSATION",
     "CONVERSATION_FOR_UPDATE",
+    "CONVERSATION_ID",
     "CONVERSATION_ITEM",
     "CONVERSATION_ITEMS_AFTER",
     "CONVERSATION_ITEMS_REMOVED",
+    "CONVERSATION_TENANT",
     "DELETE_CONVERSATION_ITEM",
     "DELETE_OUTPUTS",
     "EVENTS_AFTER",
     "INSERT_CONVERSATION",
+    "INSERT_CONVERSATION_IF_NEW",
     "INSERT_CONVERSATION_ITEMS",
     "INSERT_ITEMS",
     "INSERT_RESPONSE",
@@ -116,6 +120,11 @@ EVENTS_AFTER = (
 )
 
 INSERT_CONVERSATION = insert(conversations)
+INSERT_CONVERSATION_IF_NEW = postgresql.insert(conversations).on_conflict_do_nothing()
+"""``INSERT … ON CONFLICT DO NOTHING``, which SQLite (3.24 and later) reads as PostgreSQL does."""
+CONVERSATION_ID = select(_c.id).where(_c.id == bindparam("conversation_id"))
+"""Any tenant's, expired or not: whether the id is taken."""
+CONVERSATION_TENANT = select(_c.tenant).where(_c.id == bindparam("conversation_id"))
 CONVERSATION = select(_c.id, _c.created_at, _c.metadata).where(
     _c.id == bindparam("conversation_id"), *_live_conversation
 )

@@ -149,6 +149,7 @@ class SqlStore:
             }
             first_rows = _item_rows(response_id, "input", input_items, [dump_item(i) for i in input_items]) + outputs
         turn = conversation_rows(append_to_conversation) if conversation_id is not None else []
+        named = self.conversations() if turn and self.retention.conversations_on_first_use else None
         logged = _event_rows(response_id, events)
         announced = f"response.{status}" if background and status in _ANNOUNCED else None
 
@@ -164,7 +165,7 @@ class SqlStore:
                 rows = outputs
             if rows:
                 conn.execute(sql.INSERT_ITEMS, rows)
-            if turn and conversation_id is not None:
+            if turn and conversation_id is not None and (named is None or named.begin_in(conn, conversation_id)):
                 append_items(conn, conversation_id, turn)
             if logged:
                 conn.execute(sql.APPEND_EVENTS, logged)
