@@ -103,7 +103,8 @@ def test_tool_choice_and_allowed_tools_name_namespaced_tools(rig: Rig) -> None:
 
     rig.sdk.responses.create(model="up-model", input="x", tools=tools,  # type: ignore[arg-type]
                              tool_choice={"type": "allowed_tools", "mode": "auto", "tools": [{"type": "namespace", "name": "agents"}]})  # type: ignore[arg-type]  # fmt: skip
-    assert offered(rig) == ["agents__spawn_agent", "agents__close_agent"]
+    assert offered(rig) == ["agents__spawn_agent", "agents__close_agent", "ping"]  # every definition stays
+    assert rig.first.requests[-1]["tool_choice"] == "auto"  # the calls are held to the namespace by the server
 
     unknown = rig.http.post("/v1/responses", json={"model": "up-model", "input": "x", "tools": tools,
                                                    "tool_choice": {"type": "function", "name": "nope"}})  # fmt: skip
