@@ -35,7 +35,7 @@ from responsa.backends.chat_completions import _backend
 from responsa.backends.chat_completions._decode import ChunkDecoder, completion_as_chunk
 from responsa.backends.chat_completions._translate import chat_body
 from responsa.config import Settings
-from responsa.http import create_app
+from responsa.serve import create_app
 
 Message = dict[str, Any]
 Send = Callable[[Message], Awaitable[None]]

@@ -24,7 +24,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from responsa.config import Settings
-from responsa.http import create_app
+from responsa.serve import create_app
 
 
 @dataclass

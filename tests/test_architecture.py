@@ -1,4 +1,4 @@
-"""Imports flow one way (protocol ← engine ← http) and the public API is pinned."""
+"""Imports flow one way (protocol ← engine ← http ← serve ← cli) and the public API is pinned."""
 
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ import responsa.store
 
 PACKAGE = Path(responsa.protocol.__file__).parent.parent
 FORBIDDEN = {
-    "protocol": {"engine", "backends", "store", "http", "cli", "config", "external"},
-    "backends": {"engine", "store", "http", "cli", "external"},
-    "store": {"engine", "backends", "http", "cli", "external"},
-    "external": {"engine", "backends", "store", "http", "cli"},
-    "engine": {"http", "cli"},
-    "http": {"cli"},
-    "model_files": {"protocol", "engine", "backends", "store", "http", "cli", "config", "external"},
+    "protocol": {"engine", "backends", "store", "http", "serve", "cli", "config", "external"},
+    "backends": {"engine", "store", "http", "serve", "cli", "external"},
+    "store": {"engine", "backends", "http", "serve", "cli", "external"},
+    "external": {"engine", "backends", "store", "http", "serve", "cli"},
+    "engine": {"http", "serve", "cli"},
+    "http": {"serve", "cli"},
+    "serve": {"cli"},
+    "model_files": {"protocol", "engine", "backends", "store", "http", "serve", "cli", "config", "external"},
 }
 EXTERNAL_FORBIDDEN = {
     "protocol": {"httpx", "sqlalchemy", "starlette", "alembic"},
@@ -50,7 +51,7 @@ def test_no_upward_imports(subpackage: str) -> None:
 
 
 def test_the_engine_reaches_the_store_through_its_repository_protocols() -> None:
-    """Only the HTTP layer's lifespan picks the SQL implementation; the engine names protocols."""
+    """Only serve's lifespan picks the SQL implementation; the engine names protocols."""
     for path in (PACKAGE / "engine").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("responsa.store"):

@@ -73,15 +73,15 @@ def test_serve_process_answers_and_reads_env_vars(tmp_path: Path) -> None:
 
 def _settings_served(monkeypatch: pytest.MonkeyPatch) -> list[Settings]:
     """The settings each ``serve`` run here would start the app with (no app, no server started)."""
-    import responsa._serving
+    import responsa.serve
 
     seen: list[Settings] = []
-    monkeypatch.setattr(responsa._serving, "serve_settings", seen.append)
+    monkeypatch.setattr(responsa.serve, "serve_settings", seen.append)
     return seen
 
 
 def test_workers_take_a_count_or_auto(monkeypatch: pytest.MonkeyPatch) -> None:
-    from responsa._serving import worker_count
+    from responsa.serve import worker_count
 
     seen = _settings_served(monkeypatch)
     for given, count in (("3", 3), ("auto", len(os.sched_getaffinity(0))), ("0", len(os.sched_getaffinity(0)))):

@@ -84,7 +84,7 @@ def _settings_options(command: Command) -> Command:
 @_settings_options
 def serve(**options: Any) -> None:
     """Serve the Responses API over HTTP."""
-    from responsa._serving import serve_settings
+    from responsa.serve import serve_settings
 
     settings = _resolved(Settings(**{name: value for name, value in options.items() if value is not None}))
     serve_settings(settings)
@@ -96,7 +96,7 @@ def doctor(**options: Any) -> None:
     """Check this installation and what a server with these options would have: packages, capabilities
     with the reason and the fix of each one that is off, the store, the models. Exit status 1 when a
     capability a default install has is off."""
-    from responsa._doctor import report
+    from responsa.serve import report
 
     report(_resolved(Settings(**{name: value for name, value in options.items() if value is not None})))
 

@@ -14,11 +14,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from responsa.http import create_app
 from responsa.http._errors import EXCEPTION_HANDLERS, json_response
 from responsa.http._exact_routes import ExactRoutes
 from responsa.http._middleware import Gate
 from responsa.protocol import InvalidRequest
+from responsa.serve import create_app
 from tests.conftest import LiveServer, sqlite_server
 
 

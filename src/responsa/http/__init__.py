@@ -1,8 +1,28 @@
-"""The HTTP surface: routes, SSE framing, error rendering, the app factory, the workers' shared setup."""
+"""The HTTP surface: routes, middleware, SSE and WebSocket framing, error rendering, and the services
+the routes read (``Services``); ``responsa.serve`` assembles them into the app."""
 
-from ._app import create_app
-from ._diagnosis import Diagnosis, diagnose
-from ._parent import end_with_the_parent
-from ._workers import WorkerGroup, worker_group
+from ._batch_lines import batch_lines
+from ._errors import EXCEPTION_HANDLERS
+from ._exact_routes import ExactRoutes
+from ._file_routes import FORM_SLACK
+from ._limits import Bucket, Limiter, RateLimiter, refusal
+from ._metrics import Metrics
+from ._middleware import Gate
+from ._routes import routes
+from ._services import HttpLimits, Services
 
-__all__ = ["Diagnosis", "WorkerGroup", "create_app", "diagnose", "end_with_the_parent", "worker_group"]
+__all__ = [
+    "EXCEPTION_HANDLERS",
+    "FORM_SLACK",
+    "Bucket",
+    "ExactRoutes",
+    "Gate",
+    "HttpLimits",
+    "Limiter",
+    "Metrics",
+    "RateLimiter",
+    "Services",
+    "batch_lines",
+    "refusal",
+    "routes",
+]

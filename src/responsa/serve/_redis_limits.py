@@ -16,9 +16,8 @@ import redis.asyncio as redis
 from redis.exceptions import RedisError
 
 from responsa.config import ApiKey
+from responsa.http import RateLimiter, refusal
 from responsa.protocol import Capability, ServiceUnavailable, failure_of
-
-from ._limits import RateLimiter, refusal
 
 __all__ = ["RedisRateLimiter"]
 

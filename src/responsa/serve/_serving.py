@@ -3,7 +3,7 @@
 Workers are uvicorn's supervisor's: the parent binds the port and hands the socket to each worker; a
 worker that dies is replaced, SIGTERM drains every worker (each finishes its requests within
 ``--shutdown-grace-secs``) and SIGHUP replaces them one at a time. What they share is set up here,
-before the first starts (see :func:`responsa.http.worker_group`)."""
+before the first starts (see :func:`responsa.serve.worker_group`)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,12 @@ import uvicorn
 from starlette.applications import Starlette
 from uvicorn.supervisors import Multiprocess
 
-from responsa._accepting import reuse_port_socket
 from responsa.config import Settings
-from responsa.http import WorkerGroup, create_app, end_with_the_parent, worker_group
+
+from ._accepting import reuse_port_socket
+from ._app import create_app
+from ._parent import end_with_the_parent
+from ._workers import WorkerGroup, worker_group
 
 __all__ = ["WORKER_HEALTHCHECK_SECS", "serve_settings", "worker_app", "worker_count"]
 
@@ -48,7 +51,7 @@ def serve_settings(settings: Settings) -> None:
         "log_config": _log_config(settings.log_level),
         "access_log": False,  # responsa.access writes the line, with the request id and tenant
         "timeout_graceful_shutdown": max(int(settings.shutdown_grace_secs), 1),
-        "loop": "responsa._accepting:AcceptingLoop",
+        "loop": "responsa.serve._accepting:AcceptingLoop",
     }
     if count == 1:
         app = create_app(settings)

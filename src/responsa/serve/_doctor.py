@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import click
 
-from responsa.http import Diagnosis, diagnose
+from ._diagnosis import Diagnosis, diagnose
 
 __all__ = ["report"]
 

@@ -7,7 +7,7 @@ taken at a few dozen a second and those beyond wait in the kernel's queue, estab
 for as long as the load lasts (with ``load.py -c 1000 --stream``: TTFB p99 about the whole run). Here
 the listening socket is watched by the loop and drained on each poll (up to the backlog, as asyncio's
 own loop does); each connection is handed to the loop as an accepted socket, so it is served as any
-other. uvicorn takes the loop by name (``Config(loop="responsa._accepting:AcceptingLoop")``).
+other. uvicorn takes the loop by name (``Config(loop="responsa.serve._accepting:AcceptingLoop")``).
 
 Taking every waiting connection would let one of several workers take them all (a burst of
 keep-alive connections then stays on it), so the workers do not share one listening socket: the

@@ -1,6 +1,6 @@
 """A busy server still takes every waiting connection on each turn of its loop. uvloop's own servers
 take one a turn: with a thousand streams in flight a turn lasts tens of milliseconds, and connections
-beyond the first few dozen waited, unread, for the whole load (tests/http/test_workers.py and
+beyond the first few dozen waited, unread, for the whole load (tests/serve/test_workers.py and
 docs/operations.md, Overload). Here each turn of the loop is made long on purpose and counted."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import uvloop
 
-from responsa._accepting import AcceptingLoop
+from responsa.serve import AcceptingLoop
 
 CLIENTS = 40
 

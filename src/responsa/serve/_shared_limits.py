@@ -19,9 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from responsa.config import ApiKey
+from responsa.http import Bucket, RateLimiter
 from responsa.protocol import Capability
-
-from ._limits import Bucket, RateLimiter
 
 __all__ = ["SharedRateLimiter"]
 

@@ -16,9 +16,8 @@ from responsa.backends import BackendRegistry
 from responsa.config import Settings
 from responsa.engine import probe_pdf_text
 from responsa.external import SearchProvider, probe_page_extraction, probe_sandbox, probe_sandbox_libraries
+from responsa.http import Limiter
 from responsa.protocol import Capability
-
-from ._limits import Limiter
 
 __all__ = ["by_name", "log_capabilities", "probe_capabilities", "store_capability"]
 

@@ -41,23 +41,27 @@ from responsa.engine.tools.image_generation import ImageGenerationKind
 from responsa.engine.tools.mcp import McpKind
 from responsa.engine.tools.web_search import WebSearchKind
 from responsa.external import UrlPolicy, WebhookSender
+from responsa.http import (
+    EXCEPTION_HANDLERS,
+    FORM_SLACK,
+    ExactRoutes,
+    Gate,
+    HttpLimits,
+    Limiter,
+    Metrics,
+    RateLimiter,
+    Services,
+    batch_lines,
+    routes,
+)
 from responsa.protocol import Usage
 from responsa.store import PART_BYTES, Retention, SqlStore
 
-from ._batch_lines import batch_lines
 from ._capabilities import by_name, log_capabilities, probe_capabilities, store_capability
-from ._errors import EXCEPTION_HANDLERS
-from ._exact_routes import ExactRoutes
-from ._file_routes import FORM_SLACK
 from ._hosted_setup import containers_service, search_provider
-from ._limits import Limiter, RateLimiter
-from ._metrics import Metrics
-from ._middleware import Gate
 from ._model_process import embedded_backends
 from ._neighbours import WorkerNeighbours
-from ._routes import routes
 from ._secret import secret_key
-from ._services import HttpLimits, Services
 from ._shared_limits import SharedRateLimiter
 from ._workers import WorkerGroup
 
