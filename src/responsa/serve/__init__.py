@@ -3,7 +3,8 @@ builds the services and starts the server's tasks), one process or N workers und
 supervisor, the model process, what the workers share, the capability probes, ``responsa doctor``."""
 
 from ._accepting import AcceptingLoop
-from ._app import configured_backends, configured_limiter, create_app
+from ._app import create_app
+from ._configured import configured_backends, configured_limiter
 from ._diagnosis import Diagnosis, diagnose
 from ._doctor import report
 from ._parent import end_with_the_parent

@@ -11,8 +11,8 @@ from responsa.config import Settings
 from responsa.protocol import Capability, failure_of
 from responsa.store import schema_state
 
-from ._app import configured_backends, configured_limiter
 from ._capabilities import probe_capabilities, store_capability
+from ._configured import configured_backends, configured_limiter
 from ._hosted_setup import search_provider
 
 __all__ = ["Diagnosis", "diagnose"]
