@@ -15,13 +15,29 @@ from .files import (
     probe_pdf_text,
     vector_store_body,
 )
-from .responses import Apart, Compactor, ConversationService, OutputBuilder, PromptLibrary, ResponseService, Run, Sealer
+from .responses import (
+    MAX_STEERS,
+    Apart,
+    Compactor,
+    ConversationService,
+    OutputBuilder,
+    PromptLibrary,
+    ResponseService,
+    Run,
+    Sealer,
+    Steer,
+    Steering,
+    steer_failure,
+    steer_input,
+    successor_create,
+)
 from .tools.image_generation import DEFAULT_MODEL as DEFAULT_IMAGES_MODEL
 from .webhooks import WebhookDeliverer, WebhookService, delivery_body, endpoint_body
 
 __all__ = [
     "BATCH_RANK",
     "DEFAULT_IMAGES_MODEL",
+    "MAX_STEERS",
     "Apart",
     "BatchLines",
     "BatchRunner",
@@ -38,6 +54,8 @@ __all__ = [
     "Run",
     "Sealer",
     "Started",
+    "Steer",
+    "Steering",
     "VectorStoreService",
     "WebhookDeliverer",
     "WebhookService",
@@ -47,5 +65,8 @@ __all__ = [
     "every",
     "file_body",
     "probe_pdf_text",
+    "steer_failure",
+    "steer_input",
+    "successor_create",
     "vector_store_body",
 ]

@@ -24,9 +24,8 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
+from responsa.engine import Steering, steer_failure, steer_input
 from responsa.protocol import CreateResponseRequest, InvalidRequest, Item, ResponsaError
-
-from ._socket_steering import Steering, failure, steer_input
 
 __all__ = ["MAX_ACTIVE", "MAX_NAMED_LANES", "Lane", "SocketSession", "error_message"]
 
@@ -104,12 +103,12 @@ class SocketSession:
         queue.send_nowait(message if isinstance(message, dict) else {"type": None})
 
     async def _steer(self, message: dict[str, Any]) -> None:
-        """Accept steering input for a running response (see ``_socket_steering``), or say why not."""
+        """Accept steering input for a running response (see ``engine/responses/_steering``), or say why not."""
         target, given = message.get("previous_response_id"), message.get("input")
         steering_input = steer_input(given)
         if set(message) - {"type", "previous_response_id", "input"} or steering_input is None:
             why = "A steer takes only 'previous_response_id' and 'input': a string or user messages."
-            await self.send_json(None, failure(target, given, "invalid_input", why))
+            await self.send_json(None, steer_failure(target, given, "invalid_input", why))
             return
         running = self.steering.running.get(target) if isinstance(target, str) else None
         outcome = self.steering.queue(target, steering_input) if isinstance(target, str) else "response_not_found"
@@ -117,7 +116,9 @@ class SocketSession:
             ended = any(kept == target for kept, _items in self._latest.values())
             outcome = "response_already_completed" if ended else "response_not_found"
         if isinstance(outcome, str):
-            await self.send_json(None, failure(target, given, outcome, f"The response cannot be steered ({outcome})."))
+            await self.send_json(
+                None, steer_failure(target, given, outcome, f"The response cannot be steered ({outcome}).")
+            )
             return
         lane = running[0] if running is not None else None
         await self.send_json(lane, outcome.accepted())

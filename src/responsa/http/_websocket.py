@@ -26,12 +26,12 @@ import anyio
 from pydantic import ValidationError
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
+from responsa.engine import Steer, successor_create
 from responsa.protocol import CreateResponseRequest, InvalidRequest, ResponsaError
 
 from ._errors import invalid_from_validation
 from ._services import services
 from ._socket_lanes import Lane, SocketSession
-from ._socket_steering import Steer
 
 __all__ = ["responses_socket"]
 
@@ -124,14 +124,7 @@ async def _serve_one(
         for steer in steers:
             await session.send_json(lane, steer.pending(run.required_input()))
         return
-    await _serve_one(session, lane, successor(message, run.response.id, steers), steers)
-
-
-def successor(message: dict[str, Any], steered: str, steers: list[Steer]) -> dict[str, Any]:
-    """The ``response.create`` of a steered response's successor: its settings, continuing it, with
-    the steering input (in the order it was accepted) as its input."""
-    inherited = {key: value for key, value in message.items() if key not in ("input", "generate")}
-    return {**inherited, "previous_response_id": steered, "input": [part for steer in steers for part in steer.input]}
+    await _serve_one(session, lane, successor_create(message, run.response.id, steers), steers)
 
 
 def _revised(request: CreateResponseRequest, changes: dict[str, Any]) -> CreateResponseRequest:

@@ -9,8 +9,10 @@ from ._prompts import PromptLibrary
 from ._run import Run
 from ._sealing import Sealer
 from ._service import ResponseService
+from ._steering import MAX_STEERS, Steer, Steering, steer_failure, steer_input, successor_create
 
 __all__ = [
+    "MAX_STEERS",
     "Apart",
     "Compactor",
     "ConversationService",
@@ -19,4 +21,9 @@ __all__ = [
     "ResponseService",
     "Run",
     "Sealer",
+    "Steer",
+    "Steering",
+    "steer_failure",
+    "steer_input",
+    "successor_create",
 ]

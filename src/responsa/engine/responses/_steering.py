@@ -1,4 +1,5 @@
-"""Steering on the WebSocket (``response.steer``), for every model.
+"""Steering (``response.steer``, sent on the WebSocket), for every model: the engine's part; the
+socket only reads the messages and frames these events.
 
 The client sends ``{"type": "response.steer", "previous_response_id": <a response running on this
 connection>, "input": str | [user messages]}``. The server owns the input from
@@ -18,10 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from responsa.engine import Run
 from responsa.protocol import new_id
 
-__all__ = ["MAX_STEERS", "Steer", "Steering", "steer_input"]
+from ._run import Run
+
+__all__ = ["MAX_STEERS", "Steer", "Steering", "steer_failure", "steer_input", "successor_create"]
 
 MAX_STEERS = 16
 """Steering inputs queued for one response at most (``too_many_pending_steers`` past it)."""
@@ -45,10 +47,10 @@ class Steer:
                       reason="waiting_for_required_input", required_input=required)  # fmt: skip
 
     def failed(self, code: str, message: str) -> dict[str, Any]:
-        return failure(self.target, self.input, code, message, steer_id=self.id)
+        return steer_failure(self.target, self.input, code, message, steer_id=self.id)
 
 
-def failure(target: Any, given: Any, code: str, message: str, steer_id: str | None = None) -> dict[str, Any]:
+def steer_failure(target: Any, given: Any, code: str, message: str, steer_id: str | None = None) -> dict[str, Any]:
     """``response.steer.failed``, returning the input as it was sent (with its id once one was given)."""
     steer: dict[str, Any] = {"input": given, "previous_response_id": target}
     if steer_id is not None:
@@ -121,3 +123,10 @@ class Steering:
     def release(self, previous: str | None) -> list[Steer]:
         """Input held for a continuation of ``previous``, to go before its own input."""
         return self._held.pop(previous, []) if previous is not None else []
+
+
+def successor_create(message: dict[str, Any], steered: str, steers: list[Steer]) -> dict[str, Any]:
+    """The ``response.create`` of a steered response's successor: its settings, continuing it, with
+    the steering input (in the order it was accepted) as its input."""
+    inherited = {key: value for key, value in message.items() if key not in ("input", "generate")}
+    return {**inherited, "previous_response_id": steered, "input": [part for steer in steers for part in steer.input]}
