@@ -143,6 +143,7 @@ def test_public_api_is_pinned() -> None:
         "FileService",
         "OutputBuilder",
         "ResponseService",
+        "ResponseSetup",
         "Run",
         "Sealer",
         "MAX_STEERS",

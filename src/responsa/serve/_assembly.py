@@ -30,6 +30,7 @@ from responsa.engine import (
     FileService,
     PromptLibrary,
     ResponseService,
+    ResponseSetup,
     Sealer,
     VectorStoreService,
     WebhookDeliverer,
@@ -197,20 +198,21 @@ async def _responses(made: Assembly) -> None:
     settings = made.settings
     sealer = Sealer(secret_key(settings) if made.group is None else made.group.secret)
     made.compactor = Compactor(made.store, made.registry, sealer, made.tools)
-    made.responses = responses = ResponseService(
-        made.store,
-        made.registry,
-        made.tools,
+    setup = ResponseSetup(
+        store=made.store,
+        backends=made.registry,
+        tools=made.tools,
         background=made.tasks,
-        lease=settings.background_lease_secs,
         on_usage=usage_reporter(made.limiter, made.metrics),
-        max_input_items=settings.max_input_items,
-        admission=(settings.max_generations, settings.max_queued_generations, settings.max_queue_wait_secs),
-        hosted_tools=settings.hosted_tools,
         compactor=made.compactor,
         prompts=PromptLibrary(settings.prompts_dir),
+        hosted_tools=settings.hosted_tools,
+        max_input_items=settings.max_input_items,
+        admission=(settings.max_generations, settings.max_queued_generations, settings.max_queue_wait_secs),
+        lease=settings.background_lease_secs,
         cancel_poll=settings.cancel_poll_secs,
     )
+    made.responses = responses = ResponseService(setup)
     made.metrics.held = responses.generations
     made.stack.push_async_callback(responses.drain, settings.shutdown_grace_secs)
     await responses.leases.recover()

@@ -9,6 +9,7 @@ from ._prompts import PromptLibrary
 from ._run import Run
 from ._sealing import Sealer
 from ._service import ResponseService
+from ._setup import ResponseSetup
 from ._steering import MAX_STEERS, Steer, Steering, steer_failure, steer_input, successor_create
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "OutputBuilder",
     "PromptLibrary",
     "ResponseService",
+    "ResponseSetup",
     "Run",
     "Sealer",
     "Steer",

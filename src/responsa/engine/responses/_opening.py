@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from responsa import tracing
-from responsa.backends import Backend, BackendRegistry, ModelEvent, ModelRequest
+from responsa.backends import Backend, ModelEvent, ModelRequest
 from responsa.protocol import (
     Compaction,
     CompactionTrigger,
@@ -27,10 +27,9 @@ from responsa.protocol import (
     StreamEvent,
     ToolSearchOutput,
 )
-from responsa.store import Store
 
 from ..output import Timeline
-from ..tools import Recorded, ToolPlan, ToolRegistry, ToolSetup, plan_client_tools, prepare_server_tools
+from ..tools import Recorded, ToolPlan, ToolSetup, plan_client_tools, prepare_server_tools
 from ._accumulate import OutputBuilder
 from ._admission import Admission
 from ._apart import Apart, turn, waits_apart
@@ -43,38 +42,49 @@ from ._model_request import build_model_request
 from ._moderation import ModerationRun, moderation_for
 from ._new_response import new_response, unavailable_hosted
 from ._prompt_cache import diagnose, warm
-from ._prompts import PromptLibrary
 from ._reasoning_seal import ReasoningSeal
 from ._run import Run, RunContext, model_call_done, open_model_call
 from ._server_calls import serve_calls
+from ._setup import ResponseSetup
 from ._truncation import token_counter, truncated
 
 __all__ = ["Opener"]
 
 
+@dataclass(frozen=True)
+class Asked:
+    """One create as asked and checked so far, carried through the opening's stages (``_open``,
+    ``_plan``) in place of a chain of parameters."""
+
+    request: CreateResponseRequest
+    tenant: str
+    backend: Backend
+    planned: ToolPlan | None = None
+    """The request's client tools as its check planned them (see ``_plan``)."""
+    fault: str | None = None
+    history: Sequence[Item] | None = None
+    """The context before the request, where the caller holds it (else it is read from the store)."""
+    generate: bool = True
+    warm: bool = False
+    """``prompt_cache_options.prewarm``: the model reads the prompt into its cache, writes nothing kept."""
+    moderation: ModerationRun | None = None
+    deferred: bool = False
+    """The model call opens once the run holds a slot (work waiting apart, see ``Run.turn``)."""
+
+
 class Opener:
     """Turns create requests into runs; holds what that needs, and each backend's admission."""
 
-    def __init__(
-        self,
-        store: Store,
-        backends: BackendRegistry,
-        tools: ToolRegistry,
-        compactor: Compactor | None,
-        hosted_tools: str,
-        max_input_items: int,
-        admission: tuple[int, int, float],
-        prompts: PromptLibrary | None = None,
-    ) -> None:
-        self.prompts = prompts or PromptLibrary(None)
+    def __init__(self, setup: ResponseSetup) -> None:
+        self.prompts = setup.prompts
         """The reusable prompts creates may name."""
-        self._store = store
-        self._backends = backends
-        self._tools = tools
-        self._compactor = compactor
-        self._hosted_tools = hosted_tools
-        self._max_input_items = max_input_items
-        self._admission_limits = admission
+        self._store = setup.store
+        self._backends = setup.backends
+        self._tools = setup.tools
+        self._compactor = setup.compactor
+        self._hosted_tools = setup.hosted_tools
+        self._max_input_items = setup.max_input_items
+        self._admission_limits = setup.admission
         """(generations at once, requests waiting) per backend; a backend may run fewer at once."""
         self._admissions: dict[int, Admission] = {}
         self.interactive = 0
@@ -131,10 +141,9 @@ class Opener:
         span = tracing.start(f"response {request.model}", attributes)
         try:
             with tracing.current(span):  # what opening the run does (reads, listings, counts) is the span's
-                run = await self._open(
-                    request, fault, tenant, history, backend, stack, generate, warm, moderation, apart is not None,
-                    planned,
-                )  # fmt: skip
+                asked = Asked(request, tenant, backend, planned, fault, history, generate, warm, moderation,
+                              deferred=apart is not None)  # fmt: skip
+                run = await self._open(asked, stack)
         except BaseException as exc:
             await stack.aclose()
             tracing.finish(span, {}, f"{type(exc).__name__}: {exc}")
@@ -147,22 +156,10 @@ class Opener:
             span.set_attribute("gen_ai.response.id", run.response.id)
         return run
 
-    async def _open(
-        self,
-        request: CreateResponseRequest,
-        fault: str | None,
-        tenant: str,
-        history: Sequence[Item] | None,
-        backend: Backend,
-        stack: AsyncExitStack,
-        generate: bool,
-        warm: bool = False,
-        moderation: ModerationRun | None = None,
-        deferred: bool = False,
-        planned: ToolPlan | None = None,
-    ) -> Run:
-        plan = await self._plan(request, fault, tenant, history, backend, planned, moderation)
+    async def _open(self, asked: Asked, stack: AsyncExitStack) -> Run:
+        plan = await self._plan(asked)
         ctx, context, request = plan.ctx, plan.context, plan.ctx.request
+        backend, moderation, generate, warm = asked.backend, asked.moderation, asked.generate, asked.warm
         timeline = Timeline()
         begun: list[_Begun] = []
 
@@ -195,7 +192,7 @@ class Opener:
                 start = await begin()
                 start.opening += start.builder.record_compaction(compaction)
         context = await truncated(request, backend, context, count)
-        if deferred:  # opened once the run holds a slot (see Run.turn)
+        if asked.deferred:  # opened once the run holds a slot (see Run.turn)
             model_events = _opened_later(stack, backend, build(context), timeline)
         else:
             model_events = await open_model_call(stack, backend, build(context), timeline)
@@ -212,7 +209,7 @@ class Opener:
         request = self.prompts.apply(request)
         planned = check_request(request, self._tools)
         backend = self._backends.resolve(request.model)
-        plan = await self._plan(request, None, tenant, None, backend, planned)
+        plan = await self._plan(Asked(request, tenant, backend, planned))
         request, recorded = plan.ctx.request, [made.item for made in plan.recorded]
 
         def build(items: list[Item]) -> ModelRequest:
@@ -221,20 +218,19 @@ class Opener:
         context = await truncated(request, backend, plan.context, token_counter(backend, build))
         return await backend.count_tokens(build(context))
 
-    async def _plan(
-        self,
-        request: CreateResponseRequest,
-        fault: str | None,
-        tenant: str,
-        history: Sequence[Item] | None,
-        backend: Backend,
-        planned: ToolPlan | None = None,
-        moderation: ModerationRun | None = None,
-    ) -> _Plan:
+    async def _plan(self, asked: Asked) -> _Plan:
         """Everything a create decides before the response begins: its context (summaries in place of
         compaction items, reasoning another server sealed left out), its tools and what the server-run
-        ones record, and the hosted tools left out. ``planned``: the request's client tools as its check
-        planned them, used unless the context changes them (a tool search's output, a configuration update)."""
+        ones record, and the hosted tools left out. ``asked.planned``: the request's client tools as its
+        check planned them, used unless the context changes them (a tool search's output, a
+        configuration update)."""
+        request, tenant, backend, planned, history = (
+            asked.request,
+            asked.tenant,
+            asked.backend,
+            asked.planned,
+            asked.history,
+        )
         store = self._store.scoped(tenant)
         if request.background and not store.retention.responses_enabled:  # as `store: false` is
             raise InvalidRequest("Background responses must be stored, and this server stores no responses "
@@ -266,7 +262,9 @@ class Opener:
             context = compactor.expand(context)
         if "reasoning.encrypted_content" not in (request.include or ()):
             seal = None
-        ctx = RunContext(request, store, backend, tools, unavailable, fault, input_items, moderation=moderation)
+        ctx = RunContext(
+            request, store, backend, tools, unavailable, asked.fault, input_items, moderation=asked.moderation
+        )
         return _Plan(ctx, context, classes, recorded, ignored, compactor, seal, withheld, diagnostics)
 
     def sealed_reasoning(self, response: ResponseObject, tenant: str) -> ResponseObject:

@@ -9,14 +9,12 @@ from __future__ import annotations
 import copy
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Collection, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
 import anyio
-from anyio.abc import TaskGroup
 
-from responsa.backends import BackendRegistry
 from responsa.protocol import (
     TERMINAL_STATUSES,
     Conflict,
@@ -28,24 +26,21 @@ from responsa.protocol import (
     ResponsaError,
     ResponseObject,
     StreamEvent,
-    Usage,
     dump_dict,
 )
 from responsa.store import ItemPage, LoggedEvent, Order, ResponseFilter, ResponsePage, Store
 
 from .._tenant_views import tenant_view
 from ..output import ENCRYPTED_REASONING, KNOWN_INCLUDES, check_includes, create_view, with_includes
-from ..tools import ToolRegistry
 from ._apart import Apart
-from ._cancels import CANCEL_POLL, CANCELLED_POLL, CancelWatch, Neighbours
-from ._compaction import Compactor
+from ._cancels import CANCELLED_POLL, CancelWatch, Neighbours
 from ._event_log import EventLog, replay
 from ._leases import Leases
 from ._loop import RunLoop
 from ._moderation import classify
 from ._opening import Opener
-from ._prompts import PromptLibrary
 from ._run import Run
+from ._setup import ResponseSetup
 
 __all__ = ["ResponseService"]
 
@@ -55,32 +50,19 @@ logger = logging.getLogger(__name__)
 class ResponseService:
     """Runs responses against the backends and keeps them in the store."""
 
-    def __init__(
-        self,
-        store: Store,
-        backends: BackendRegistry,
-        tools: ToolRegistry,
-        background: TaskGroup | None = None,
-        lease: float = 15.0,
-        on_usage: Callable[[str, Usage], Awaitable[None]] | None = None,
-        max_input_items: int = 4096,
-        compactor: Compactor | None = None,
-        hosted_tools: str = "ignore",
-        admission: tuple[int, int, float] = (256, 64, 2.0),
-        prompts: PromptLibrary | None = None,
-        cancel_poll: float = CANCEL_POLL,
-    ) -> None:
+    def __init__(self, setup: ResponseSetup) -> None:
+        store = setup.store
         self._store = store
-        self._backends = backends
-        self._background = background
+        self._backends = setup.backends
+        self._background = setup.background
         self._running: dict[str, Run] = {}
-        self.leases = Leases(store, lease)
-        self._on_usage = on_usage
-        self.tools = tools
+        self.leases = Leases(store, setup.lease)
+        self._on_usage = setup.on_usage
+        self.tools = setup.tools
         """The tool kinds the server serves, each server-run one with its service."""
-        self._opener = Opener(store, backends, self.tools, compactor, hosted_tools, max_input_items, admission, prompts)
-        self._loop = RunLoop(self._running, self.leases, on_usage)
-        self._cancels = CancelWatch(store, self._running, cancel_poll)
+        self._opener = Opener(setup)
+        self._loop = RunLoop(self._running, self.leases, setup.on_usage)
+        self._cancels = CancelWatch(store, self._running, setup.cancel_poll)
         self.tenant = store.tenant
         """Whose responses this service sees and creates (``for_tenant`` makes the view of another)."""
         self._views: dict[str, ResponseService] = {}

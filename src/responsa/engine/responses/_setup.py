@@ -1,0 +1,44 @@
+"""What the create path is made of: one keyword-only value, built once at start from the settings
+(serve's ``_responses`` builder), so no default of a setting is copied here."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from anyio.abc import TaskGroup
+
+from responsa.backends import BackendRegistry
+from responsa.protocol import Usage
+from responsa.store import Store
+
+from ..tools import ToolRegistry
+from ._compaction import Compactor
+from ._prompts import PromptLibrary
+
+__all__ = ["ResponseSetup"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResponseSetup:
+    """The services and limits ``ResponseService`` and its ``Opener`` run with."""
+
+    store: Store
+    backends: BackendRegistry
+    tools: ToolRegistry
+    """The tool kinds the server serves, each server-run one with its service."""
+    background: TaskGroup | None
+    """Where background responses run (None: none can)."""
+    on_usage: Callable[[str, Usage], Awaitable[None]] | None
+    """Told each response's usage, by tenant (the rate limiter's spend, the metrics)."""
+    compactor: Compactor | None
+    prompts: PromptLibrary
+    hosted_tools: str
+    """``--hosted-tools``: what a hosted tool a backend cannot run does (``ignore`` or ``error``)."""
+    max_input_items: int
+    admission: tuple[int, int, float]
+    """Generations at once, requests waiting, and how long one may wait, per backend."""
+    lease: float
+    """How long a background response's lease lasts before another process may take it over."""
+    cancel_poll: float
+    """How often the store is read for cancels asked in other processes."""
