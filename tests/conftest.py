@@ -25,6 +25,7 @@ from starlette.types import ASGIApp
 
 from responsa.config import Settings
 from responsa.serve import create_app
+from tests.in_process import app_client, app_http, in_process_app  # noqa: F401  # fixtures for every module
 
 
 @dataclass

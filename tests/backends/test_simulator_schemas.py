@@ -76,8 +76,8 @@ SCHEMAS: list[dict[str, Any]] = [
 
 
 @pytest.mark.parametrize("schema", SCHEMAS, ids=[str(i) for i in range(len(SCHEMAS))])
-def test_output_validates(client: openai.OpenAI, schema: dict[str, Any]) -> None:
-    reply = client.responses.create(
+def test_output_validates(app_client: openai.OpenAI, schema: dict[str, Any]) -> None:
+    reply = app_client.responses.create(
         model="sim",
         input="Summarise the trip to Vienna with 2 friends on 14 May",
         text={"format": {"type": "json_schema", "name": "out", "schema": schema}},

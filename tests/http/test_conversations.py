@@ -15,35 +15,35 @@ import pytest
 from tests.http.test_streaming import WEATHER_TOOL
 
 
-def test_create_retrieve_update_delete(client: openai.OpenAI) -> None:
-    created = client.conversations.create(metadata={"project": "support", "user": "u1"})
+def test_create_retrieve_update_delete(app_client: openai.OpenAI) -> None:
+    created = app_client.conversations.create(metadata={"project": "support", "user": "u1"})
     assert created.id.startswith("conv_") and created.object == "conversation"
-    assert client.conversations.retrieve(created.id).model_dump() == created.model_dump()
-    updated = client.conversations.update(created.id, metadata={"status": "open", "project": None})  # type: ignore[dict-item]
+    assert app_client.conversations.retrieve(created.id).model_dump() == created.model_dump()
+    updated = app_client.conversations.update(created.id, metadata={"status": "open", "project": None})  # type: ignore[dict-item]
     assert updated.metadata == {"user": "u1", "status": "open"}
-    assert client.conversations.retrieve(created.id).metadata == {"user": "u1", "status": "open"}
-    deleted = client.conversations.delete(created.id)
+    assert app_client.conversations.retrieve(created.id).metadata == {"user": "u1", "status": "open"}
+    deleted = app_client.conversations.delete(created.id)
     assert (deleted.id, deleted.object, deleted.deleted) == (created.id, "conversation.deleted", True)
     with pytest.raises(openai.NotFoundError):
-        client.conversations.retrieve(created.id)
+        app_client.conversations.retrieve(created.id)
     with pytest.raises(openai.NotFoundError):
-        client.conversations.delete(created.id)
+        app_client.conversations.delete(created.id)
 
 
-def test_metadata_limits_hold_on_create_and_after_merge(client: openai.OpenAI, http: httpx.Client) -> None:
-    reply = http.post("/v1/conversations", json={"metadata": {f"k{i}": "v" for i in range(17)}})
+def test_metadata_limits_hold_on_create_and_after_merge(app_client: openai.OpenAI, app_http: httpx.Client) -> None:
+    reply = app_http.post("/v1/conversations", json={"metadata": {f"k{i}": "v" for i in range(17)}})
     assert reply.status_code == 400 and reply.json()["error"]["param"] == "metadata"
-    created = client.conversations.create(metadata={f"k{i}": "v" for i in range(16)})
-    reply = http.post(f"/v1/conversations/{created.id}", json={"metadata": {"one_more": "x"}})
+    created = app_client.conversations.create(metadata={f"k{i}": "v" for i in range(16)})
+    reply = app_http.post(f"/v1/conversations/{created.id}", json={"metadata": {"one_more": "x"}})
     assert reply.status_code == 400 and reply.json()["error"]["param"] == "metadata"
-    assert len(client.conversations.retrieve(created.id).metadata) == 16  # type: ignore[arg-type]
-    cleared = http.post(f"/v1/conversations/{created.id}", json={"metadata": None}).json()
+    assert len(app_client.conversations.retrieve(created.id).metadata) == 16  # type: ignore[arg-type]
+    cleared = app_http.post(f"/v1/conversations/{created.id}", json={"metadata": None}).json()
     assert cleared["metadata"] == {}
 
 
-def test_initial_items_and_item_crud(client: openai.OpenAI) -> None:
-    conversation = client.conversations.create(items=[{"role": "user", "content": "Hello"}])
-    added = client.conversations.items.create(
+def test_initial_items_and_item_crud(app_client: openai.OpenAI) -> None:
+    conversation = app_client.conversations.create(items=[{"role": "user", "content": "Hello"}])
+    added = app_client.conversations.items.create(
         conversation.id,
         items=[
             {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi!"}]},
@@ -52,43 +52,43 @@ def test_initial_items_and_item_crud(client: openai.OpenAI) -> None:
     )
     assert [item.type for item in added.data] == ["message", "message"]
     assert all(item.id.startswith("msg_") for item in added.data)
-    listed = client.conversations.items.list(conversation.id, order="asc")
+    listed = app_client.conversations.items.list(conversation.id, order="asc")
     texts = [item.content[0].text for item in listed.data]  # type: ignore[union-attr]
     assert texts == ["Hello", "Hi!", "How are you?"]
-    newest_first = client.conversations.items.list(conversation.id)
+    newest_first = app_client.conversations.items.list(conversation.id)
     assert [item.id for item in newest_first.data] == [item.id for item in reversed(listed.data)]
-    one = client.conversations.items.retrieve(added.data[0].id, conversation_id=conversation.id)
+    one = app_client.conversations.items.retrieve(added.data[0].id, conversation_id=conversation.id)
     assert one.model_dump() == added.data[0].model_dump()
-    after_delete = client.conversations.items.delete(added.data[0].id, conversation_id=conversation.id)
+    after_delete = app_client.conversations.items.delete(added.data[0].id, conversation_id=conversation.id)
     assert after_delete.id == conversation.id and after_delete.object == "conversation"
     with pytest.raises(openai.NotFoundError):
-        client.conversations.items.retrieve(added.data[0].id, conversation_id=conversation.id)
-    assert len(client.conversations.items.list(conversation.id).data) == 2
+        app_client.conversations.items.retrieve(added.data[0].id, conversation_id=conversation.id)
+    assert len(app_client.conversations.items.list(conversation.id).data) == 2
 
 
-def test_items_limits_and_paging(client: openai.OpenAI, http: httpx.Client) -> None:
-    conversation = client.conversations.create()
+def test_items_limits_and_paging(app_client: openai.OpenAI, app_http: httpx.Client) -> None:
+    conversation = app_client.conversations.create()
     too_many = [{"role": "user", "content": f"m{i}"} for i in range(21)]
-    reply = http.post(f"/v1/conversations/{conversation.id}/items", json={"items": too_many})
+    reply = app_http.post(f"/v1/conversations/{conversation.id}/items", json={"items": too_many})
     assert reply.status_code == 400 and reply.json()["error"]["param"] == "items"
-    assert http.post(f"/v1/conversations/{conversation.id}/items", json={"items": []}).status_code == 400
+    assert app_http.post(f"/v1/conversations/{conversation.id}/items", json={"items": []}).status_code == 400
     for start in (0, 20, 40):
         batch = [{"role": "user", "content": f"m{i}"} for i in range(start, start + 20)]
-        client.conversations.items.create(conversation.id, items=batch)  # type: ignore[arg-type]
-    page = http.get(f"/v1/conversations/{conversation.id}/items").json()
+        app_client.conversations.items.create(conversation.id, items=batch)  # type: ignore[arg-type]
+    page = app_http.get(f"/v1/conversations/{conversation.id}/items").json()
     assert len(page["data"]) == 60 and page["has_more"] is False  # default limit is 100
-    page = http.get(f"/v1/conversations/{conversation.id}/items", params={"limit": 25, "order": "asc"}).json()
+    page = app_http.get(f"/v1/conversations/{conversation.id}/items", params={"limit": 25, "order": "asc"}).json()
     assert page["data"][0]["content"][0]["text"] == "m0" and page["has_more"] is True
-    rest = http.get(
+    rest = app_http.get(
         f"/v1/conversations/{conversation.id}/items", params={"limit": 100, "order": "asc", "after": page["last_id"]}
     ).json()
     assert rest["data"][0]["content"][0]["text"] == "m25" and len(rest["data"]) == 35 and rest["has_more"] is False
-    walked = [item.content[0].text for item in client.conversations.items.list(conversation.id, limit=7)]  # type: ignore[union-attr]
+    walked = [item.content[0].text for item in app_client.conversations.items.list(conversation.id, limit=7)]  # type: ignore[union-attr]
     assert walked == [f"m{i}" for i in reversed(range(60))]
 
 
-def test_every_item_type_round_trips(client: openai.OpenAI, http: httpx.Client) -> None:
-    source = client.responses.create(model="sim", input="Reply with: referenced text")
+def test_every_item_type_round_trips(app_client: openai.OpenAI, app_http: httpx.Client) -> None:
+    source = app_client.responses.create(model="sim", input="Reply with: referenced text")
     items: list[dict[str, Any]] = [
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Find docs"}]},
         {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Need a search."}]},
@@ -100,10 +100,10 @@ def test_every_item_type_round_trips(client: openai.OpenAI, http: httpx.Client) 
         {"type": "function_call_output", "call_id": "call_1", "output": "found"},
         {"type": "item_reference", "id": source.output[0].id},
     ]  # fmt: skip
-    conversation = client.conversations.create()
-    reply = http.post(f"/v1/conversations/{conversation.id}/items", json={"items": items})
+    conversation = app_client.conversations.create()
+    reply = app_http.post(f"/v1/conversations/{conversation.id}/items", json={"items": items})
     assert reply.status_code == 200, reply.text
-    listed = http.get(f"/v1/conversations/{conversation.id}/items", params={"order": "asc"}).json()["data"]
+    listed = app_http.get(f"/v1/conversations/{conversation.id}/items", params={"order": "asc"}).json()["data"]
     assert [item["type"] for item in listed] == [
         "message", "reasoning", "mcp_list_tools", "mcp_call", "function_call", "function_call_output", "message"
     ]  # fmt: skip
@@ -113,10 +113,10 @@ def test_every_item_type_round_trips(client: openai.OpenAI, http: httpx.Client) 
     # An item_reference adds a copy with its own id; the referenced item stays where it was.
     assert listed[6]["id"] != source.output[0].id and listed[6]["id"].startswith("msg_")
     assert listed[6]["content"][0]["text"] == "referenced text"
-    assert client.responses.retrieve(source.id).output[0].id == source.output[0].id
+    assert app_client.responses.retrieve(source.id).output[0].id == source.output[0].id
 
 
-def test_every_item_has_its_own_id_to_fetch_and_delete_it_by(client: openai.OpenAI, http: httpx.Client) -> None:
+def test_every_item_has_its_own_id_to_fetch_and_delete_it_by(app_client: openai.OpenAI, app_http: httpx.Client) -> None:
     """MCP items and tool calls sent without ids get one, and can be fetched and deleted one by one."""
     items: list[dict[str, Any]] = [
         {"type": "mcp_list_tools", "server_label": "docs", "tools": [{"name": "search", "input_schema": {}}]},
@@ -125,29 +125,29 @@ def test_every_item_has_its_own_id_to_fetch_and_delete_it_by(client: openai.Open
         {"type": "custom_tool_call", "call_id": "c1", "name": "patch", "input": "x"},
         {"type": "custom_tool_call_output", "call_id": "c1", "output": "ok"},
     ]  # fmt: skip
-    conversation = client.conversations.create()
-    added = http.post(f"/v1/conversations/{conversation.id}/items", json={"items": items}).json()["data"]
+    conversation = app_client.conversations.create()
+    added = app_http.post(f"/v1/conversations/{conversation.id}/items", json={"items": items}).json()["data"]
     ids = [item["id"] for item in added]
     assert all(ids) and len(set(ids)) == len(items)
     assert [item_id.split("_")[0] for item_id in ids] == ["mcpl", "mcp", "mcpr", "ctc", "ctco"]
     for item_id, sent in zip(ids, items, strict=True):
-        fetched = http.get(f"/v1/conversations/{conversation.id}/items/{item_id}").json()
+        fetched = app_http.get(f"/v1/conversations/{conversation.id}/items/{item_id}").json()
         assert fetched["type"] == sent["type"] and isinstance(fetched["created_at"], int)
-    assert http.delete(f"/v1/conversations/{conversation.id}/items/{ids[1]}").status_code == 200
-    left = [item["id"] for item in http.get(f"/v1/conversations/{conversation.id}/items").json()["data"]]
+    assert app_http.delete(f"/v1/conversations/{conversation.id}/items/{ids[1]}").status_code == 200
+    left = [item["id"] for item in app_http.get(f"/v1/conversations/{conversation.id}/items").json()["data"]]
     assert sorted(left) == sorted(ids[:1] + ids[2:])
-    assert http.get(f"/v1/conversations/{conversation.id}/items/{ids[1]}").status_code == 404
+    assert app_http.get(f"/v1/conversations/{conversation.id}/items/{ids[1]}").status_code == 404
 
 
-def test_responses_append_their_items_in_order(client: openai.OpenAI) -> None:
-    conversation = client.conversations.create()
-    first = client.responses.create(model="sim", input="Reply with: first answer", conversation=conversation.id)
+def test_responses_append_their_items_in_order(app_client: openai.OpenAI) -> None:
+    conversation = app_client.conversations.create()
+    first = app_client.responses.create(model="sim", input="Reply with: first answer", conversation=conversation.id)
     assert first.conversation is not None and first.conversation.id == conversation.id
-    with client.responses.stream(
+    with app_client.responses.stream(
         model="sim", input="Reply with: second answer", conversation={"id": conversation.id}
     ) as stream:
         second = stream.get_final_response()
-    items = client.conversations.items.list(conversation.id, order="asc").data
+    items = app_client.conversations.items.list(conversation.id, order="asc").data
     assert [(item.role, item.content[0].text) for item in items] == [  # type: ignore[union-attr]
         ("user", "Reply with: first answer"),
         ("assistant", "first answer"),
@@ -155,41 +155,41 @@ def test_responses_append_their_items_in_order(client: openai.OpenAI) -> None:
         ("assistant", "second answer"),
     ]
     assert items[1].id == first.output[0].id and items[3].id == second.output[0].id
-    assert items[0].id == client.responses.input_items.list(first.id).data[0].id
-    assert client.responses.retrieve(second.id).conversation.id == conversation.id  # type: ignore[union-attr]
+    assert items[0].id == app_client.responses.input_items.list(first.id).data[0].id
+    assert app_client.responses.retrieve(second.id).conversation.id == conversation.id  # type: ignore[union-attr]
 
 
-def test_conversation_items_are_the_context(client: openai.OpenAI) -> None:
-    conversation = client.conversations.create()
-    asked = client.responses.create(
+def test_conversation_items_are_the_context(app_client: openai.OpenAI) -> None:
+    conversation = app_client.conversations.create()
+    asked = app_client.responses.create(
         model="sim", input="What's the weather in Nairobi?", tools=[WEATHER_TOOL], conversation=conversation.id
     )
     [call] = asked.output
     assert call.type == "function_call" and json.loads(call.arguments)["location"] == "Nairobi"
-    answered = client.responses.create(
+    answered = app_client.responses.create(
         model="sim",
         input=[{"type": "function_call_output", "call_id": call.call_id, "output": "Nairobi: 22C, clear"}],
         tools=[WEATHER_TOOL],
         conversation=conversation.id,
     )
     assert "Nairobi: 22C, clear" in answered.output_text
-    types = [item.type for item in client.conversations.items.list(conversation.id, order="asc").data]
+    types = [item.type for item in app_client.conversations.items.list(conversation.id, order="asc").data]
     assert types == ["message", "function_call", "function_call_output", "message"]
 
 
-def test_a_failed_response_appends_nothing(client: openai.OpenAI, http: httpx.Client) -> None:
-    conversation = client.conversations.create(items=[{"role": "user", "content": "start"}])
-    reply = http.post(
+def test_a_failed_response_appends_nothing(app_client: openai.OpenAI, app_http: httpx.Client) -> None:
+    conversation = app_client.conversations.create(items=[{"role": "user", "content": "start"}])
+    reply = app_http.post(
         "/v1/responses",
         json={"model": "sim", "input": "Explain it all", "conversation": conversation.id, "stream": True},
         headers={"x-responsa-fault": "mid_stream"},
     )
     assert '"type":"response.failed"' in reply.text
-    assert len(client.conversations.items.list(conversation.id).data) == 1
+    assert len(app_client.conversations.items.list(conversation.id).data) == 1
 
 
-def test_conversation_errors(client: openai.OpenAI, http: httpx.Client) -> None:
-    conversation = client.conversations.create()
+def test_conversation_errors(app_client: openai.OpenAI, app_http: httpx.Client) -> None:
+    conversation = app_client.conversations.create()
     cases = [
         ({"conversation": "nope"}, 400, "invalid_conversation_id"),
         ({"conversation": conversation.id, "previous_response_id": "resp_x"}, 400, "mutually_exclusive_parameters"),
@@ -197,7 +197,7 @@ def test_conversation_errors(client: openai.OpenAI, http: httpx.Client) -> None:
         ({"conversation": conversation.id, "store": False}, 400, None),
     ]
     for extra, status, code in cases:
-        reply = http.post("/v1/responses", json={"model": "sim", "input": "hi", **extra})
+        reply = app_http.post("/v1/responses", json={"model": "sim", "input": "hi", **extra})
         assert reply.status_code == status, extra
         assert reply.json()["error"]["code"] == code
     for method, path in [
@@ -208,26 +208,26 @@ def test_conversation_errors(client: openai.OpenAI, http: httpx.Client) -> None:
         ("DELETE", f"/v1/conversations/{conversation.id}/items/msg_missing"),
     ]:
         body = {"items": [{"role": "user", "content": "x"}]} if method == "POST" else None
-        assert http.request(method, path, json=body).status_code == 404, path
-    assert client.conversations.items.list(conversation.id).data == []
+        assert app_http.request(method, path, json=body).status_code == 404, path
+    assert app_client.conversations.items.list(conversation.id).data == []
 
 
-def test_a_turn_sees_the_conversation_as_it_is_after_edits(client: openai.OpenAI) -> None:
+def test_a_turn_sees_the_conversation_as_it_is_after_edits(app_client: openai.OpenAI) -> None:
     """The server keeps a parsed snapshot of a conversation between turns and reads only what was
     appended since; after each kind of edit a turn's context must still be exactly the conversation's
     items: the same input tokens as the same turn in a new conversation holding those items."""
     words = ["alpha", "beta gamma", "delta epsilon zeta", "eta theta iota kappa"]
-    conversation = client.conversations.create(items=[{"role": "user", "content": text} for text in words])
+    conversation = app_client.conversations.create(items=[{"role": "user", "content": text} for text in words])
 
     def items_now() -> list[Any]:
-        return list(client.conversations.items.list(conversation.id, order="asc", limit=100).data)
+        return list(app_client.conversations.items.list(conversation.id, order="asc", limit=100).data)
 
     def turn_matches_a_fresh_copy(prompt: str) -> None:
-        copy = client.conversations.create(
+        copy = app_client.conversations.create(
             items=[{"role": item.role, "content": item.content[0].text} for item in items_now()]  # type: ignore[union-attr]
         )
-        fresh = client.responses.create(model="sim", input=prompt, conversation=copy.id, max_output_tokens=8)
-        kept = client.responses.create(model="sim", input=prompt, conversation=conversation.id, max_output_tokens=8)
+        fresh = app_client.responses.create(model="sim", input=prompt, conversation=copy.id, max_output_tokens=8)
+        kept = app_client.responses.create(model="sim", input=prompt, conversation=conversation.id, max_output_tokens=8)
         assert kept.usage is not None and fresh.usage is not None
         assert kept.usage.input_tokens == fresh.usage.input_tokens, prompt
 
@@ -236,17 +236,17 @@ def test_a_turn_sees_the_conversation_as_it_is_after_edits(client: openai.OpenAI
     # The snapshot ends where the last turn began: its input and output, and the item before them (the
     # snapshot's last) go; the next item appended takes that item's position.
     for item in items_now()[-3:]:
-        client.conversations.items.delete(item.id, conversation_id=conversation.id)  # type: ignore[arg-type]
-    client.conversations.items.create(conversation.id, items=[{"role": "user", "content": "a much longer " * 5}])
+        app_client.conversations.items.delete(item.id, conversation_id=conversation.id)  # type: ignore[arg-type]
+    app_client.conversations.items.create(conversation.id, items=[{"role": "user", "content": "a much longer " * 5}])
     turn_matches_a_fresh_copy("after the snapshot's last item was replaced")
     middle = items_now()[2]
-    client.conversations.items.delete(middle.id, conversation_id=conversation.id)  # type: ignore[arg-type]
+    app_client.conversations.items.delete(middle.id, conversation_id=conversation.id)  # type: ignore[arg-type]
     turn_matches_a_fresh_copy("after a middle item went")
-    client.conversations.items.create(conversation.id, items=[{"role": "user", "content": "appended"}])
+    app_client.conversations.items.create(conversation.id, items=[{"role": "user", "content": "appended"}])
     turn_matches_a_fresh_copy("after an append")
 
 
-def test_items_and_their_conversation_deleted_at_once(client: openai.OpenAI) -> None:
+def test_items_and_their_conversation_deleted_at_once(app_client: openai.OpenAI) -> None:
     """Deleting an item counts the removal in its conversation's row (a trigger): with items and the
     conversation itself deleted at the same moment, every call answers 200 or 404 (PostgreSQL would
     abort one of two transactions that lock the row and an item in opposite orders: a 500)."""
@@ -270,14 +270,16 @@ def test_items_and_their_conversation_deleted_at_once(client: openai.OpenAI) -> 
         return statuses
 
     for _ in range(6):
-        conversation = client.conversations.create(items=[{"role": "user", "content": f"item {i}"} for i in range(12)])
-        items = client.conversations.items.list(conversation.id, limit=100).data
+        conversation = app_client.conversations.create(
+            items=[{"role": "user", "content": f"item {i}"} for i in range(12)]
+        )
+        items = app_client.conversations.items.list(conversation.id, limit=100).data
         calls: list[Callable[[], object]] = [
-            partial(client.conversations.items.delete, item.id, conversation_id=conversation.id)  # type: ignore[arg-type]
+            partial(app_client.conversations.items.delete, item.id, conversation_id=conversation.id)  # type: ignore[arg-type]
             for item in items
         ]
-        calls.insert(len(calls) // 2, partial(client.conversations.delete, conversation.id))
+        calls.insert(len(calls) // 2, partial(app_client.conversations.delete, conversation.id))
         statuses = at_once(calls)
         assert len(statuses) == len(calls) and set(statuses) <= {200, 404}, statuses
         with pytest.raises(openai.NotFoundError):
-            client.conversations.retrieve(conversation.id)
+            app_client.conversations.retrieve(conversation.id)

@@ -59,17 +59,17 @@ def test_every_field_of_the_sdk_has_a_sample() -> None:
 
 
 @pytest.mark.parametrize("field", create_fields())
-def test_each_create_field_is_honoured_or_a_400_naming_it(client: openai.OpenAI, field: str) -> None:
+def test_each_create_field_is_honoured_or_a_400_naming_it(app_client: openai.OpenAI, field: str) -> None:
     model = "gpt-5-mini" if field == "reasoning" else "sim"
     body = {"model": model, "input": "Hello", field: SAMPLES[field]}
     if body[field] is None:
         body.pop(field)
     if field in NOT_SERVED:
         with pytest.raises(openai.BadRequestError) as caught:
-            client.responses.create(**body)
+            app_client.responses.create(**body)
         assert caught.value.param == field and caught.value.code == "unsupported_parameter"
         return
-    response = client.responses.create(**body)
+    response = app_client.responses.create(**body)
     assert response.status in ("completed", "incomplete")
     echoed = response.to_dict(warnings=False)
     if field in ("service_tier", "safety_identifier", "metadata", "prompt_cache_key", "user", "instructions"):
@@ -96,42 +96,42 @@ def test_each_create_field_is_honoured_or_a_400_naming_it(client: openai.OpenAI,
     ],
 )
 def test_values_that_cannot_be_honoured_are_a_400_naming_them(
-    client: openai.OpenAI, extra: dict[str, Any], param: str
+    app_client: openai.OpenAI, extra: dict[str, Any], param: str
 ) -> None:
     with pytest.raises(openai.BadRequestError) as caught:
-        client.responses.create(model="gpt-5-mini", input="Hello", **extra)
+        app_client.responses.create(model="gpt-5-mini", input="Hello", **extra)
     assert caught.value.param == param
 
 
-def test_a_background_response_with_a_later_window_runs_and_completes(client: openai.OpenAI) -> None:
-    queued = client.responses.create(model="sim", input="Hello", background=True,
+def test_a_background_response_with_a_later_window_runs_and_completes(app_client: openai.OpenAI) -> None:
+    queued = app_client.responses.create(model="sim", input="Hello", background=True,
                                      background_options={"completion_window": "8h"})  # fmt: skip
-    with client.responses.retrieve(queued.id, stream=True) as events:
+    with app_client.responses.retrieve(queued.id, stream=True) as events:
         kinds = [event.type for event in events]
     assert kinds[-1] == "response.completed"  # started at once: well inside its window
 
 
-def test_a_configuration_update_changes_this_and_later_turns(client: openai.OpenAI) -> None:
+def test_a_configuration_update_changes_this_and_later_turns(app_client: openai.OpenAI) -> None:
     update = {"type": "configuration_update", "reasoning": {"effort": "high"}}
-    first = client.responses.create(model="gpt-5-mini", reasoning={"effort": "low"},
+    first = app_client.responses.create(model="gpt-5-mini", reasoning={"effort": "low"},
                                     input=[{"role": "user", "content": "Plan it."}, update])  # type: ignore[list-item]  # fmt: skip
     assert first.reasoning is not None and first.reasoning.effort == "high"
-    later = client.responses.create(model="gpt-5-mini", reasoning={"effort": "low"},
+    later = app_client.responses.create(model="gpt-5-mini", reasoning={"effort": "low"},
                                     previous_response_id=first.id, input="And then?")  # fmt: skip
     assert later.reasoning is not None and later.reasoning.effort == "high"  # still in effect
     assert later.usage is not None and first.usage is not None
     assert later.usage.output_tokens_details.reasoning_tokens > 0
-    plain = client.responses.create(model="gpt-5-mini", reasoning={"effort": "low"}, input="Plan it.")
+    plain = app_client.responses.create(model="gpt-5-mini", reasoning={"effort": "low"}, input="Plan it.")
     assert plain.usage is not None
     assert later.usage.output_tokens_details.reasoning_tokens > plain.usage.output_tokens_details.reasoning_tokens
 
 
-def test_a_configuration_update_can_ask_for_json(client: openai.OpenAI) -> None:
+def test_a_configuration_update_can_ask_for_json(app_client: openai.OpenAI) -> None:
     schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
               "additionalProperties": False}  # fmt: skip
     update = {"type": "configuration_update",
               "text": {"format": {"type": "json_schema", "name": "place", "schema": schema, "strict": True}}}  # fmt: skip
-    response = client.responses.create(model="sim", input=[{"role": "user", "content": "Where?"}, update])  # type: ignore[list-item]
+    response = app_client.responses.create(model="sim", input=[{"role": "user", "content": "Where?"}, update])  # type: ignore[list-item]
     assert response.text is not None and response.text.format.type == "json_schema"
     assert response.output_text.startswith("{") and '"city"' in response.output_text
 
@@ -146,14 +146,14 @@ def test_a_configuration_update_can_ask_for_json(client: openai.OpenAI) -> None:
          "tools[0].tools[0].allowed_callers"),
     ],
 )  # fmt: skip
-def test_a_tool_only_programs_may_call_is_a_400(client: openai.OpenAI, tools: list[Any], param: str) -> None:
+def test_a_tool_only_programs_may_call_is_a_400(app_client: openai.OpenAI, tools: list[Any], param: str) -> None:
     with pytest.raises(openai.BadRequestError) as caught:
-        client.responses.create(model="sim", input="Hello", tools=tools)
+        app_client.responses.create(model="sim", input="Hello", tools=tools)
     assert caught.value.param == param
 
 
-def test_direct_callers_are_served(client: openai.OpenAI) -> None:
+def test_direct_callers_are_served(app_client: openai.OpenAI) -> None:
     tool = {"type": "function", "name": "get_weather", "allowed_callers": ["direct"],
             "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}  # fmt: skip
-    response = client.responses.create(model="sim", input="Weather in Paris?", tools=[tool])  # type: ignore[list-item]
+    response = app_client.responses.create(model="sim", input="Weather in Paris?", tools=[tool])  # type: ignore[list-item]
     assert response.output[0].type == "function_call"

@@ -1,0 +1,67 @@
+"""The in-process seam: the app served without a socket, for tests that need no network.
+
+``in_process(settings)`` runs ``create_app(settings)`` with its lifespan (the builders, the server's
+tasks) in a thread of its own (Starlette's ``TestClient``: an ``httpx.Client`` whose transport calls
+the app's ASGI interface through an anyio portal) and gives an httpx client and an openai client on
+it. A stream's body is read whole before the reply returns, so tests that act while a stream runs
+(cancel it, disconnect, read its first events) keep a live server (``tests.conftest.serve``), as do
+WebSocket, workers, crashes and the real clients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import httpx
+import openai
+import pytest
+from starlette.testclient import TestClient
+
+from responsa.config import Settings
+from responsa.serve import create_app
+
+__all__ = ["InProcess", "app_client", "app_http", "in_process", "in_process_app"]
+
+BASE = "http://responsa.test"
+
+
+@dataclass
+class InProcess:
+    """The app in this process: raw HTTP and the SDK over it, and the settings it runs with."""
+
+    http: httpx.Client
+    sdk: openai.OpenAI
+    settings: Settings
+
+
+@contextmanager
+def in_process(settings: Settings) -> Iterator[InProcess]:
+    """``create_app(settings)`` served in this process for the block, its lifespan run at both ends."""
+    with TestClient(create_app(settings), base_url=BASE, raise_server_exceptions=False) as http:
+        sdk = openai.OpenAI(base_url=f"{BASE}/v1", api_key="-", http_client=http, max_retries=0)
+        yield InProcess(http, sdk, settings)
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgresql"])
+def in_process_app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcess]:
+    """A responsa app in this process on each store, shared by the session (as ``server`` is)."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('in-process') / 'responsa.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    with in_process(Settings(db_url=url)) as app:
+        yield app
+
+
+@pytest.fixture
+def app_client(in_process_app: InProcess) -> openai.OpenAI:
+    """The openai SDK on the in-process app."""
+    return in_process_app.sdk
+
+
+@pytest.fixture
+def app_http(in_process_app: InProcess) -> httpx.Client:
+    """Raw HTTP on the in-process app (paths relative to its root)."""
+    return in_process_app.http
