@@ -3,6 +3,7 @@
 from ._abilities import Draws, Embeds, Moderates, Spreads, Summarizes
 from ._base import (
     SAMPLING_CONTROLS,
+    SAMPLING_NUMBERS,
     Backend,
     Finish,
     FinishReason,
@@ -29,6 +30,7 @@ from ._registry import BackendRegistry, ServedModel
 __all__ = [
     "CATEGORIES",
     "SAMPLING_CONTROLS",
+    "SAMPLING_NUMBERS",
     "Backend",
     "BackendRegistry",
     "Draws",

@@ -84,6 +84,10 @@ SAMPLING_CONTROLS = ("temperature", "top_p", "top_k", "min_p", "repetition_penal
                      "presence_penalty")  # fmt: skip
 """The controls a model can have defaults for (a model file's entry, the packaged model's card)."""
 
+SAMPLING_NUMBERS = (*SAMPLING_CONTROLS, "seed")
+"""The numeric fields of :class:`Sampling`: each a request field of the same name, and the Chat
+Completions field an upstream is sent (vLLM's and SGLang's extras among them)."""
+
 
 @dataclass
 class ModelRequest:

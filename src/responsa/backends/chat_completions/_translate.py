@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from responsa.backends._base import ModelRequest
+from responsa.backends._base import SAMPLING_NUMBERS, ModelRequest
 from responsa.protocol import (
     ContentPart,
     FunctionCall,
@@ -77,16 +77,8 @@ def _body(request: ModelRequest, upstream_model: str, messages: list[ChatMessage
     if request.max_output_tokens is not None:
         body["max_tokens"] = request.max_output_tokens
     sampling = request.sampling
-    for key, value in (
-        ("temperature", sampling.temperature),
-        ("top_p", sampling.top_p),
-        ("top_k", sampling.top_k),
-        ("min_p", sampling.min_p),
-        ("repetition_penalty", sampling.repetition_penalty),
-        ("frequency_penalty", sampling.frequency_penalty),
-        ("presence_penalty", sampling.presence_penalty),
-        ("seed", sampling.seed),
-    ):
+    for key in SAMPLING_NUMBERS:
+        value = getattr(sampling, key)
         if value is not None:
             body[key] = value
     if sampling.stop:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from responsa.backends import ModelRequest, Sampling
+from responsa.backends import SAMPLING_NUMBERS, ModelRequest, Sampling
 from responsa.protocol import Compaction, CreateResponseRequest, Item
 
 from ..tools import after_forced_round, replayed, resolve_tool_choice
@@ -64,14 +64,7 @@ def build_model_request(ctx: RunContext, items: Sequence[Item], turn: Turn = FIR
         text_format=request.text.format if request.text else None,
         max_output_tokens=request.max_output_tokens,
         sampling=Sampling(
-            temperature=request.temperature,
-            top_p=request.top_p,
-            top_k=request.top_k,
-            min_p=request.min_p,
-            repetition_penalty=request.repetition_penalty,
-            frequency_penalty=request.frequency_penalty,
-            presence_penalty=request.presence_penalty,
-            seed=request.seed,
+            **{name: getattr(request, name) for name in SAMPLING_NUMBERS},
             stop=tuple(request.stop_sequences),
             ignore_eos=bool(request.ignore_eos),
             include_stop=bool(request.include_stop_str_in_output),
