@@ -5,12 +5,12 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from functools import partial
-from typing import Any, Self, TypeVar, cast
+from typing import Any, Self, TypeVar, cast, get_args
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Tag
 from pydantic_core import PydanticUndefined
 
-__all__ = ["WireModel", "WirePart", "dump_dict", "dump_json", "new_model", "union_tags", "unvalidated"]
+__all__ = ["WireModel", "WirePart", "dump_dict", "dump_json", "member_tags", "new_model", "union_tags", "unvalidated"]
 
 _new = object.__new__
 # Each of a model's own attributes set through its slot's descriptor: ``object.__setattr__`` looks the
@@ -129,6 +129,13 @@ class WirePart(WireModel):
             for field in fields:
                 field.exclude_if = _is_none
             cls.model_rebuild(force=True)
+
+
+def member_tags(union: Any) -> frozenset[str]:
+    """The ``Tag`` of each member of a discriminated union (``Annotated[A | B, Discriminator]``, each
+    member ``Annotated[A, Tag("a")]``): the one list of what the union knows, read from it."""
+    members = get_args(get_args(union)[0])
+    return frozenset(meta.tag for member in members for meta in get_args(member)[1:] if isinstance(meta, Tag))
 
 
 def union_tags(model: type[BaseModel]) -> frozenset[str]:

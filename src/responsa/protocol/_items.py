@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
-from ._base import WirePart
+from ._base import WirePart, member_tags
 from ._mcp_items import McpApprovalRequest, McpApprovalResponse, McpCall, McpListTools
 from ._parts import ContentPart, InputText, OutputText, ReasoningText, Refusal, SummaryText
 from ._tool_calls import (
@@ -164,38 +164,6 @@ class UnknownItem(WirePart):
     id: str | None = None
 
 
-_ITEM_TAGS = frozenset(
-    {
-        "message",
-        "function_call",
-        "function_call_output",
-        "reasoning",
-        "item_reference",
-        "mcp_list_tools",
-        "mcp_call",
-        "mcp_approval_request",
-        "mcp_approval_response",
-        "compaction",
-        "compaction_trigger",
-        "configuration_update",
-        "custom_tool_call",
-        "custom_tool_call_output",
-        "shell_call",
-        "shell_call_output",
-        "local_shell_call",
-        "local_shell_call_output",
-        "apply_patch_call",
-        "apply_patch_call_output",
-        "tool_search_call",
-        "tool_search_output",
-        "file_search_call",
-        "web_search_call",
-        "image_generation_call",
-        "code_interpreter_call",
-    }
-)
-
-
 def _item_tag(value: Any) -> str:
     if isinstance(value, dict):
         kind = value.get("type")
@@ -236,6 +204,9 @@ Item = Annotated[
     | Annotated[UnknownItem, Tag("unknown")],
     Discriminator(_item_tag),
 ]
+
+_ITEM_TAGS = member_tags(Item) - {"unknown"}
+"""The item types the union knows; any other is an ``UnknownItem`` (read at validation, once ``Item`` is made)."""
 
 
 def item_text(item: Message | FunctionCallOutput | CustomToolCallOutput) -> str:

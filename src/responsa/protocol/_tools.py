@@ -6,7 +6,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
-from ._base import WireModel, WirePart
+from ._base import WireModel, WirePart, member_tags
 
 __all__ = [
     "CLIENT_TOOL_TYPES",
@@ -225,9 +225,7 @@ def _tool_tag(value: Any) -> str:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
     if kind in WEB_SEARCH_TYPES:
         return "web_search"
-    known = ("function", "mcp", "custom", "namespace", "tool_search", "file_search", "image_generation",
-             "code_interpreter")  # fmt: skip
-    return kind if kind in known else "other"
+    return kind if isinstance(kind, str) and kind in _TOOL_TAGS else "other"
 
 
 Tool = Annotated[
@@ -243,6 +241,9 @@ Tool = Annotated[
     | Annotated[UnknownTool, Tag("other")],
     Discriminator(_tool_tag),
 ]
+
+_TOOL_TAGS = member_tags(Tool) - {"other"}
+"""The tool types the union knows (``web_search`` standing for its every spelling); any other is kept as sent."""
 
 
 class NamedFunctionChoice(WirePart):
