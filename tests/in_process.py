@@ -10,7 +10,7 @@ WebSocket, workers, crashes and the real clients.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -19,6 +19,7 @@ import openai
 import pytest
 from starlette.testclient import TestClient
 
+from responsa.backends import Backend
 from responsa.config import Settings
 from responsa.serve import create_app
 
@@ -37,9 +38,10 @@ class InProcess:
 
 
 @contextmanager
-def in_process(settings: Settings) -> Iterator[InProcess]:
-    """``create_app(settings)`` served in this process for the block, its lifespan run at both ends."""
-    with TestClient(create_app(settings), base_url=BASE, raise_server_exceptions=False) as http:
+def in_process(settings: Settings, backends: Sequence[Backend] = ()) -> Iterator[InProcess]:
+    """``create_app(settings, backends=backends)`` served in this process for the block, its lifespan
+    run at both ends (``backends``: a test's own, such as ``tests.scripted.ScriptedBackend``)."""
+    with TestClient(create_app(settings, backends=backends), base_url=BASE, raise_server_exceptions=False) as http:
         sdk = openai.OpenAI(base_url=f"{BASE}/v1", api_key="-", http_client=http, max_retries=0)
         yield InProcess(http, sdk, settings)
 

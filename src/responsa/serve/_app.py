@@ -5,11 +5,12 @@ chosen)."""
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from starlette.applications import Starlette
 
+from responsa.backends import Backend
 from responsa.config import Settings
 from responsa.http import EXCEPTION_HANDLERS, FORM_SLACK, ExactRoutes, Gate, HttpLimits, Metrics, routes
 
@@ -20,9 +21,11 @@ from ._workers import WorkerGroup
 __all__ = ["create_app"]
 
 
-def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlette:
+def create_app(settings: Settings, group: WorkerGroup | None = None, backends: Sequence[Backend] = ()) -> Starlette:
     """A ready app; the store is migrated and backends opened in its lifespan. ``group``: the workers
-    this app is one of (``responsa serve --workers``), sharing limits and metrics."""
+    this app is one of (``responsa serve --workers``), sharing limits and metrics. ``backends``: served
+    first, beside those the settings make (an application embedding responsa in its own process, a
+    test's scripted model); a process of ``--workers`` makes its app from the settings alone."""
     limits = HttpLimits(
         settings.max_body_bytes,
         settings.websocket_max_age_secs,
@@ -34,7 +37,7 @@ def create_app(settings: Settings, group: WorkerGroup | None = None) -> Starlett
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
-            made = Assembly(app, settings, group, stack, limiter, metrics, limits)
+            made = Assembly(app, settings, group, stack, limiter, metrics, limits, tuple(backends))
             for build in BUILDERS:
                 await build(made)
             yield

@@ -18,7 +18,7 @@ from anyio.abc import TaskGroup
 from starlette.applications import Starlette
 
 from responsa import tracing
-from responsa.backends import BackendRegistry
+from responsa.backends import Backend, BackendRegistry
 from responsa.config import Settings
 from responsa.engine import (
     BatchRunner,
@@ -90,9 +90,12 @@ class Assembly:
     webhooks: WebhookService
 
     def __init__(self, app: Starlette, settings: Settings, group: WorkerGroup | None, stack: AsyncExitStack,
-                 limiter: Limiter, metrics: Metrics, limits: HttpLimits) -> None:  # fmt: skip
+                 limiter: Limiter, metrics: Metrics, limits: HttpLimits,
+                 given: tuple[Backend, ...] = ()) -> None:  # fmt: skip
         self.app, self.settings, self.group, self.stack = app, settings, group, stack
         self.limiter, self.metrics, self.limits = limiter, metrics, limits
+        self.given = given
+        """Backends handed to ``create_app``, served before those the settings make."""
         self._waiting: list[tuple[Callable[..., Coroutine[Any, Any, object]], tuple[object, ...]]] = []
         self._tasks: TaskGroup | None = None
 
@@ -117,7 +120,7 @@ async def _tracing(made: Assembly) -> None:
 
 
 async def _backends(made: Assembly) -> None:
-    made.registry = BackendRegistry(await configured_backends(made.settings, made.group))
+    made.registry = BackendRegistry([*made.given, *await configured_backends(made.settings, made.group)])
     made.stack.push_async_callback(made.registry.aclose)
     made.metrics.workers = made.registry.workers
     made.start(made.registry.monitor)

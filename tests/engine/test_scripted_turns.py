@@ -1,0 +1,65 @@
+"""A server-run kind driven with given arguments, through the in-process seam and a scripted model:
+the file search runs the query the model wrote, records it, and the next turn reads its passages."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from responsa.config import Settings
+from responsa.protocol import FunctionCallOutput, ModelError
+from tests.in_process import InProcess, in_process
+from tests.scripted import ScriptedBackend, call, text
+
+
+@pytest.fixture
+def scripted(tmp_path: Path) -> Iterator[tuple[InProcess, ScriptedBackend]]:
+    model = ScriptedBackend()
+    with in_process(Settings(db_url=f"sqlite:///{tmp_path / 'r.db'}"), backends=[model]) as app:
+        yield app, model
+
+
+def _store_of(app: InProcess, *texts: tuple[str, bytes]) -> str:
+    files = [app.sdk.files.create(file=named, purpose="assistants").id for named in texts]
+    store = app.sdk.vector_stores.create(name="notes", file_ids=files)
+    deadline = time.monotonic() + 30
+    while app.sdk.vector_stores.retrieve(store.id).file_counts.in_progress:  # ingested in the app's tasks
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    return store.id
+
+
+def test_the_file_search_runs_the_query_the_model_wrote(scripted: tuple[InProcess, ScriptedBackend]) -> None:
+    app, model = scripted
+    store = _store_of(app, ("tides.txt", b"The moon's gravity pulls the oceans and makes the tides."),
+                      ("bread.txt", b"Yeast makes bread rise by releasing carbon dioxide."))  # fmt: skip
+    model.turns.extend([call("file_search", json.dumps({"query": "what makes the tides"})), text("The moon.")])
+    made = app.sdk.responses.create(model="scripted", input="Why tides?", include=["file_search_call.results"],
+                                    tools=[{"type": "file_search", "vector_store_ids": [store]}])  # fmt: skip
+    search, answer = made.output
+    assert search.type == "file_search_call" and search.queries == ["what makes the tides"]
+    assert search.results and search.results[0].filename == "tides.txt"  # ranked by the given query
+    assert answer.type == "message" and made.output_text == "The moon."
+    offered = [tool.name for tool in model.requests[0].tools]
+    assert offered == ["file_search"]  # the kind offered its function to the model
+    shown = [item for item in model.requests[1].items if isinstance(item, FunctionCallOutput)]
+    assert "gravity" in str(shown[0].output)  # the second turn read the passages found
+
+
+def test_a_model_failure_at_a_given_turn_fails_the_response_and_keeps_what_came_before(
+    scripted: tuple[InProcess, ScriptedBackend],
+) -> None:
+    app, model = scripted
+    model.turns.extend([call("lookup", "{}"), ModelError("the model broke")])
+    first = app.sdk.responses.create(model="scripted", input="Go", tools=[
+        {"type": "function", "name": "lookup", "parameters": {"type": "object"}}])  # fmt: skip
+    assert [item.type for item in first.output] == ["function_call"] and first.output[0].arguments == "{}"
+    reply = app.http.post("/v1/responses", json={"model": "scripted", "previous_response_id": first.id,
+                                                 "input": [{"type": "function_call_output", "call_id": "call_scripted",
+                                                            "output": "42"}]})  # fmt: skip
+    assert reply.status_code == 500 and "the model broke" in reply.json()["error"]["message"]  # before any output
+    assert len(model.requests) == 2 and model.requests[1].items[-1].type == "function_call_output"

@@ -1,0 +1,56 @@
+"""A scripted backend: a model whose every turn the test writes, registered like any backend.
+
+The simulator picks its calls by keyword; a test that must drive the server with given arguments (a
+server-run kind's call, a failure at a given point) queues the turns here instead: text, tool calls
+with their arguments, hosted calls, an error. Each model request the server makes is kept, so a test
+can read what the model was shown. Served in process (``tests.in_process.in_process(settings,
+backends=[...])``): objects cannot cross into the processes of ``--workers``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+
+from responsa.backends import Backend, Finish, ModelEvent, ModelRequest, TextDelta, TokenUsage, ToolCallDelta
+
+__all__ = ["ScriptedBackend", "call", "text"]
+
+USAGE = TokenUsage(input_tokens=10, output_tokens=5)
+
+
+def text(answer: str) -> list[ModelEvent]:
+    """A turn that answers ``answer`` and stops."""
+    return [TextDelta(answer), Finish("stop", USAGE)]
+
+
+def call(name: str, arguments: str, call_id: str = "call_scripted") -> list[ModelEvent]:
+    """A turn that calls ``name`` with ``arguments`` (JSON) and ends for the tool."""
+    return [ToolCallDelta(0, arguments, name=name, call_id=call_id), Finish("tool_calls", USAGE)]
+
+
+class ScriptedBackend(Backend):
+    """Serves ``model``: each model request takes the next queued turn (a list of events, or an
+    exception raised instead); none left is a test's mistake, said as a failure."""
+
+    def __init__(self, model: str = "scripted") -> None:
+        self.model = model
+        self.turns: deque[list[ModelEvent] | Exception] = deque()
+        self.requests: list[ModelRequest] = []
+
+    def models(self) -> Sequence[str]:
+        return [self.model]
+
+    @asynccontextmanager
+    async def stream(self, request: ModelRequest) -> AsyncIterator[AsyncIterator[list[ModelEvent]]]:
+        self.requests.append(request)
+        turn = self.turns.popleft() if self.turns else RuntimeError("the script has no turn left")
+        if isinstance(turn, Exception):
+            raise turn
+
+        async def events() -> AsyncIterator[list[ModelEvent]]:
+            for event in turn:
+                yield [event]
+
+        yield events()
