@@ -128,7 +128,8 @@ def test_cancel_stops_a_background_response(paced: LiveServer) -> None:
     with openai.OpenAI(base_url=paced.v1, api_key="x", max_retries=0) as sdk:
         queued = sdk.responses.create(model="sim", input=LONG, background=True, max_output_tokens=2000)
         wait_status(sdk, queued.id, {"in_progress"})
-        time.sleep(0.2)
+        seen = events_of(f"{paced.v1}/responses/{queued.id}", {"stream": "true"}, limit=6)
+        assert seen[-1]["type"] == "response.output_text.delta"  # answering now: the cancel cuts it mid-answer
         cancelled = sdk.responses.cancel(queued.id)
         assert cancelled.status == "cancelled"
         stored = sdk.responses.retrieve(queued.id)
@@ -164,7 +165,9 @@ def test_sigterm_drains_then_fails_what_is_left(tmp_path: Path) -> None:
     ).json()
     long = httpx.post(f"{url}/responses", json={"model": "sim", "input": LONG, "background": True,
                                                  "max_output_tokens": 3000}).json()  # fmt: skip
-    time.sleep(0.3)
+    with openai.OpenAI(base_url=url, api_key="x", max_retries=0) as sdk:
+        wait_status(sdk, short["id"], {"completed"})
+        wait_status(sdk, long["id"], {"in_progress"})
     process.send_signal(signal.SIGTERM)
     process.wait(30)  # uvicorn shuts down gracefully, then re-raises the signal (exit status -15)
     process, url = start_process(db)
@@ -183,7 +186,8 @@ def test_a_killed_server_leaves_failed_responses_not_lost_ones(tmp_path: Path) -
     process, url = start_process(db, "--background-lease-secs", "0.5")
     started = httpx.post(f"{url}/responses", json={"model": "sim", "input": LONG, "background": True,
                                                     "max_output_tokens": 3000}).json()  # fmt: skip
-    time.sleep(0.3)
+    with openai.OpenAI(base_url=url, api_key="x", max_retries=0) as sdk:
+        wait_status(sdk, started["id"], {"in_progress"})
     process.kill()
     process.wait(15)
     process, url = start_process(db, "--background-lease-secs", "0.5")
