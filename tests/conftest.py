@@ -25,7 +25,7 @@ from starlette.types import ASGIApp
 
 from responsa.config import Settings
 from responsa.serve import create_app
-from tests.in_process import app_client, app_http, in_process_app  # noqa: F401  # fixtures for every module
+from tests.in_process import app_client, app_http, in_process_app, session_store_url  # noqa: F401  # fixtures
 
 
 @dataclass
@@ -238,11 +238,7 @@ def store_contains(db_url: str, needle: str) -> bool:
 @pytest.fixture(scope="session", params=["sqlite", "postgresql"])
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """A responsa server on each store: every test using it runs against SQLite and PostgreSQL."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'responsa.db'}"
-    else:
-        url = request.getfixturevalue("postgres_url")
-    with serve(Settings(db_url=url)) as live:
+    with serve(Settings(db_url=session_store_url(request, tmp_path_factory, "db"))) as live:
         yield live
 
 

@@ -23,7 +23,7 @@ from responsa.backends import Backend
 from responsa.config import Settings
 from responsa.serve import create_app
 
-__all__ = ["InProcess", "app_client", "app_http", "in_process", "in_process_app"]
+__all__ = ["InProcess", "app_client", "app_http", "in_process", "in_process_app", "session_store_url"]
 
 BASE = "http://responsa.test"
 
@@ -46,14 +46,18 @@ def in_process(settings: Settings, backends: Sequence[Backend] = ()) -> Iterator
         yield InProcess(http, sdk, settings)
 
 
+def session_store_url(request: pytest.FixtureRequest, factory: pytest.TempPathFactory, name: str) -> str:
+    """The store of a session fixture parametrized by store kind: a new SQLite file, or the session's
+    PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{factory.mktemp(name) / 'responsa.db'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
 @pytest.fixture(scope="session", params=["sqlite", "postgresql"])
 def in_process_app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcess]:
     """A responsa app in this process on each store, shared by the session (as ``server`` is)."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('in-process') / 'responsa.db'}"
-    else:
-        url = request.getfixturevalue("postgres_url")
-    with in_process(Settings(db_url=url)) as app:
+    with in_process(Settings(db_url=session_store_url(request, tmp_path_factory, "in-process"))) as app:
         yield app
 
 
