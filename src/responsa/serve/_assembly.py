@@ -28,6 +28,7 @@ from responsa.engine import (
     ConversationService,
     EmbeddingService,
     FileService,
+    PromptCacheFeature,
     PromptLibrary,
     ResponseService,
     ResponseSetup,
@@ -214,6 +215,7 @@ async def _responses(made: Assembly) -> None:
         admission=(settings.max_generations, settings.max_queued_generations, settings.max_queue_wait_secs),
         lease=settings.background_lease_secs,
         cancel_poll=settings.cancel_poll_secs,
+        features=(PromptCacheFeature(),),
     )
     made.responses = responses = ResponseService(setup)
     made.metrics.held = responses.generations

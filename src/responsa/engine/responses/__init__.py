@@ -5,6 +5,8 @@ from ._accumulate import OutputBuilder
 from ._apart import Apart
 from ._compaction import Compactor
 from ._conversations import ConversationService
+from ._features import FeatureRun, RequestFeature
+from ._prompt_cache import PromptCacheFeature
 from ._prompts import PromptLibrary
 from ._run import Run
 from ._sealing import Sealer
@@ -17,8 +19,11 @@ __all__ = [
     "Apart",
     "Compactor",
     "ConversationService",
+    "FeatureRun",
     "OutputBuilder",
+    "PromptCacheFeature",
     "PromptLibrary",
+    "RequestFeature",
     "ResponseService",
     "ResponseSetup",
     "Run",

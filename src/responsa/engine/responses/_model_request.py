@@ -11,7 +11,6 @@ from responsa.backends import SAMPLING_NUMBERS, ModelRequest, Sampling
 from responsa.protocol import Compaction, CreateResponseRequest, Item
 
 from ..tools import after_forced_round, replayed, resolve_tool_choice
-from ._prompt_cache import reuses_prefix
 from ._run import RunContext
 
 __all__ = ["FIRST_TURN", "Turn", "build_model_request", "template_kwargs"]
@@ -50,7 +49,7 @@ def build_model_request(ctx: RunContext, items: Sequence[Item], turn: Turn = FIR
     calls_left = None if request.max_tool_calls is None else max(request.max_tool_calls - turn.calls_made, 0)
     if calls_left == 0 or turn.last:
         mode, forced = "none", None
-    return ModelRequest(
+    made = ModelRequest(
         model=request.model,
         instructions=request.instructions,
         items=replayed(items, tools, classes),
@@ -79,10 +78,12 @@ def build_model_request(ctx: RunContext, items: Sequence[Item], turn: Turn = FIR
         template_kwargs=template_kwargs(request),
         skip_special_tokens=request.skip_special_tokens is not False,
         cache_key=request.prompt_cache_key,
-        reuse_prefix=request.prompt_cache_options is None or reuses_prefix(request, ctx.input_items),
         end_user=request.user or request.safety_identifier,
         safety_identifier=request.safety_identifier,
     )
+    for feature in ctx.features:  # what the request's features decide of each model request
+        feature.shape(made, ctx.input_items)
+    return made
 
 
 def template_kwargs(request: CreateResponseRequest) -> dict[str, Any]:

@@ -17,8 +17,6 @@ from responsa.protocol import (
     unvalidated,
 )
 
-from ._prompt_cache import echoed_options
-
 __all__ = ["new_response", "unavailable_hosted"]
 
 
@@ -90,8 +88,6 @@ def new_response(request: CreateResponseRequest, stored: bool) -> ResponseObject
     )
     if request.image is not None or request.access_programs is not None or request.model_extra:
         _echo_late_options(request, response)
-    if request.prompt_cache_options is not None:  # as applied (its defaults filled in)
-        response.prompt_cache_options = echoed_options(request)  # type: ignore[attr-defined]  # OpenAI's field
     return response
 
 

@@ -11,7 +11,6 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from typing import Any
 
 from responsa import tracing
 from responsa.backends import Backend, ModelEvent, ModelRequest
@@ -37,11 +36,12 @@ from ._checks import check_request
 from ._compaction import Compactor, asks_compaction
 from ._configuration import configured
 from ._context import checked_context, load_history, normalize_input
+from ._features import open_features
 from ._images import check_images
 from ._model_request import build_model_request
 from ._moderation import ModerationRun, moderation_for
 from ._new_response import new_response, unavailable_hosted
-from ._prompt_cache import diagnose, warm
+from ._prompt_cache import warm
 from ._reasoning_seal import ReasoningSeal
 from ._run import Run, RunContext, model_call_done, open_model_call
 from ._server_calls import serve_calls
@@ -84,6 +84,7 @@ class Opener:
         self._compactor = setup.compactor
         self._hosted_tools = setup.hosted_tools
         self._max_input_items = setup.max_input_items
+        self._features = setup.features
         self._admission_limits = setup.admission
         """(generations at once, requests waiting) per backend; a backend may run fewer at once."""
         self._admissions: dict[int, Admission] = {}
@@ -240,7 +241,9 @@ class Opener:
         context, classes = checked_context(history, input_items, self._tools)
         if ConfigurationUpdate in classes:  # settings changed in the conversation
             request = configured(request, context)
-        diagnostics = await diagnose(store, request, context) if request.prompt_cache_options is not None else None
+        features = open_features(self._features, request)
+        for feature in features:
+            await feature.plan(store, request, context)
         check_images(input_items, backend.reads_images(request.model), request.model)
         if planned is None or not classes.isdisjoint((ToolSearchOutput, ConfigurationUpdate)):
             planned = plan_client_tools(self._tools, request.tools, context, classes)
@@ -262,10 +265,9 @@ class Opener:
             context = compactor.expand(context)
         if "reasoning.encrypted_content" not in (request.include or ()):
             seal = None
-        ctx = RunContext(
-            request, store, backend, tools, unavailable, asked.fault, input_items, moderation=asked.moderation
-        )
-        return _Plan(ctx, context, classes, recorded, ignored, compactor, seal, withheld, diagnostics)
+        ctx = RunContext(request, store, backend, tools, unavailable, asked.fault, input_items,
+                         moderation=asked.moderation, features=features)  # fmt: skip
+        return _Plan(ctx, context, classes, recorded, ignored, compactor, seal, withheld)
 
     def sealed_reasoning(self, response: ResponseObject, tenant: str) -> ResponseObject:
         """``response`` with each reasoning item sealed as a create asking for
@@ -319,8 +321,6 @@ class _Plan:
     compactor: Compactor | None
     seal: ReasoningSeal | None
     withheld: list[dict[str, str]]
-    diagnostics: dict[str, Any] | None = None
-    """``prompt_cache_diagnostics``, where the request named a response to compare with."""
 
 
 @dataclass
@@ -342,8 +342,8 @@ async def _begin(plan: _Plan, timeline: Timeline) -> _Begun:
         response.ignored_tools = plan.ignored  # type: ignore[attr-defined]  # an extension field (see docs/api.md)
     if plan.withheld:
         response.input_transformations = plan.withheld  # type: ignore[attr-defined]  # OpenAI's field, as it fills it
-    if plan.diagnostics is not None:
-        response.prompt_cache_diagnostics = plan.diagnostics  # type: ignore[attr-defined]  # OpenAI's field
+    for feature in plan.ctx.features:
+        feature.begin(response)
     builder = OutputBuilder(response, plan.ctx.tools, timeline)
     if plan.seal is not None:
         builder.seal_reasoning = plan.seal.seal

@@ -5,7 +5,12 @@ responsa's caches hold whole prefixes: the embedded model's decode slots keep th
 read (a request takes the slot sharing the longest prefix), and an upstream worker's own prefix cache
 is reached by sending the same ``prompt_cache_key`` to the same worker. The diagnosis compares what
 decides reuse, in the order a prefix is read: the model, the key, the tools, the output format, the
-reasoning effort, the verbosity, the service tier, then the context item by item."""
+reasoning effort, the verbosity, the service tier, then the context item by item.
+
+A request feature (``_features``): a request with ``prompt_cache_options`` gets the options echoed as
+applied, its diagnosis where it names a response to compare with, and each model request told whether
+it may read a cached prefix. (``prewarm`` changes what the opening calls the model for: see
+``Opener.open``.)"""
 
 from __future__ import annotations
 
@@ -17,7 +22,36 @@ from responsa.backends import Backend, Finish, ModelRequest, TokenUsage, estimat
 from responsa.protocol import Compaction, ContentPart, CreateResponseRequest, Item, ResponseObject, dump_dict
 from responsa.store import Store
 
-__all__ = ["diagnose", "echoed_options", "reuses_prefix", "warm"]
+from ._features import FeatureRun
+
+__all__ = ["PromptCacheFeature", "diagnose", "echoed_options", "reuses_prefix", "warm"]
+
+
+class PromptCacheFeature:
+    """``prompt_cache_options``: named by a request that sets it."""
+
+    name = "prompt_cache_options"
+
+    def open(self, request: CreateResponseRequest) -> FeatureRun | None:
+        return _PromptCacheRun(request) if request.prompt_cache_options is not None else None
+
+
+class _PromptCacheRun(FeatureRun):
+    def __init__(self, request: CreateResponseRequest) -> None:
+        self._request = request
+        self._diagnostics: dict[str, Any] | None = None
+
+    async def plan(self, store: Store, request: CreateResponseRequest, context: Sequence[Item]) -> None:
+        self._request = request  # as a configuration update in the context left it
+        self._diagnostics = await diagnose(store, request, context)
+
+    def begin(self, response: ResponseObject) -> None:
+        response.prompt_cache_options = echoed_options(self._request)  # type: ignore[attr-defined]  # OpenAI's field, as applied
+        if self._diagnostics is not None:
+            response.prompt_cache_diagnostics = self._diagnostics  # type: ignore[attr-defined]  # OpenAI's field
+
+    def shape(self, model: ModelRequest, input_items: Sequence[Item]) -> None:
+        model.reuse_prefix = reuses_prefix(self._request, input_items)
 
 
 def reuses_prefix(request: CreateResponseRequest, input_items: Sequence[Item]) -> bool:

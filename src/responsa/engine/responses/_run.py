@@ -26,6 +26,7 @@ from ..tools import ToolPlan, answer_stub, held_to_choice
 from ._accumulate import OutputBuilder
 from ._cancel_signal import CancelSignal
 from ._event_log import EventLog
+from ._features import FeatureRun
 from ._moderation import ModerationRun
 
 if TYPE_CHECKING:
@@ -54,6 +55,8 @@ class RunContext:
     """History and input (compacted, truncated): what the model reads before this response's own output."""
     moderation: ModerationRun | None = None
     """The moderation the request asked for, if any."""
+    features: tuple[FeatureRun, ...] = ()
+    """The runs of the request features the request names (see ``_features``)."""
 
     @property
     def tenant(self) -> str:

@@ -14,6 +14,7 @@ from responsa.store import Store
 
 from ..tools import ToolRegistry
 from ._compaction import Compactor
+from ._features import RequestFeature
 from ._prompts import PromptLibrary
 
 __all__ = ["ResponseSetup"]
@@ -42,3 +43,5 @@ class ResponseSetup:
     """How long a background response's lease lasts before another process may take it over."""
     cancel_poll: float
     """How often the store is read for cancels asked in other processes."""
+    features: tuple[RequestFeature, ...]
+    """The request features creates may name (see ``_features``)."""
