@@ -137,6 +137,7 @@ def test_public_api_is_pinned() -> None:
         "Compactor",
         "PromptLibrary",
         "PromptCacheFeature",
+        "PromptsFeature",
         "RequestFeature",
         "FeatureRun",
         "ContainerService",

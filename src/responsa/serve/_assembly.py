@@ -30,6 +30,7 @@ from responsa.engine import (
     FileService,
     PromptCacheFeature,
     PromptLibrary,
+    PromptsFeature,
     ResponseService,
     ResponseSetup,
     Sealer,
@@ -202,6 +203,7 @@ async def _responses(made: Assembly) -> None:
     settings = made.settings
     sealer = Sealer(secret_key(settings) if made.group is None else made.group.secret)
     made.compactor = Compactor(made.store, made.registry, sealer, made.tools)
+    prompts = PromptLibrary(settings.prompts_dir)
     setup = ResponseSetup(
         store=made.store,
         backends=made.registry,
@@ -209,13 +211,13 @@ async def _responses(made: Assembly) -> None:
         background=made.tasks,
         on_usage=usage_reporter(made.limiter, made.metrics),
         compactor=made.compactor,
-        prompts=PromptLibrary(settings.prompts_dir),
+        prompts=prompts,
         hosted_tools=settings.hosted_tools,
         max_input_items=settings.max_input_items,
         admission=(settings.max_generations, settings.max_queued_generations, settings.max_queue_wait_secs),
         lease=settings.background_lease_secs,
         cancel_poll=settings.cancel_poll_secs,
-        features=(PromptCacheFeature(),),
+        features=(PromptsFeature(prompts), PromptCacheFeature()),
     )
     made.responses = responses = ResponseService(setup)
     made.metrics.held = responses.generations

@@ -7,7 +7,7 @@ from ._compaction import Compactor
 from ._conversations import ConversationService
 from ._features import FeatureRun, RequestFeature
 from ._prompt_cache import PromptCacheFeature
-from ._prompts import PromptLibrary
+from ._prompts import PromptLibrary, PromptsFeature
 from ._run import Run
 from ._sealing import Sealer
 from ._service import ResponseService
@@ -23,6 +23,7 @@ __all__ = [
     "OutputBuilder",
     "PromptCacheFeature",
     "PromptLibrary",
+    "PromptsFeature",
     "RequestFeature",
     "ResponseService",
     "ResponseSetup",

@@ -5,9 +5,10 @@ model request.
 A feature (:class:`RequestFeature`) is registered once, at start (``ResponseSetup.features``). For each
 create it is asked whether the request names it (:meth:`RequestFeature.open`); only those that answer
 with a :class:`FeatureRun` take part, so a plain create runs none. A run's hooks, in the order the
-create reaches them: ``plan`` (the context known: read the store, work out what the response will
-say), ``begin`` (the response object made: fill the fields the feature owns), ``shape`` (each model
-request built: set what the feature decides of it).
+create reaches them: ``revise`` (the request as sent: before it is checked, the feature may rewrite
+it), ``plan`` (the context known: read the store, work out what the response will say), ``begin``
+(the response object made: fill the fields the feature owns), ``shape`` (each model request built:
+set what the feature decides of it).
 """
 
 from __future__ import annotations
@@ -19,11 +20,15 @@ from responsa.backends import ModelRequest
 from responsa.protocol import CreateResponseRequest, Item, ResponseObject
 from responsa.store import Store
 
-__all__ = ["FeatureRun", "RequestFeature", "open_features"]
+__all__ = ["FeatureRun", "RequestFeature", "open_features", "revised"]
 
 
 class FeatureRun:
     """One request's use of a feature; every hook does nothing unless the feature's run overrides it."""
+
+    def revise(self, request: CreateResponseRequest) -> CreateResponseRequest:
+        """The request as the rest of the create sees it (checked after every feature revised it)."""
+        return request
 
     async def plan(self, store: Store, request: CreateResponseRequest, context: Sequence[Item]) -> None:
         """The request's context is known (history, input, configuration updates applied); ``store``
@@ -49,3 +54,10 @@ class RequestFeature(Protocol):
 def open_features(features: Sequence[RequestFeature], request: CreateResponseRequest) -> tuple[FeatureRun, ...]:
     """The runs of the features ``request`` names (most creates: none)."""
     return tuple(run for feature in features if (run := feature.open(request)) is not None)
+
+
+def revised(features: Sequence[FeatureRun], request: CreateResponseRequest) -> CreateResponseRequest:
+    """``request`` as each of the request's features revised it, in their order."""
+    for feature in features:
+        request = feature.revise(request)
+    return request

@@ -96,8 +96,5 @@ def _echo_late_options(request: CreateResponseRequest, response: ResponseObject)
     here; access programs gate nothing, so the one asked for is the one in effect."""
     if request.image is not None:
         response.image = {"context_compression": "disabled"}  # type: ignore[attr-defined]  # see docs/api.md
-    prompt = (request.model_extra or {}).get("prompt")
-    if prompt is not None:  # as PromptLibrary resolved it: id, the version used, variables
-        response.prompt = prompt  # type: ignore[attr-defined]
     if request.access_programs is not None and request.access_programs.cyber is not None:
         response.access_programs = {"cyber": request.access_programs.cyber}  # type: ignore[attr-defined]

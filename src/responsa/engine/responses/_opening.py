@@ -36,7 +36,7 @@ from ._checks import check_request
 from ._compaction import Compactor, asks_compaction
 from ._configuration import configured
 from ._context import checked_context, load_history, normalize_input
-from ._features import open_features
+from ._features import FeatureRun, open_features, revised
 from ._images import check_images
 from ._model_request import build_model_request
 from ._moderation import ModerationRun, moderation_for
@@ -70,6 +70,8 @@ class Asked:
     moderation: ModerationRun | None = None
     deferred: bool = False
     """The model call opens once the run holds a slot (work waiting apart, see ``Run.turn``)."""
+    features: tuple[FeatureRun, ...] = ()
+    """The runs of the request features the request names (opened before it was checked)."""
 
 
 class Opener:
@@ -77,7 +79,7 @@ class Opener:
 
     def __init__(self, setup: ResponseSetup) -> None:
         self.prompts = setup.prompts
-        """The reusable prompts creates may name."""
+        """The reusable prompts creates may name (listed; ``PromptsFeature`` applies them)."""
         self._store = setup.store
         self._backends = setup.backends
         self._tools = setup.tools
@@ -112,7 +114,8 @@ class Opener:
         whatever the request says does so (a batch's lines, see ``Admission.later``).
         """
         received = time.time()
-        request = self.prompts.apply(request)
+        features = open_features(self._features, request)
+        request = revised(features, request)
         planned = check_request(request, self._tools)
         moderation = moderation_for(request, self._backends)
         options = request.prompt_cache_options
@@ -143,7 +146,7 @@ class Opener:
         try:
             with tracing.current(span):  # what opening the run does (reads, listings, counts) is the span's
                 asked = Asked(request, tenant, backend, planned, fault, history, generate, warm, moderation,
-                              deferred=apart is not None)  # fmt: skip
+                              deferred=apart is not None, features=features)  # fmt: skip
                 run = await self._open(asked, stack)
         except BaseException as exc:
             await stack.aclose()
@@ -207,10 +210,11 @@ class Opener:
         """What ``usage.input_tokens`` of a create with this body would be: the model request a create
         builds (context, tools, what server-run tools record before the model reads), counted by the
         model's tokenizer."""
-        request = self.prompts.apply(request)
+        features = open_features(self._features, request)
+        request = revised(features, request)
         planned = check_request(request, self._tools)
         backend = self._backends.resolve(request.model)
-        plan = await self._plan(Asked(request, tenant, backend, planned))
+        plan = await self._plan(Asked(request, tenant, backend, planned, features=features))
         request, recorded = plan.ctx.request, [made.item for made in plan.recorded]
 
         def build(items: list[Item]) -> ModelRequest:
@@ -241,7 +245,7 @@ class Opener:
         context, classes = checked_context(history, input_items, self._tools)
         if ConfigurationUpdate in classes:  # settings changed in the conversation
             request = configured(request, context)
-        features = open_features(self._features, request)
+        features = asked.features
         for feature in features:
             await feature.plan(store, request, context)
         check_images(input_items, backend.reads_images(request.model), request.model)

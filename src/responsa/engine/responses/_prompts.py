@@ -17,6 +17,9 @@ own input. ``{{name}}`` in their text is replaced by the variable of that name: 
 variable's ``input_image`` or ``input_file`` part. A variable the prompt uses and the request does
 not give, an unknown id or version, and a prompt without a prompts directory are each a 400 naming
 the field. The response echoes ``prompt`` with the version used. Files are read at start.
+
+A request feature (``_features``): ``PromptsFeature`` is named by a request with ``prompt``; its run
+revises the request (the prompt filled in, before the request is checked) and echoes it on the response.
 """
 
 from __future__ import annotations
@@ -29,9 +32,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from responsa.protocol import CreateResponseRequest, InvalidRequest
+from responsa.protocol import CreateResponseRequest, InvalidRequest, ResponseObject
 
-__all__ = ["PromptLibrary"]
+from ._features import FeatureRun
+
+__all__ = ["PromptLibrary", "PromptsFeature"]
 
 _VARIABLE = re.compile(r"\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}")
 
@@ -95,6 +100,32 @@ def _read(asked: Any) -> tuple[str, str | None, dict[str, Any]]:
     if not isinstance(variables, dict):
         raise InvalidRequest("'prompt.variables' must be an object.", param="prompt.variables")
     return asked["id"], version, variables
+
+
+class PromptsFeature:
+    """``prompt``: named by a request that names a reusable prompt."""
+
+    name = "prompt"
+
+    def __init__(self, library: PromptLibrary) -> None:
+        self.library = library
+
+    def open(self, request: CreateResponseRequest) -> FeatureRun | None:
+        return _PromptRun(self.library) if (request.model_extra or {}).get("prompt") is not None else None
+
+
+class _PromptRun(FeatureRun):
+    def __init__(self, library: PromptLibrary) -> None:
+        self._library = library
+        self._echo: Any = None
+
+    def revise(self, request: CreateResponseRequest) -> CreateResponseRequest:
+        filled = self._library.apply(request)
+        self._echo = (filled.model_extra or {}).get("prompt")  # as resolved: id, the version used, variables
+        return filled
+
+    def begin(self, response: ResponseObject) -> None:
+        response.prompt = self._echo  # type: ignore[attr-defined]  # OpenAI's field
 
 
 def _filled(
