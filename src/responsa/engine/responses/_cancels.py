@@ -84,5 +84,5 @@ class CancelWatch:
         for response_id in asked_here:
             run = self._running.get(response_id)
             if run is not None:
-                run.cancel_requested.set()
+                run.stop("cancelled")
         self._seen = asked

@@ -159,7 +159,7 @@ class RunLoop:
                         yield events
                 finally:
                     run.serving_calls = False
-                if run.steered:
+                if run.stopping == "steered":
                     signal.set()
                 run.tool_calls_made += calls
             outcome = outcome_of(run, calls)

@@ -32,9 +32,10 @@ class Outcome(Enum):
 def outcome_of(run: Run, served: int) -> Outcome:
     """The outcome of the turn just ended, the server having run ``served`` calls for it."""
     if run.cancel_requested.is_set():
-        if run.shutting_down:
+        stopping = run.stopping
+        if stopping == "shut_down":
             return Outcome.SHUT_DOWN
-        if run.steered:
+        if stopping == "steered":
             return Outcome.STEERED_AT_CLIENT if run.builder.needs_client else Outcome.STEERED
         return Outcome.CANCELLED
     if run.builder.needs_client:

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from responsa import tracing
 from responsa.backends import Backend, Finish, FinishReason, ModelEvent, ModelRequest, TokenUsage
@@ -63,6 +63,10 @@ class RunContext:
         return self.store.tenant
 
 
+StopReason = Literal["cancelled", "steered", "shut_down"]
+_STRENGTH: dict[StopReason, int] = {"cancelled": 0, "steered": 1, "shut_down": 2}
+
+
 @dataclass
 class Saving:
     """How far a run's response is in the store: what the loop (and, for background work, the service)
@@ -106,11 +110,10 @@ class Run:
     turn: AsyncIterator[None] | None = None
     """Background work with a later completion window: yields once it holds a backend slot (see
     ``Admission.later``); its model call is opened only then."""
-    shutting_down: bool = False
     span: Span | None = None
     """With tracing on: this response's span, parent of its model calls, tool calls and saves."""
-    steered: bool = False
-    """Steering asked it to stop at the next safe point and end ``incomplete`` (reason ``steered``)."""
+    stopping: StopReason | None = None
+    """Why it is to stop, once something asked (:meth:`stop`): the one reason its end is read from."""
     serving_calls: bool = False
     """The server is running the model's calls: a steer waits for the one running to finish."""
 
@@ -118,17 +121,24 @@ class Run:
     def tenant(self) -> str:
         return self.ctx.tenant
 
-    def steer(self) -> None:
-        """Stop at the next safe point (between the model's outputs, or once the server call running
-        has finished) and end ``incomplete`` with reason ``steered``: the caller starts the successor
-        with the steering input."""
-        self.steered = True
-        if not self.serving_calls:
+    def stop(self, reason: StopReason) -> None:
+        """Stop at the next safe point for ``reason``: ``cancelled`` (a cancel, here or in another
+        process), ``steered`` (it ends ``incomplete``, reason ``steered``, and the caller starts the
+        successor with the steering input; a call the server is running finishes first) or
+        ``shut_down`` (it fails, ``server_shutdown``). The strongest reason asked wins: a shutdown
+        over a steer over a cancel."""
+        if self.stopping is None or _STRENGTH[reason] > _STRENGTH[self.stopping]:
+            self.stopping = reason
+        if reason != "steered" or not self.serving_calls:
             self.cancel_requested.set()
+
+    def steer(self) -> None:
+        """``stop("steered")``."""
+        self.stop("steered")
 
     def steered_between_calls(self) -> bool:
         """Whether the server is to start no more calls: a steer came while one ran."""
-        return self.steered
+        return self.stopping == "steered"
 
     def required_input(self) -> list[dict[str, Any]]:
         """Stubs of what the client must send back for the response to go on (its calls' outputs, its

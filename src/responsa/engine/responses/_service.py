@@ -169,8 +169,7 @@ class ResponseService:
                 await run.done.wait()
         for run in runs:
             if not run.done.is_set():
-                run.shutting_down = True
-                run.cancel_requested.set()
+                run.stop("shut_down")
         with anyio.move_on_after(10):
             for run in runs:
                 await run.done.wait()
@@ -236,7 +235,7 @@ class ResponseService:
         """
         run = self._local(response_id)
         if run is not None:
-            run.cancel_requested.set()
+            run.stop("cancelled")
             await run.done.wait()
             return await self.get(response_id)
         response = await self.get(response_id)
