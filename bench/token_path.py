@@ -21,8 +21,8 @@ from responsa.backends import ReasoningDelta, TextDelta
 from responsa.backends.chat_completions._backend import _read
 from responsa.backends.chat_completions._decode import ChunkDecoder
 from responsa.backends.chat_completions._text_chunks import TextChunks
-from responsa.engine.responses._accumulate import OutputBuilder
-from responsa.engine.responses._new_response import new_response
+from responsa.engine.responses.opening._new_response import new_response
+from responsa.engine.responses.run._accumulate import OutputBuilder
 from responsa.http._sse import encode_event
 from responsa.protocol import CreateResponseRequest
 

@@ -97,6 +97,26 @@ def test_the_engine_folders_import_one_way() -> None:
             assert top in allowed or top.startswith("_"), f"{path} ({folder}) imports engine.{name}"
 
 
+RESPONSES_ORDER = ["features", "run", "opening"]
+"""The create path's stages (``engine/responses/``), each importing only those before it and the
+folder's shared leaf ``_context``; the service and conversations at the folder's root use them all."""
+
+
+def test_the_create_stages_import_one_way() -> None:
+    responses = PACKAGE / "engine" / "responses"
+    folders = {path.name for path in responses.iterdir() if path.is_dir() and path.name != "__pycache__"}
+    assert folders == set(RESPONSES_ORDER)
+    leaf = {name for name in engine_imports(responses / "_context.py") if name.startswith("responses.")}
+    assert not leaf, f"_context is a shared leaf: it imports {leaf}"
+    for stage in RESPONSES_ORDER:
+        allowed = {*RESPONSES_ORDER[: RESPONSES_ORDER.index(stage) + 1], "_context"}
+        for path in (responses / stage).glob("*.py"):
+            for name in engine_imports(path):
+                parts = name.split(".")
+                if parts[0] == "responses" and len(parts) > 1:
+                    assert parts[1] in allowed, f"{path} ({stage}) imports engine.{name}"
+
+
 def test_the_store_protocols_know_no_implementation() -> None:
     """``store/``'s protocols and values import nothing of ``store/sql/`` (its ``__init__`` re-exports
     ``SqlStore`` for the lifespan, the one place that picks an implementation)."""

@@ -8,7 +8,7 @@ import time
 
 import anyio
 
-from responsa.engine.responses._leases import Leases
+from responsa.engine.responses.run._leases import Leases
 from responsa.protocol import LifecycleEvent, ResponseObject
 from responsa.store import LoggedEvent, SqlStore
 

@@ -106,7 +106,7 @@ def test_a_plugin_that_cannot_be_loaded_stops_the_start(tmp_path: Path) -> None:
 
 
 def test_a_compaction_transcript_keeps_a_plugin_kinds_items() -> None:
-    from responsa.engine.responses._compaction import transcript
+    from responsa.engine.responses.features._compaction import transcript
     from responsa.protocol import FunctionCall, UnknownItem
 
     items = [

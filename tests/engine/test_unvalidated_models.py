@@ -15,7 +15,7 @@ from responsa.backends import TextDelta, TokenUsage
 from responsa.engine import OutputBuilder
 from responsa.engine.output._usage import usage_of
 from responsa.engine.responses._context import normalize_input
-from responsa.engine.responses._new_response import new_response
+from responsa.engine.responses.opening._new_response import new_response
 from responsa.engine.tools import ToolRegistry, client_kinds
 from responsa.protocol import CreateResponseRequest, InputText, Message, ResponseObject, Usage, unvalidated
 from responsa.protocol._base import WireModel

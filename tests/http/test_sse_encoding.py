@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from responsa.engine.output._emitter import Emitter
-from responsa.engine.responses._new_response import new_response
+from responsa.engine.responses.opening._new_response import new_response
 from responsa.http._sse import encode_event
 from responsa.protocol import (
     CodeInterpreterCodeDelta,

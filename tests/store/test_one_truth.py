@@ -18,7 +18,7 @@ import anyio
 import pytest
 from sqlalchemy import text
 
-from responsa.engine.responses._leases import Leases
+from responsa.engine.responses.run._leases import Leases
 from responsa.protocol import Message, ResponseObject
 from responsa.store import SqlStore
 from responsa.store.sql._database import open_database

@@ -103,7 +103,7 @@ class SocketSession:
         queue.send_nowait(message if isinstance(message, dict) else {"type": None})
 
     async def _steer(self, message: dict[str, Any]) -> None:
-        """Accept steering input for a running response (see ``engine/responses/_steering``), or say why not."""
+        """Accept steering input for a running response (see ``engine/responses/run/_steering``), or say why not."""
         target, given = message.get("previous_response_id"), message.get("input")
         steering_input = steer_input(given)
         if set(message) - {"type", "previous_response_id", "input"} or steering_input is None:

@@ -28,7 +28,7 @@ MAX_LINES = 50_000
 
 BATCH_RANK = 6
 """A batch line's rank among work waiting apart for a slot: behind background runs of every completion
-window (``2h`` ranks 2, ``8h`` 4; see ``responses/_opening.py``)."""
+window (``2h`` ranks 2, ``8h`` 4; see ``responses/opening/_opening.py``)."""
 
 MAX_REPORTED = 100
 """Validation stops reporting after this many errors (the batch fails either way)."""

@@ -1,18 +1,18 @@
 """The create path and what serves stored responses: a request checked and opened into a run, the
 agentic loop, the output builder, conversations, compaction, background work and its leases."""
 
-from ._accumulate import OutputBuilder
-from ._apart import Apart
-from ._compaction import Compactor
 from ._conversations import ConversationService
-from ._features import FeatureRun, RequestFeature
-from ._prompt_cache import PromptCacheFeature
-from ._prompts import PromptLibrary, PromptsFeature
-from ._run import Run
-from ._sealing import Sealer
 from ._service import ResponseService
-from ._setup import ResponseSetup
-from ._steering import MAX_STEERS, Steer, Steering, steer_failure, steer_input, successor_create
+from .features._compaction import Compactor
+from .features._features import FeatureRun, RequestFeature
+from .features._prompt_cache import PromptCacheFeature
+from .features._prompts import PromptLibrary, PromptsFeature
+from .features._sealing import Sealer
+from .opening._apart import Apart
+from .opening._setup import ResponseSetup
+from .run._accumulate import OutputBuilder
+from .run._run import Run
+from .run._steering import MAX_STEERS, Steer, Steering, steer_failure, steer_input, successor_create
 
 __all__ = [
     "MAX_STEERS",

@@ -32,15 +32,15 @@ from responsa.store import ItemPage, LoggedEvent, Order, ResponseFilter, Respons
 
 from .._tenant_views import tenant_view
 from ..output import ENCRYPTED_REASONING, KNOWN_INCLUDES, check_includes, create_view, with_includes
-from ._apart import Apart
-from ._cancels import CANCELLED_POLL, CancelWatch, Neighbours
-from ._event_log import EventLog, replay
-from ._leases import Leases
-from ._loop import RunLoop
-from ._moderation import classify
-from ._opening import Opener
-from ._run import Run
-from ._setup import ResponseSetup
+from .features._moderation import classify
+from .opening._apart import Apart
+from .opening._opening import Opener
+from .opening._setup import ResponseSetup
+from .run._cancels import CANCELLED_POLL, CancelWatch, Neighbours
+from .run._event_log import EventLog, replay
+from .run._leases import Leases
+from .run._loop import RunLoop
+from .run._run import Run
 
 __all__ = ["ResponseService"]
 

@@ -10,8 +10,8 @@ from responsa.protocol import (
     Tool,
 )
 
-from ..output import KNOWN_INCLUDES, check_includes
-from ..tools import ToolPlan, ToolRegistry, check_schema, check_tool_choice, plan_client_tools
+from ...output import KNOWN_INCLUDES, check_includes
+from ...tools import ToolPlan, ToolRegistry, check_schema, check_tool_choice, plan_client_tools
 
 __all__ = ["check_request"]
 

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from responsa.store import Store
 
-from .._periodic import every
+from ..._periodic import every
 from ._run import Run
 
 __all__ = ["CANCELLED_POLL", "CANCEL_POLL", "CancelWatch", "Neighbours"]

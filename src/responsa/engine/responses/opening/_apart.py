@@ -9,8 +9,8 @@ from functools import partial
 
 from responsa.protocol import CreateResponseRequest
 
+from ..run._run import Run
 from ._admission import Admission
-from ._run import Run
 
 __all__ = ["Apart", "turn", "waits_apart"]
 

@@ -43,8 +43,8 @@ from responsa.protocol import (
     unvalidated,
 )
 
-from ..output import Emitter, Timeline, add_usage, close_reasoning, reasoning_delta, usage_of
-from ..tools import (
+from ...output import Emitter, Timeline, add_usage, close_reasoning, reasoning_delta, usage_of
+from ...tools import (
     Annotations,
     OpenCall,
     Recorded,

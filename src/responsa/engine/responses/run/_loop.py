@@ -30,8 +30,8 @@ from responsa.protocol import (
     Usage,
 )
 
-from ..output import create_view
-from ._context import conversation_items
+from ...output import create_view
+from .._context import conversation_items
 from ._leases import Leases
 from ._model_request import FIRST_TURN, build_model_request
 from ._outcomes import Outcome, outcome_of

@@ -17,7 +17,7 @@ import anyio
 from responsa.protocol import LifecycleEvent, ResponseError, StorageUnavailable
 from responsa.store import LoggedEvent, Store
 
-from .._periodic import every
+from ..._periodic import every
 
 __all__ = ["Leases"]
 

@@ -27,26 +27,26 @@ from responsa.protocol import (
     ToolSearchOutput,
 )
 
-from ..output import Timeline
-from ..tools import Recorded, ToolPlan, ToolSetup, plan_client_tools, prepare_server_tools
-from ._accumulate import OutputBuilder
+from ...output import Timeline
+from ...tools import Recorded, ToolPlan, ToolSetup, plan_client_tools, prepare_server_tools
+from .._context import checked_context, load_history, normalize_input
+from ..features._compaction import Compactor, asks_compaction
+from ..features._configuration import configured
+from ..features._features import FeatureRun, open_features, revised
+from ..features._moderation import ModerationRun, moderation_for
+from ..features._prompt_cache import warm
+from ..features._reasoning_seal import ReasoningSeal
+from ..run._accumulate import OutputBuilder
+from ..run._model_request import build_model_request
+from ..run._run import Run, RunContext, model_call_done, open_model_call
+from ..run._server_calls import serve_calls
+from ..run._truncation import token_counter, truncated
 from ._admission import Admission
 from ._apart import Apart, turn, waits_apart
 from ._checks import check_request
-from ._compaction import Compactor, asks_compaction
-from ._configuration import configured
-from ._context import checked_context, load_history, normalize_input
-from ._features import FeatureRun, open_features, revised
 from ._images import check_images
-from ._model_request import build_model_request
-from ._moderation import ModerationRun, moderation_for
 from ._new_response import new_response, unavailable_hosted
-from ._prompt_cache import warm
-from ._reasoning_seal import ReasoningSeal
-from ._run import Run, RunContext, model_call_done, open_model_call
-from ._server_calls import serve_calls
 from ._setup import ResponseSetup
-from ._truncation import token_counter, truncated
 
 __all__ = ["Opener"]
 

@@ -10,7 +10,7 @@ from typing import Any
 from responsa.backends import SAMPLING_NUMBERS, ModelRequest, Sampling
 from responsa.protocol import Compaction, CreateResponseRequest, Item
 
-from ..tools import after_forced_round, replayed, resolve_tool_choice
+from ...tools import after_forced_round, replayed, resolve_tool_choice
 from ._run import RunContext
 
 __all__ = ["FIRST_TURN", "Turn", "build_model_request", "template_kwargs"]

@@ -38,10 +38,10 @@ from responsa.protocol import (
 )
 from responsa.store import Store
 
-from .._tenant_views import tenant_view
-from ..output import usage_of
-from ..tools import ToolRegistry
-from ._context import checked_context, load_history, normalize_input
+from ..._tenant_views import tenant_view
+from ...output import usage_of
+from ...tools import ToolRegistry
+from .._context import checked_context, load_history, normalize_input
 from ._reasoning_seal import ReasoningSeal
 from ._sealing import Sealer
 

@@ -12,10 +12,10 @@ from responsa.backends import BackendRegistry
 from responsa.protocol import Usage
 from responsa.store import Store
 
-from ..tools import ToolRegistry
-from ._compaction import Compactor
-from ._features import RequestFeature
-from ._prompts import PromptLibrary
+from ...tools import ToolRegistry
+from ..features._compaction import Compactor
+from ..features._features import RequestFeature
+from ..features._prompts import PromptLibrary
 
 __all__ = ["ResponseSetup"]
 

@@ -21,13 +21,13 @@ from responsa.protocol import (
 )
 from responsa.store import Store
 
-from ..output import Timeline
-from ..tools import ToolPlan, answer_stub, held_to_choice
+from ...output import Timeline
+from ...tools import ToolPlan, answer_stub, held_to_choice
+from ..features._features import FeatureRun
+from ..features._moderation import ModerationRun
 from ._accumulate import OutputBuilder
 from ._cancel_signal import CancelSignal
 from ._event_log import EventLog
-from ._features import FeatureRun
-from ._moderation import ModerationRun
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span

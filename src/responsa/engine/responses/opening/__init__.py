@@ -1,0 +1,1 @@
+"""The opening: a create checked, admitted and opened into a run (its new response, its setup)."""
