@@ -86,16 +86,19 @@ class SqlConversations:
 
     async def id_taken(self, conversation_id: str) -> bool:
         where = {"conversation_id": conversation_id}
-        return await self._db.read(lambda conn: conn.execute(sql.CONVERSATION_ID, where).first() is not None)
+        return await self._db.read(lambda conn: conn.execute(sql.CONVERSATION_TENANT, where).first() is not None)
 
     def begin_in(self, conn: Sql, conversation_id: str) -> bool:
         """Inside a response's save: begin the client-named conversation ``conversation_id`` with the
         turn being saved, unless it exists (two first uses at once begin one); whether it is this
-        tenant's, as the turn may be appended only then."""
-        new = self._row(Conversation(id=conversation_id, created_at=int(time.time())))
-        conn.execute(sql.INSERT_CONVERSATION_IF_NEW, [new])
-        self._evict(conn)
-        owner = conn.execute(sql.CONVERSATION_TENANT, {"conversation_id": conversation_id}).scalar()
+        tenant's, as the turn may be appended only then. A later turn finds it and reads one row."""
+        where = {"conversation_id": conversation_id}
+        owner = conn.execute(sql.CONVERSATION_TENANT, where).scalar()
+        if owner is None:
+            new = self._row(Conversation(id=conversation_id, created_at=int(time.time())))
+            conn.execute(sql.INSERT_CONVERSATION_IF_NEW, [new])
+            self._evict(conn)
+            owner = conn.execute(sql.CONVERSATION_TENANT, where).scalar()
         return bool(owner == self.tenant)
 
     def _row(self, conversation: Conversation) -> dict[str, Any]:

@@ -29,7 +29,6 @@ __all__ = [
     "CONTEXT",
     "CONVERSATION",
     "CONVERSATION_FOR_UPDATE",
-    "CONVERSATION_ID",
     "CONVERSATION_ITEM",
     "CONVERSATION_ITEMS_AFTER",
     "CONVERSATION_ITEMS_REMOVED",
@@ -122,9 +121,8 @@ EVENTS_AFTER = (
 INSERT_CONVERSATION = insert(conversations)
 INSERT_CONVERSATION_IF_NEW = postgresql.insert(conversations).on_conflict_do_nothing()
 """``INSERT … ON CONFLICT DO NOTHING``, which SQLite (3.24 and later) reads as PostgreSQL does."""
-CONVERSATION_ID = select(_c.id).where(_c.id == bindparam("conversation_id"))
-"""Any tenant's, expired or not: whether the id is taken."""
 CONVERSATION_TENANT = select(_c.tenant).where(_c.id == bindparam("conversation_id"))
+"""Whose conversation the id is, expired or not (None: the id is free)."""
 CONVERSATION = select(_c.id, _c.created_at, _c.metadata).where(
     _c.id == bindparam("conversation_id"), *_live_conversation
 )

@@ -132,10 +132,6 @@ class Run:
         if reason != "steered" or not self.serving_calls:
             self.cancel_requested.set()
 
-    def steer(self) -> None:
-        """``stop("steered")``."""
-        self.stop("steered")
-
     def steered_between_calls(self) -> bool:
         """Whether the server is to start no more calls: a steer came while one ran."""
         return self.stopping == "steered"

@@ -109,7 +109,7 @@ class Steering:
             return "too_many_pending_steers"
         steer = Steer(target, given)
         queued.append(steer)
-        run.steer()
+        run.stop("steered")
         return steer
 
     def take(self, response_id: str) -> list[Steer]:
