@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 import uvloop
 from _server import RIG, rig_mock
+
 from in_process import _create, answer_canned, served_app
 
 
