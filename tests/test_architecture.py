@@ -156,6 +156,7 @@ def test_public_api_is_pinned() -> None:
         "endpoint_body",
         "Compactor",
         "PromptLibrary",
+        "ModerationFeature",
         "PromptCacheFeature",
         "PromptsFeature",
         "RequestFeature",

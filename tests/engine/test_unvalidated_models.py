@@ -66,8 +66,8 @@ def test_a_new_response_holds_none_of_the_requests_mutable_values() -> None:
     assert response.tools is not request.tools and response.output == []
     assert response.tools[1].headers is None and request.tools[1].headers  # type: ignore[union-attr]
     response.metadata["added"] = "x"
-    response.ignored_tools = []  # type: ignore[attr-defined]  # an extension field, kept as extra
-    assert "added" not in (request.metadata or {}) and response.__pydantic_extra__ == {"ignored_tools": []}
+    response.vendor_notes = []  # type: ignore[attr-defined]  # a field nobody declared, kept as extra
+    assert "added" not in (request.metadata or {}) and response.__pydantic_extra__ == {"vendor_notes": []}
     assert new_response(request, stored=True).output is not response.output
 
 

@@ -157,3 +157,20 @@ def test_direct_callers_are_served(app_client: openai.OpenAI) -> None:
             "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}  # fmt: skip
     response = app_client.responses.create(model="sim", input="Weather in Paris?", tools=[tool])  # type: ignore[list-item]
     assert response.output[0].type == "function_call"
+
+
+FEATURE_FIELDS = ("access_programs", "image", "ignored_tools", "input_transformations", "moderation", "prompt",
+                  "prompt_cache_diagnostics", "prompt_cache_options")  # fmt: skip
+"""The response fields request features fill, declared on the response object."""
+
+
+def test_a_create_that_names_no_feature_shows_none_of_their_fields(app_client: openai.OpenAI) -> None:
+    plain = app_client.responses.create(model="sim", input="Hello")
+    assert plain.status == "completed"
+    stored = app_client.responses.retrieve(plain.id).model_dump(exclude_unset=True)
+    assert not [name for name in FEATURE_FIELDS if name in stored or name in plain.model_dump(exclude_unset=True)]
+    asked = app_client.responses.create(model="sim", input="Hello", moderation=SAMPLES["moderation"],
+                                        image=SAMPLES["image"])  # fmt: skip
+    again = app_client.responses.retrieve(asked.id)
+    assert asked.moderation is not None and again.moderation == asked.moderation
+    assert asked.image is not None and again.image == asked.image

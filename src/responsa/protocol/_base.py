@@ -111,7 +111,8 @@ class WireModel(BaseModel):
         )
 
 
-def _is_none(value: Any) -> bool:
+def is_none(value: Any) -> bool:
+    """A field's ``exclude_if``: an optional field left unset is absent from the JSON, not null."""
     return value is None
 
 
@@ -127,7 +128,7 @@ class WirePart(WireModel):
         fields = [field for field in cls.model_fields.values() if field.exclude_if is None]
         if fields:
             for field in fields:
-                field.exclude_if = _is_none
+                field.exclude_if = is_none
             cls.model_rebuild(force=True)
 
 

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, computed_field, field_validator
 
-from ._base import WireModel
+from ._base import WireModel, is_none
 from ._items import Item, Message
 from ._parts import OutputText
 from ._request import TextConfig
@@ -74,7 +74,10 @@ class ResponseReasoning(WireModel):
 
 
 class ResponseObject(WireModel):
-    """A response, echoing the parameters it was created with, as the OpenAI API does."""
+    """A response, echoing the parameters it was created with, as the OpenAI API does.
+
+    The fields a request feature fills are declared here too, left out of the JSON while unset (a
+    response that did not ask shows none of them, as OpenAI's)."""
 
     id: str
     object: Literal["response"] = "response"
@@ -110,6 +113,22 @@ class ResponseObject(WireModel):
     truncation: str = "disabled"
     usage: Usage | None = None
     user: str | None = None
+    access_programs: dict[str, str] | None = Field(default=None, exclude_if=is_none)
+    """The access programs in effect (filled on responses that asked for one)."""
+    image: dict[str, str] | None = Field(default=None, exclude_if=is_none)
+    """The image options in effect (filled on responses that asked about image context)."""
+    ignored_tools: list[dict[str, str]] | None = Field(default=None, exclude_if=is_none)
+    """An extension: the hosted tools this server could not offer the model, and why (docs/api.md)."""
+    input_transformations: list[dict[str, str]] | None = Field(default=None, exclude_if=is_none)
+    """What was withheld from the model's input (encrypted reasoning of another server), as OpenAI fills it."""
+    moderation: dict[str, Any] | None = Field(default=None, exclude_if=is_none)
+    """The moderation feature's results on input and output."""
+    prompt: dict[str, Any] | None = Field(default=None, exclude_if=is_none)
+    """The reusable prompt as resolved (id, the version used, variables)."""
+    prompt_cache_diagnostics: dict[str, Any] | None = Field(default=None, exclude_if=is_none)
+    """Why the prompt cache was or was not reused, as the prompt cache feature found."""
+    prompt_cache_options: dict[str, Any] | None = Field(default=None, exclude_if=is_none)
+    """The prompt cache options as applied."""
     shown_includes: tuple[str, ...] = Field(default=(), exclude=True)
     """The create's ``include``: which optional data its reply showed. Some is stored whether asked
     or not (``file_search_call.results``), so a retrieve can show it; this keeps a retrieve without

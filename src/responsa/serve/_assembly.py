@@ -28,6 +28,7 @@ from responsa.engine import (
     ConversationService,
     EmbeddingService,
     FileService,
+    ModerationFeature,
     PromptCacheFeature,
     PromptLibrary,
     PromptsFeature,
@@ -217,7 +218,7 @@ async def _responses(made: Assembly) -> None:
         admission=(settings.max_generations, settings.max_queued_generations, settings.max_queue_wait_secs),
         lease=settings.background_lease_secs,
         cancel_poll=settings.cancel_poll_secs,
-        features=(PromptsFeature(prompts), PromptCacheFeature()),
+        features=(PromptsFeature(prompts), PromptCacheFeature(), ModerationFeature(made.registry)),
     )
     made.responses = responses = ResponseService(setup)
     made.metrics.held = responses.generations

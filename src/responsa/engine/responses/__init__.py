@@ -5,6 +5,7 @@ from ._conversations import ConversationService
 from ._service import ResponseService
 from .features._compaction import Compactor
 from .features._features import FeatureRun, RequestFeature
+from .features._moderation import ModerationFeature
 from .features._prompt_cache import PromptCacheFeature
 from .features._prompts import PromptLibrary, PromptsFeature
 from .features._sealing import Sealer
@@ -20,6 +21,7 @@ __all__ = [
     "Compactor",
     "ConversationService",
     "FeatureRun",
+    "ModerationFeature",
     "OutputBuilder",
     "PromptCacheFeature",
     "PromptLibrary",

@@ -4,13 +4,16 @@ moderation model the server serves, and blocked where the policy says ``block``.
 Input is moderated before the model runs: blocked, the model never sees it and the response ends
 ``incomplete`` (``content_filter``) with no output. Output is moderated once the model is done; blocked,
 it is withheld (the response ends the same way, its output empty), so a streamed response whose output
-may be blocked sends its events only once the output has passed (see :meth:`ModerationRun.held`). Both
+may be blocked sends its events only once the output has passed (see :meth:`ModerationRun.hold`). Both
 results are reported on ``response.moderation``. A moderation that fails is reported as an ``error``
-result; in ``block`` mode it blocks (what was not judged is not let through)."""
+result; in ``block`` mode it blocks (what was not judged is not let through).
+
+A request feature (:class:`ModerationFeature`, see ``_features``): it screens at the ``screen_input``,
+``hold`` and ``screen_output`` points, and only for creates that name ``moderation``."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,22 +28,32 @@ from responsa.protocol import (
     new_id,
 )
 
-__all__ = ["ModerationRun", "classify", "moderation_for", "verdict_result"]
+from ._features import FeatureRun, Turns
+
+__all__ = ["ModerationFeature", "ModerationRun", "classify", "verdict_result"]
 
 _NOT_RUN = {"type": "error", "code": "input_blocked", "message": "The model did not run: its input was blocked."}
 
 
-def moderation_for(request: CreateResponseRequest, backends: BackendRegistry) -> ModerationRun | None:
-    """The moderation a create asked for, or None; a 400 naming ``moderation.model`` where the server
-    serves no such moderation model (never acceptance without effect)."""
-    options = request.moderation
-    if options is None:
-        return None
-    backend = _moderator(backends, options.model, "moderation.model")
-    policy = options.policy
-    input_mode = policy.input.mode if policy is not None and policy.input is not None else "score"
-    output_mode = policy.output.mode if policy is not None and policy.output is not None else "score"
-    return ModerationRun(options.model, backend, input_mode, output_mode)
+class ModerationFeature:
+    """``moderation``, by the moderation models the server's backends serve."""
+
+    name = "moderation"
+
+    def __init__(self, backends: BackendRegistry) -> None:
+        self._backends = backends
+
+    def open(self, request: CreateResponseRequest) -> ModerationRun | None:
+        """The moderation a create asked for, or None; a 400 naming ``moderation.model`` where the
+        server serves no such moderation model (never acceptance without effect)."""
+        options = request.moderation
+        if options is None:
+            return None
+        backend = _moderator(self._backends, options.model, "moderation.model")
+        policy = options.policy
+        input_mode = policy.input.mode if policy is not None and policy.input is not None else "score"
+        output_mode = policy.output.mode if policy is not None and policy.output is not None else "score"
+        return ModerationRun(options.model, backend, input_mode, output_mode)
 
 
 async def classify(backends: BackendRegistry, texts: list[str], model: str | None) -> dict[str, Any]:
@@ -75,7 +88,7 @@ def verdict_result(verdict: ModerationVerdict, model: str) -> dict[str, Any]:
 
 
 @dataclass
-class ModerationRun:
+class ModerationRun(FeatureRun):
     """One response's moderation: the model that judges, each side's mode, and the input's result."""
 
     model: str
@@ -84,11 +97,6 @@ class ModerationRun:
     output_mode: str
     input_result: dict[str, Any] = field(default_factory=dict)
     input_blocked: bool = False
-
-    @property
-    def holds_output(self) -> bool:
-        """Whether the output may be withheld: a stream then sends nothing of it before it passes."""
-        return self.output_mode == "block"
 
     async def screen_input(self, items: Sequence[Item]) -> bool:
         """Moderate the request's input; True when it is blocked (the model must not read it)."""
@@ -102,12 +110,14 @@ class ModerationRun:
             output, flagged = _NOT_RUN, False
         else:
             output, flagged = await self._judge(response.output)
-        response.moderation = {"input": self.input_result, "output": output}  # type: ignore[attr-defined]  # OpenAI's field
+        response.moderation = {"input": self.input_result, "output": output}
         return self.output_mode == "block" and flagged
 
-    async def held(
-        self, turns: AsyncIterator[list[StreamEvent]], finished: Callable[[], bool]
-    ) -> AsyncIterator[list[StreamEvent]]:
+    def hold(self, turns: Turns, finished: Callable[[], bool]) -> Turns:
+        """Where the output may be withheld, a stream sends nothing of it before it passes."""
+        return self._held(turns, finished) if self.output_mode == "block" else turns
+
+    async def _held(self, turns: Turns, finished: Callable[[], bool]) -> Turns:
         """The run's events, held back until it ends: all of them if the output passed; else only its
         end, numbered on from the last event sent (nothing of the withheld output was)."""
         kept: list[StreamEvent] = []

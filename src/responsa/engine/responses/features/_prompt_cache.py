@@ -46,9 +46,9 @@ class _PromptCacheRun(FeatureRun):
         self._diagnostics = await diagnose(store, request, context)
 
     def begin(self, response: ResponseObject) -> None:
-        response.prompt_cache_options = echoed_options(self._request)  # type: ignore[attr-defined]  # OpenAI's field, as applied
+        response.prompt_cache_options = echoed_options(self._request)
         if self._diagnostics is not None:
-            response.prompt_cache_diagnostics = self._diagnostics  # type: ignore[attr-defined]  # OpenAI's field
+            response.prompt_cache_diagnostics = self._diagnostics
 
     def shape(self, model: ModelRequest, input_items: Sequence[Item]) -> None:
         model.reuse_prefix = reuses_prefix(self._request, input_items)

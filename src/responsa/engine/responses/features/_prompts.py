@@ -125,7 +125,7 @@ class _PromptRun(FeatureRun):
         return filled
 
     def begin(self, response: ResponseObject) -> None:
-        response.prompt = self._echo  # type: ignore[attr-defined]  # OpenAI's field
+        response.prompt = self._echo
 
 
 def _filled(

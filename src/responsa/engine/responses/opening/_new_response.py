@@ -95,6 +95,6 @@ def _echo_late_options(request: CreateResponseRequest, response: ResponseObject)
     """openai 3.57's effective options, on responses that asked: image context is never compressed
     here; access programs gate nothing, so the one asked for is the one in effect."""
     if request.image is not None:
-        response.image = {"context_compression": "disabled"}  # type: ignore[attr-defined]  # see docs/api.md
+        response.image = {"context_compression": "disabled"}  # see docs/api.md
     if request.access_programs is not None and request.access_programs.cyber is not None:
-        response.access_programs = {"cyber": request.access_programs.cyber}  # type: ignore[attr-defined]
+        response.access_programs = {"cyber": request.access_programs.cyber}

@@ -32,8 +32,7 @@ from ...tools import Recorded, ToolPlan, ToolSetup, plan_client_tools, prepare_s
 from .._context import checked_context, load_history, normalize_input
 from ..features._compaction import Compactor, asks_compaction
 from ..features._configuration import configured
-from ..features._features import FeatureRun, open_features, revised
-from ..features._moderation import ModerationRun, moderation_for
+from ..features._features import FeatureRun, input_blocked, open_features, revised
 from ..features._prompt_cache import warm
 from ..features._reasoning_seal import ReasoningSeal
 from ..run._accumulate import OutputBuilder
@@ -67,7 +66,6 @@ class Asked:
     generate: bool = True
     warm: bool = False
     """``prompt_cache_options.prewarm``: the model reads the prompt into its cache, writes nothing kept."""
-    moderation: ModerationRun | None = None
     deferred: bool = False
     """The model call opens once the run holds a slot (work waiting apart, see ``Run.turn``)."""
     features: tuple[FeatureRun, ...] = ()
@@ -117,7 +115,6 @@ class Opener:
         features = open_features(self._features, request)
         request = revised(features, request)
         planned = check_request(request, self._tools)
-        moderation = moderation_for(request, self._backends)
         options = request.prompt_cache_options
         warm = options is not None and options.prewarm  # "overrides the generate field to false"
         generate = generate and not warm
@@ -145,7 +142,7 @@ class Opener:
         span = tracing.start(f"response {request.model}", attributes)
         try:
             with tracing.current(span):  # what opening the run does (reads, listings, counts) is the span's
-                asked = Asked(request, tenant, backend, planned, fault, history, generate, warm, moderation,
+                asked = Asked(request, tenant, backend, planned, fault, history, generate, warm,
                               deferred=apart is not None, features=features)  # fmt: skip
                 run = await self._open(asked, stack)
         except BaseException as exc:
@@ -163,7 +160,7 @@ class Opener:
     async def _open(self, asked: Asked, stack: AsyncExitStack) -> Run:
         plan = await self._plan(asked)
         ctx, context, request = plan.ctx, plan.context, plan.ctx.request
-        backend, moderation, generate, warm = asked.backend, asked.moderation, asked.generate, asked.warm
+        backend, generate, warm = asked.backend, asked.generate, asked.warm
         timeline = Timeline()
         begun: list[_Begun] = []
 
@@ -174,7 +171,7 @@ class Opener:
 
         if plan.recorded:  # the model reads what the tools recorded (and what approved calls returned)
             await begin()
-        if moderation is not None and await moderation.screen_input(ctx.input_items):  # the model must not read it
+        if ctx.features and await input_blocked(ctx.features, ctx.input_items):  # the model must not read it
             start = await begin()
             ctx.prior = context
             blocked = model_call_done(reason="content_filter")
@@ -270,7 +267,7 @@ class Opener:
         if "reasoning.encrypted_content" not in (request.include or ()):
             seal = None
         ctx = RunContext(request, store, backend, tools, unavailable, asked.fault, input_items,
-                         moderation=asked.moderation, features=features)  # fmt: skip
+                         features=features)  # fmt: skip
         return _Plan(ctx, context, classes, recorded, ignored, compactor, seal, withheld)
 
     def sealed_reasoning(self, response: ResponseObject, tenant: str) -> ResponseObject:
@@ -343,9 +340,9 @@ async def _begin(plan: _Plan, timeline: Timeline) -> _Begun:
     request, store = plan.ctx.request, plan.ctx.store
     response = new_response(request, stored=request.store and store.retention.responses_enabled)
     if plan.ignored:
-        response.ignored_tools = plan.ignored  # type: ignore[attr-defined]  # an extension field (see docs/api.md)
+        response.ignored_tools = plan.ignored  # an extension field (see docs/api.md)
     if plan.withheld:
-        response.input_transformations = plan.withheld  # type: ignore[attr-defined]  # OpenAI's field, as it fills it
+        response.input_transformations = plan.withheld
     for feature in plan.ctx.features:
         feature.begin(response)
     builder = OutputBuilder(response, plan.ctx.tools, timeline)

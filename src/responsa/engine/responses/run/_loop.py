@@ -32,6 +32,7 @@ from responsa.protocol import (
 
 from ...output import create_view
 from .._context import conversation_items
+from ..features._features import held, output_withheld
 from ._leases import Leases
 from ._model_request import FIRST_TURN, build_model_request
 from ._outcomes import Outcome, outcome_of
@@ -78,9 +79,8 @@ class RunLoop:
                 await self._record_start(run)
             yield run.opening
             turns = self._turns(run)
-            moderation = run.ctx.moderation
-            if moderation is not None and moderation.holds_output and builder.emitter.read:
-                turns = moderation.held(turns, lambda: builder.finished)  # no output is sent before it passes
+            if run.ctx.features and builder.emitter.read:
+                turns = held(run.ctx.features, turns, lambda: builder.finished)
             try:
                 async for events in turns:
                     yield await self._stored_end(run, events) if builder.finished else events
@@ -178,8 +178,7 @@ class RunLoop:
             request = build_model_request(run.ctx, [*run.ctx.prior, *run.response.output], turn)
             with tracing.current(run.span):
                 run.model_events = await open_model_call(run.exit_stack, run.ctx.backend, request, builder.timeline)
-        moderation = run.ctx.moderation
-        if moderation is not None and await moderation.screen_output(run.response):
+        if run.ctx.features and await output_withheld(run.ctx.features, run.response):
             yield builder.withheld()
             return
         yield builder.complete()

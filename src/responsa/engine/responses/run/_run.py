@@ -24,7 +24,6 @@ from responsa.store import Store
 from ...output import Timeline
 from ...tools import ToolPlan, answer_stub, held_to_choice
 from ..features._features import FeatureRun
-from ..features._moderation import ModerationRun
 from ._accumulate import OutputBuilder
 from ._cancel_signal import CancelSignal
 from ._event_log import EventLog
@@ -53,8 +52,6 @@ class RunContext:
     input_items: list[Item] = field(default_factory=list)
     prior: list[Item] = field(default_factory=list)
     """History and input (compacted, truncated): what the model reads before this response's own output."""
-    moderation: ModerationRun | None = None
-    """The moderation the request asked for, if any."""
     features: tuple[FeatureRun, ...] = ()
     """The runs of the request features the request names (see ``_features``)."""
 
