@@ -158,6 +158,7 @@ def test_public_api_is_pinned() -> None:
         "PromptLibrary",
         "ModerationFeature",
         "PromptCacheFeature",
+        "ReasoningContextFeature",
         "PromptsFeature",
         "RequestFeature",
         "FeatureRun",

@@ -430,3 +430,31 @@ def test_the_model_file_wins_a_name_clash_with_discovery(tmp_path: Path) -> None
         for _ in range(3):
             assert httpx.post(f"{live.v1}/responses", json={"model": "up-model", "input": "x"}).status_code == 200
         assert (len(configured.requests), len(discovered.requests)) == (3, 0)
+
+
+def test_reasoning_context_sends_earlier_reasoning_back_as_reasoning_content(rig: Rig) -> None:
+    """``reasoning.context``: ``all_turns`` sends every reasoning item back on the assistant message it
+    preceded (a call joins it), ``current_turn`` only those since the last user message, none without."""
+    thought = {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "Oslo is north."}]}
+    later = {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Check the weather."}]}
+    call = {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}"}
+    history = [{"role": "user", "content": "Where?"}, thought, {"role": "assistant", "content": "Oslo."},
+               {"role": "user", "content": "Weather?"}, later, call,
+               {"type": "function_call_output", "call_id": "call_1", "output": "cold"}]  # fmt: skip
+
+    def sent(context: str | None) -> list[dict[str, Any]]:
+        reasoning: dict[str, Any] = {} if context is None else {"context": context}
+        rig.sdk.responses.create(model="up-model", input=history, tools=[WEATHER_TOOL], reasoning=reasoning)  # type: ignore[arg-type]
+        return [message for message in rig.first.requests[-1]["messages"] if message["role"] == "assistant"]
+
+    assert sent("all_turns") == [
+        {"role": "assistant", "content": "Oslo.", "reasoning_content": "Oslo is north."},
+        {"role": "assistant", "content": "", "reasoning_content": "Check the weather.", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
+    ]  # fmt: skip
+    current = sent("current_turn")
+    assert (
+        current[0] == {"role": "assistant", "content": "Oslo."}
+        and current[1]["reasoning_content"] == "Check the weather."
+    )
+    assert all("reasoning_content" not in message for message in sent(None))

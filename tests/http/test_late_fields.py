@@ -87,7 +87,6 @@ def test_each_create_field_is_honoured_or_a_400_naming_it(app_client: openai.Ope
 @pytest.mark.parametrize(
     ("extra", "param"),
     [
-        ({"reasoning": {"effort": "low", "context": "all_turns"}}, "reasoning.context"),
         ({"reasoning": {"effort": "low", "mode": "pro"}}, "reasoning.mode"),
         ({"image": {"context_compression": "enabled"}}, "image.context_compression"),
         ({"background_options": {"completion_window": "2h"}}, "background_options.completion_window"),

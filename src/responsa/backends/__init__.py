@@ -22,6 +22,7 @@ from ._base import (
     estimate_tokens,
     one_at_a_time,
     read_texts,
+    reasoning_text,
 )
 from ._images import ImageRequest, ImageUpdate
 from ._moderation import CATEGORIES, ModerationVerdict, from_guard_answer, from_openai_result
@@ -61,4 +62,5 @@ __all__ = [
     "from_openai_result",
     "one_at_a_time",
     "read_texts",
+    "reasoning_text",
 ]

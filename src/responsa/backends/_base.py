@@ -23,6 +23,7 @@ from responsa.protocol import (
     InvalidRequest,
     Item,
     Message,
+    Reasoning,
     TextFormat,
     item_text,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "estimate_tokens",
     "one_at_a_time",
     "read_texts",
+    "reasoning_text",
 ]
 
 _TEMPLATE_TOKENS_PER_ITEM = 4
@@ -124,6 +126,9 @@ class ModelRequest:
     ``lark`` or ``regex``. Backends that can decode under a grammar hold a forced call to it."""
     encrypted_reasoning: bool = False
     """The client asked for ``reasoning.encrypted_content`` (to pass reasoning back statelessly)."""
+    reads_reasoning: bool = False
+    """The model reads back the reasoning items in ``items`` (``reasoning.context``: its
+    ``reasoning_text``), where the backend's model has a place for them; else none is shown."""
     logprobs: int | None = None
     """Log probabilities of the output tokens were asked for, with this many alternatives each
     (``top_logprobs``, 0 for none); None when not asked."""
@@ -236,6 +241,13 @@ def read_texts(item: Item) -> tuple[str, ...]:
     if isinstance(item, FunctionCall):
         return (item.name, item.arguments)
     return ()
+
+
+def reasoning_text(item: Reasoning) -> str:
+    """What a model reads back of its reasoning: its raw text where it was kept, else its summary
+    (an encrypted blob alone reads as nothing)."""
+    parts = item.content or item.summary
+    return "\n".join(part.text for part in parts)
 
 
 def estimate_tokens(request: ModelRequest) -> int:

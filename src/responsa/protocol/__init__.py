@@ -78,6 +78,8 @@ from ._events import (
 from ._files import FILE_PURPOSES, FileObject
 from ._ids import new_id
 from ._items import (
+    ITEM_TYPES,
+    AdditionalTools,
     Compaction,
     CompactionTrigger,
     ConfigurationUpdate,
@@ -205,6 +207,7 @@ __all__ = [
     "BATCH_TERMINAL_STATUSES",
     "CLIENT_TOOL_TYPES",
     "FILE_PURPOSES",
+    "ITEM_TYPES",
     "MAX_ITEMS_PER_REQUEST",
     "MAX_METADATA_KEYS",
     "MEMORY_LIMITS",
@@ -213,6 +216,7 @@ __all__ = [
     "TERMINAL_STATUSES",
     "WEBHOOK_EVENT_TYPES",
     "WEB_SEARCH_TYPES",
+    "AdditionalTools",
     "AllowedTools",
     "Annotation",
     "ApplyPatchCall",

@@ -29,8 +29,11 @@ from ._tool_calls import (
     ToolSearchOutput,
     WebSearchCall,
 )
+from ._tools import Tool
 
 __all__ = [
+    "ITEM_TYPES",
+    "AdditionalTools",
     "Compaction",
     "FunctionCall",
     "FunctionCallOutput",
@@ -157,6 +160,16 @@ class ConfigurationUpdate(WirePart):
     """``{"format": ...}``: a ``text`` or ``json_schema`` format."""
 
 
+class AdditionalTools(WirePart):
+    """Tools made callable from this point of the input on (openai 3.57's ``additional_tools``: Codex's
+    Responses Lite sends its tools here, in a ``namespace``, instead of in ``tools``)."""
+
+    type: Literal["additional_tools"] = "additional_tools"
+    id: str | None = None
+    role: Literal["developer"] = "developer"
+    tools: list[Tool] = Field(default_factory=list)
+
+
 class UnknownItem(WirePart):
     """An item of a type we do not know (e.g. ``vendor:thing``); kept verbatim and ignored by models."""
 
@@ -171,7 +184,7 @@ def _item_tag(value: Any) -> str:
             return "message"
     else:
         kind = getattr(value, "type", None)
-    return kind if isinstance(kind, str) and kind in _ITEM_TAGS else "unknown"  # a non-string type: a 400
+    return kind if isinstance(kind, str) and kind in ITEM_TYPES else "unknown"  # a non-string type: a 400
 
 
 Item = Annotated[
@@ -187,6 +200,7 @@ Item = Annotated[
     | Annotated[Compaction, Tag("compaction")]
     | Annotated[CompactionTrigger, Tag("compaction_trigger")]
     | Annotated[ConfigurationUpdate, Tag("configuration_update")]
+    | Annotated[AdditionalTools, Tag("additional_tools")]
     | Annotated[CustomToolCall, Tag("custom_tool_call")]
     | Annotated[CustomToolCallOutput, Tag("custom_tool_call_output")]
     | Annotated[ShellCall, Tag("shell_call")]
@@ -205,8 +219,9 @@ Item = Annotated[
     Discriminator(_item_tag),
 ]
 
-_ITEM_TAGS = member_tags(Item) - {"unknown"}
-"""The item types the union knows; any other is an ``UnknownItem`` (read at validation, once ``Item`` is made)."""
+ITEM_TYPES = member_tags(Item) - {"unknown"}
+"""The item types the union knows; any other is an ``UnknownItem`` (read at validation, once ``Item`` is made):
+a 400 in a request's input unless a tool kind owns it or it is vendor-prefixed (``acme:thing``)."""
 
 
 def item_text(item: Message | FunctionCallOutput | CustomToolCallOutput) -> str:

@@ -71,6 +71,8 @@ class ResponseReasoning(WireModel):
 
     effort: str | None = None
     summary: str | None = None
+    context: str | None = Field(default=None, exclude_if=is_none)
+    """``current_turn`` or ``all_turns`` where the request asked for one (the reasoning context feature)."""
 
 
 class ResponseObject(WireModel):

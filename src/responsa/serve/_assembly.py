@@ -32,6 +32,7 @@ from responsa.engine import (
     PromptCacheFeature,
     PromptLibrary,
     PromptsFeature,
+    ReasoningContextFeature,
     ResponseService,
     ResponseSetup,
     Sealer,
@@ -218,7 +219,12 @@ async def _responses(made: Assembly) -> None:
         admission=(settings.max_generations, settings.max_queued_generations, settings.max_queue_wait_secs),
         lease=settings.background_lease_secs,
         cancel_poll=settings.cancel_poll_secs,
-        features=(PromptsFeature(prompts), PromptCacheFeature(), ModerationFeature(made.registry)),
+        features=(
+            PromptsFeature(prompts),
+            PromptCacheFeature(),
+            ModerationFeature(made.registry),
+            ReasoningContextFeature(),
+        ),
     )
     made.responses = responses = ResponseService(setup)
     made.metrics.held = responses.generations

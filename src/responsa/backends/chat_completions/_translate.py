@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from responsa.backends._base import SAMPLING_NUMBERS, ModelRequest
+from responsa.backends._base import SAMPLING_NUMBERS, ModelRequest, reasoning_text
 from responsa.protocol import (
     ContentPart,
     FunctionCall,
@@ -20,6 +20,7 @@ from responsa.protocol import (
     JsonSchemaFormat,
     Message,
     OutputText,
+    Reasoning,
     Refusal,
     item_text,
 )
@@ -36,7 +37,7 @@ def chat_request(
 ) -> tuple[dict[str, Any], bytes]:
     """The body of ``POST /chat/completions`` for ``request`` (see :func:`chat_body`), and its JSON;
     with ``memo``, the JSON of the messages it kept is not made again."""
-    if memo is None:
+    if memo is None or request.reads_reasoning:  # the memo keeps messages translated without reasoning
         payload = chat_body(request, upstream_model)
         return payload, orjson.dumps(payload)
     system = _system(request.instructions)
@@ -56,7 +57,7 @@ def chat_body(request: ModelRequest, upstream_model: str) -> dict[str, Any]:
     The upstream streams only when the client does: a whole answer at once is cheaper, and
     servers that omit usage from streams (llama.cpp's) do report it then.
     """
-    return _body(request, upstream_model, chat_messages(request.instructions, request.items))
+    return _body(request, upstream_model, chat_messages(request.instructions, request.items, request.reads_reasoning))
 
 
 def _body(request: ModelRequest, upstream_model: str, messages: list[ChatMessage]) -> dict[str, Any]:
@@ -141,12 +142,31 @@ def _extras(request: ModelRequest) -> dict[str, Any]:
     return extras
 
 
-def chat_messages(instructions: str | None, items: Sequence[Item]) -> list[ChatMessage]:
-    """Items as chat messages: function calls join the assistant turn, outputs become ``tool`` messages."""
+def chat_messages(instructions: str | None, items: Sequence[Item], reasoning: bool = False) -> list[ChatMessage]:
+    """Items as chat messages: function calls join the assistant turn, outputs become ``tool`` messages;
+    with ``reasoning`` (``ModelRequest.reads_reasoning``), reasoning joins it as ``reasoning_content``
+    (the field vLLM, SGLang and the chat templates of thinking models read back)."""
     messages = _system(instructions)
+    translate = _translate_with_reasoning if reasoning else _translate_item
     for item in items:
-        _translate_item(item, messages)
+        translate(item, messages)
     return messages
+
+
+def _translate_with_reasoning(item: Item, messages: list[ChatMessage]) -> None:
+    """``_translate_item``, with reasoning shown: an assistant turn of its own (content ``""``, so the
+    calls after it join it) that the assistant's message after it takes in."""
+    if isinstance(item, Reasoning):
+        if text := reasoning_text(item):
+            messages.append({"role": "assistant", "content": "", "reasoning_content": text})
+        return
+    last = messages[-1] if messages else None
+    _translate_item(item, messages)
+    if (last is not None and isinstance(item, Message) and item.role == "assistant" and len(messages) >= 2
+            and messages[-2] is last and last.get("reasoning_content") and not last["content"]
+            and "tool_calls" not in last):  # fmt: skip
+        said = messages.pop()
+        messages[-1] = {**said, "reasoning_content": last["reasoning_content"]}
 
 
 def _system(instructions: str | None) -> list[ChatMessage]:

@@ -37,7 +37,7 @@ def image_urls(request: ModelRequest) -> list[str]:
     """The images of the conversation, in the order their markers appear in the prompt."""
     return [
         part["image_url"]["url"]
-        for message in chat_messages(request.instructions, request.items)
+        for message in chat_messages(request.instructions, request.items, request.reads_reasoning)
         if isinstance(message.get("content"), list)
         for part in message["content"]
         if part.get("type") == "image_url"
@@ -50,7 +50,7 @@ def native_messages(request: ModelRequest, marker: str | None = None) -> list[di
     templates want call ids of nine letters and digits, and use the last nine of ours."""
     messages: list[dict[str, Any]] = []
     names: dict[str, str] = {}
-    for message in chat_messages(request.instructions, request.items):
+    for message in chat_messages(request.instructions, request.items, request.reads_reasoning):
         message = dict(message)
         content = message.get("content")
         if content is not None and not isinstance(content, str):
@@ -83,7 +83,7 @@ def template_messages(request: ModelRequest, describe_tools: bool, marker: str |
     results writes more of them instead of an answer."""
     plain = request.tool_mode == "none"
     flat: list[dict[str, str]] = []
-    for message in chat_messages(request.instructions, request.items):
+    for message in chat_messages(request.instructions, request.items, request.reads_reasoning):
         role = message["role"]
         if role == "tool":
             content = message["content"]
@@ -93,6 +93,8 @@ def template_messages(request: ModelRequest, describe_tools: bool, marker: str |
         text = message.get("content") or ""
         if not isinstance(text, str):
             text = _flat_text(text, marker)
+        if thought := message.get("reasoning_content"):  # shown back (reasoning.context), as thinking models write it
+            text = f"<think>\n{thought}\n</think>\n{text}"
         calls = message.get("tool_calls") or []
         if plain and calls and not text:
             continue  # the result that follows says what was found

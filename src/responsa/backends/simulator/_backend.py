@@ -35,6 +35,7 @@ from responsa.backends._base import (
     check_fits,
     one_at_a_time,
     read_texts,
+    reasoning_text,
 )
 from responsa.backends._moderation import ModerationVerdict
 from responsa.protocol import (
@@ -46,6 +47,7 @@ from responsa.protocol import (
     Message,
     ModelError,
     RateLimited,
+    Reasoning,
     ServiceUnavailable,
     item_text,
     new_id,
@@ -301,6 +303,8 @@ def _input_tokens(request: ModelRequest) -> int:
     total = count_tokens(request.instructions or "")
     for item in request.items:
         total += sum(map(count_tokens, read_texts(item))) + _ITEM_OVERHEAD_TOKENS
+        if request.reads_reasoning and isinstance(item, Reasoning):  # shown back: reasoning.context
+            total += count_tokens(reasoning_text(item))
     for tool in request.tools:
         total += count_tokens(json.dumps(tool.model_dump(mode="json")))
     return total

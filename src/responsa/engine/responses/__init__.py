@@ -8,6 +8,7 @@ from .features._features import FeatureRun, RequestFeature
 from .features._moderation import ModerationFeature
 from .features._prompt_cache import PromptCacheFeature
 from .features._prompts import PromptLibrary, PromptsFeature
+from .features._reasoning_context import ReasoningContextFeature
 from .features._sealing import Sealer
 from .opening._apart import Apart
 from .opening._setup import ResponseSetup
@@ -26,6 +27,7 @@ __all__ = [
     "PromptCacheFeature",
     "PromptLibrary",
     "PromptsFeature",
+    "ReasoningContextFeature",
     "RequestFeature",
     "ResponseService",
     "ResponseSetup",

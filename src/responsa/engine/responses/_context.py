@@ -11,6 +11,7 @@ from operator import attrgetter, is_
 from typing import Any
 
 from responsa.protocol import (
+    ITEM_TYPES,
     TERMINAL_STATUSES,
     Conflict,
     CreateResponseRequest,
@@ -24,6 +25,7 @@ from responsa.protocol import (
     NotFound,
     OutputText,
     Reasoning,
+    UnknownItem,
     UnknownPart,
     new_id,
     unvalidated,
@@ -139,9 +141,23 @@ async def resolve_items(
                 raise NotFound(f"Item with id '{item.id}' not found.", param=f"{param}[{index}].id")
             items.append(found.model_copy(update={"id": _new_item_id(kinds, found.type)}) if copies else found)
         else:
+            _check_type(item, f"{param}[{index}]", kinds)
             _check_parts(item, f"{param}[{index}]")
             items.append(_with_defaults(item, kinds))
     return items
+
+
+def _check_type(item: Item, param: str, kinds: ToolRegistry) -> None:
+    """An item of a type nothing here reads is a 400 naming it, as OpenAI answers (never kept and
+    ignored); a tool kind's own items and vendor-prefixed ones (``acme:thing``, which the Open Responses
+    specification has round-trip) are kept."""
+    if type(item) is UnknownItem and ":" not in item.type and kinds.id_prefix(item.type) is None:
+        raise InvalidRequest(
+            f"Invalid value: {item.type!r}. Supported values are: {', '.join(sorted(ITEM_TYPES))} "
+            "(and the item types of the tools served here).",
+            param=f"{param}.type",
+            code="invalid_value",
+        )
 
 
 def _check_parts(item: Item, param: str) -> None:

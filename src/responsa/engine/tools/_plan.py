@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from pydantic import TypeAdapter, ValidationError
 
-from responsa.protocol import Item, Message, Reasoning, Tool, ToolSearchOutput
+from responsa.protocol import AdditionalTools, Item, Message, Reasoning, Tool, ToolSearchOutput
 
 from ._kind import OpenCall, Recorded, Replay, Route, ToolPlan, ToolSetup
 from ._registry import ToolRegistry
@@ -21,22 +21,48 @@ def plan_client_tools(
     kinds: ToolRegistry, tools: Sequence[Tool], context: Sequence[Item] = (), classes: frozenset[type] | None = None
 ) -> ToolPlan:
     """The tools of a request that need no server service to offer (the client-run ones), plus those a
-    ``tool_search_output`` in the context made available; 400 for duplicate names. ``classes``: those
-    of the context's items, where the caller has them (a scan of the whole context saved)."""
+    ``tool_search_output`` or an ``additional_tools`` item in the context made available; 400 for
+    duplicate names. ``classes``: those of the context's items, where the caller has them (a scan of
+    the whole context saved)."""
+    in_context = frozenset(map(type, context)) if classes is None else classes
     found: list[Tool] = []
-    searches = context if ToolSearchOutput in (map(type, context) if classes is None else classes) else ()
-    for item in searches:
-        if isinstance(item, ToolSearchOutput):
-            try:
-                found += _tools_adapter.validate_python(item.tools)
-            except ValidationError:
-                continue  # what the client's search returned is its business; skip what we cannot read
+    if ToolSearchOutput in in_context:
+        for item in context:
+            if isinstance(item, ToolSearchOutput):
+                try:
+                    found += _tools_adapter.validate_python(item.tools)
+                except ValidationError:
+                    continue  # what the client's search returned is its business; skip what we cannot read
+    offered = [*tools, *found]
+    if AdditionalTools in in_context:
+        offered = with_additional(offered, [tool for item in context if isinstance(item, AdditionalTools)
+                                            for tool in item.tools])  # fmt: skip
     plan = ToolPlan(kinds)
-    for index, tool in enumerate([*tools, *found]):
+    for index, tool in enumerate(offered):
         kind = kinds.for_tool(tool.type)
         if kind is not None:
             kind.offer(tool, plan, f"tools[{index}]")
     return plan
+
+
+def with_additional(tools: Sequence[Tool], additional: Sequence[Tool]) -> list[Tool]:
+    """``tools`` and then each tool ``additional_tools`` items added, in the context's order; a tool
+    given again (its type and name: Codex's Responses Lite resends its tools) replaces the earlier
+    definition where it stood."""
+    merged = list(tools)
+    where = {_identity(tool): index for index, tool in enumerate(merged)}
+    for tool in additional:
+        key = _identity(tool)
+        if key in where:
+            merged[where[key]] = tool
+        else:
+            where[key] = len(merged)
+            merged.append(tool)
+    return merged
+
+
+def _identity(tool: Tool) -> tuple[str, str | None]:
+    return tool.type, getattr(tool, "name", None) or getattr(tool, "server_label", None)
 
 
 async def prepare_server_tools(setup: ToolSetup) -> list[Recorded]:

@@ -4,6 +4,7 @@ here, before anything is read, stored or generated."""
 from __future__ import annotations
 
 from responsa.protocol import (
+    AdditionalTools,
     CreateResponseRequest,
     InvalidRequest,
     JsonSchemaFormat,
@@ -27,7 +28,8 @@ def check_request(request: CreateResponseRequest, kinds: ToolRegistry) -> ToolPl
     check_includes(request.include or [], KNOWN_INCLUDES)
     _check_unsupported(request)
     _check_tools(request, kinds)
-    plan = plan_client_tools(kinds, request.tools)
+    added = _check_additional_tools(request, kinds)
+    plan = plan_client_tools(kinds, request.tools, added)
     check_tool_choice(request, plan)
     fmt = request.text.format if request.text else None
     if isinstance(fmt, JsonSchemaFormat):
@@ -64,13 +66,6 @@ def _check_unsupported(request: CreateResponseRequest) -> None:
 def _check_late_options(request: CreateResponseRequest) -> None:
     """The options of openai 3.57 accepted only at the values this server honours."""
     reasoning = request.reasoning
-    if reasoning is not None and reasoning.context not in (None, "auto"):
-        raise InvalidRequest(
-            f"Invalid 'reasoning.context': {reasoning.context!r}. Only 'auto' is supported: no backend here reads "
-            "reasoning items back.",
-            param="reasoning.context",
-            code="unsupported_value",
-        )
     if reasoning is not None and reasoning.mode not in (None, "standard"):
         raise InvalidRequest(
             f"Invalid 'reasoning.mode': {reasoning.mode!r}. Only 'standard' is supported.",
@@ -132,6 +127,30 @@ def _check_tools(request: CreateResponseRequest, kinds: ToolRegistry) -> None:
             raise InvalidRequest(
                 f"Tool type '{tool.type}' is not supported yet.", param=f"{param}.type", code="unsupported_value"
             )
+
+
+def _check_additional_tools(request: CreateResponseRequest, kinds: ToolRegistry) -> list[AdditionalTools]:
+    """The input's ``additional_tools`` items, each of their tools checked as its kind offers it (the
+    400 naming ``input[i].tools[j]``). Only tools the client runs: a server-run kind is prepared from
+    the request's ``tools`` before the model reads the input, so one here would not be served."""
+    if not isinstance(request.input, list):
+        return []
+    added = [(index, item) for index, item in enumerate(request.input) if type(item) is AdditionalTools]
+    for index, item in added:
+        plan = ToolPlan(kinds)
+        for number, tool in enumerate(item.tools):
+            param = f"input[{index}].tools[{number}]"
+            _check_callers(tool, param)
+            kind = kinds.for_tool(tool.type)
+            if kind is None or tool.type in kinds.hosted_tool_types() or kinds.server_kinds([tool.type]):
+                raise InvalidRequest(
+                    f"Tool type '{tool.type}' is not supported in 'additional_tools' here: only tools the client "
+                    "runs are (function, custom, namespace, shell, apply_patch...); give it in 'tools'.",
+                    param=f"{param}.type",
+                    code="unsupported_value",
+                )
+            kind.offer(tool, plan, param)
+    return [item for _, item in added]
 
 
 def _check_callers(tool: Tool, param: str) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from responsa import tracing
 from responsa.backends import Backend, ModelEvent, ModelRequest
 from responsa.protocol import (
+    AdditionalTools,
     Compaction,
     CompactionTrigger,
     ConfigurationUpdate,
@@ -246,7 +247,7 @@ class Opener:
         for feature in features:
             await feature.plan(store, request, context)
         check_images(input_items, backend.reads_images(request.model), request.model)
-        if planned is None or not classes.isdisjoint((ToolSearchOutput, ConfigurationUpdate)):
+        if planned is None or not classes.isdisjoint((ToolSearchOutput, ConfigurationUpdate, AdditionalTools)):
             planned = plan_client_tools(self._tools, request.tools, context, classes)
         tools = planned
         setup = ToolSetup(request, history, input_items, tools, tenant, backend.simulates_tools())
