@@ -144,3 +144,56 @@ def test_the_default_provider_runs_an_upstream_model_over_websocket(rig: Rig, tm
     # Two model calls for one tool loop: the prewarm reached no model.
     assert len(rig.first.requests) == 2
     assert "upstream-marker" in str(rig.first.requests[1]["messages"][-1]["content"])
+
+
+def lite_provider(server: LiveServer, home: Path) -> str:
+    """The built-in provider, with a catalog that says ``use_responses_lite`` (``--codex-responses-lite``)."""
+    config = default_provider(server, home)
+    catalog = json.loads((home / "models.json").read_text())["models"]
+    assert catalog and all(entry["use_responses_lite"] for entry in catalog)
+    return config
+
+
+def test_codex_in_responses_lite_runs_a_shell_loop_on_an_upstream(tmp_path: Path) -> None:
+    """Lite: no top-level tools, Codex's tools in an ``additional_tools`` item (its ``functions``
+    namespace), ``reasoning.context: all_turns``. The upstream model is offered them and calls one."""
+    for rig in start_rig(tmp_path, codex_responses_lite=True):
+        home = tmp_path / "home"
+        codex = Codex(home, tmp_path / "work", rig.server.v1, "up-model", config=lite_provider(rig.server, home))
+        rig.first.script.extend([Stream(call_chunks("functions__exec_command", {"cmd": "echo lite-marker"})),
+                                 Stream(text_chunks("It printed lite-marker."))])  # fmt: skip
+        events = codex.exec("Echo a marker")
+        assert errors(events) == []
+        (command,) = items(events, "command_execution")
+        assert "lite-marker" in command["aggregated_output"]
+        assert [m["text"] for m in items(events, "agent_message")] == ["It printed lite-marker."]
+        offered = [tool["function"]["name"] for tool in rig.first.requests[0]["tools"]]
+        assert "functions__exec_command" in offered  # from the additional_tools item: Lite sends no tools
+        assert "lite-marker" in str(rig.first.requests[1]["messages"][-1]["content"])
+
+
+def test_codex_in_responses_lite_runs_a_shell_loop_on_the_simulator(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    for server in sqlite_server(tmp_path_factory, "codex-lite", codex_responses_lite=True):
+        home = tmp_path / "home"
+        codex = Codex(home, tmp_path / "work", server.v1, "sim", config=lite_provider(server, home))
+        (codex.workdir / "notes.txt").write_text("responsa-marker-43\n")
+        events = codex.exec("Run the command `cat notes.txt` with exec_command and tell me what it printed")
+        assert errors(events) == []
+        (command,) = items(events, "command_execution")
+        assert "responsa-marker-43" in command["aggregated_output"]
+        (answer,) = items(events, "agent_message")
+        assert "responsa-marker-43" in answer["text"]
+
+
+def test_a_custom_provider_with_the_remote_compaction_capability_compacts_on_the_server(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    """Codex 0.162 and later: any provider name, with ``capabilities.remote_compaction = "v2"``."""
+    catalog = f'model_catalog_url = "{server.v1}/models"\n'
+    capability = '[model_providers.responsa.capabilities]\nremote_compaction = "v2"\n'
+    features = "[features]\napi_key_model_discovery = true\n"
+    config = custom_provider(server.v1, name="responsa") + catalog + capability + features
+    codex = Codex(tmp_path / "home", tmp_path / "work", server.v1, "sim", config=config)
+    assert errors(shell_then_compacting_resume(codex)) == []

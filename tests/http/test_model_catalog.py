@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import httpx
 import openai
+import pytest
 
 from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
+from responsa.config import Settings
 from tests.conftest import LiveServer
+from tests.in_process import in_process
 
 CODEX_FIELDS = {"slug", "display_name", "base_instructions", "supported_reasoning_levels", "shell_type",
                 "visibility", "supported_in_api", "priority", "supports_reasoning_summaries", "support_verbosity",
@@ -51,3 +54,18 @@ def test_the_catalog_has_an_etag_and_answers_304_when_unchanged(server: LiveServ
     assert again.status_code == 304 and again.content == b""
     stale = httpx.get(f"{server.v1}/models?client_version=0.169.0", headers={"If-None-Match": '"old"'})
     assert stale.status_code == 200 and stale.json() == first.json()
+
+
+def test_one_model_is_retrieved_by_name_and_an_unknown_one_is_a_404(client: openai.OpenAI) -> None:
+    model = client.models.retrieve("sim")
+    assert (model.id, model.object, model.owned_by) == ("sim", "model", "responsa")
+    with pytest.raises(openai.NotFoundError) as caught:
+        client.models.retrieve("no-such-model")
+    assert caught.value.code == "model_not_found" and caught.value.param == "model"
+
+
+def test_the_catalog_says_responses_lite_where_the_setting_asks(tmp_path_factory: pytest.TempPathFactory) -> None:
+    db = tmp_path_factory.mktemp("lite") / "r.db"
+    with in_process(Settings(db_url=f"sqlite:///{db}", codex_responses_lite=True, embedded=False)) as app:
+        catalog = app.http.get("/v1/models", params={"client_version": "0.171.0"}).json()["models"]
+    assert catalog and all(entry["use_responses_lite"] is True for entry in catalog)

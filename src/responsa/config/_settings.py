@@ -429,6 +429,16 @@ class Settings:
             "the socket; the client opens a new one."
         ),
     )
+    codex_responses_lite: bool = option(
+        False,
+        summary="Tell Codex to use Responses Lite with every model (the catalog's use_responses_lite).",
+        doc=(
+            "Set `use_responses_lite` in the model catalog Codex reads ([codex.md](codex.md#responses-lite)), so "
+            "Codex sends its tools as an `additional_tools` input item and asks `reasoning.context: all_turns`. "
+            "Off by default: both modes are served alike, Lite gains nothing here (the caches here reuse any "
+            "shared prefix, with the tools first or not), and Codex's default mode is the one most tested."
+        ),
+    )
     max_input_items: int = option(
         4096,
         minimum=1,

@@ -21,11 +21,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from responsa.backends import ServedModel
+from responsa.protocol import NotFound
 
 from ._errors import json_response
 from ._services import services
 
-__all__ = ["list_models"]
+__all__ = ["list_models", "retrieve_model"]
 
 BASE_INSTRUCTIONS = """You are a coding agent working in the user's workspace through the tools you are given.
 
@@ -44,8 +45,8 @@ TOOL_OUTPUT_TOKENS = 10_000
 at most a quarter of a smaller model's window."""
 
 
-def _codex_entry(model: ServedModel, priority: int) -> dict[str, Any]:
-    """One model as Codex's ``ModelInfo`` reads it."""
+def _codex_entry(model: ServedModel, priority: int, lite: bool) -> dict[str, Any]:
+    """One model as Codex's ``ModelInfo`` reads it; ``lite``: Codex talks Responses Lite to it."""
     efforts = [{"effort": effort, "description": f"{effort} reasoning effort"} for effort in model.efforts]
     window = model.context_window
     kept = TOOL_OUTPUT_TOKENS if window is None else min(TOOL_OUTPUT_TOKENS, window // 4)
@@ -83,7 +84,7 @@ def _codex_entry(model: ServedModel, priority: int) -> dict[str, Any]:
         "input_modalities": ["text", "image"] if model.reads_images else ["text"],
         "supports_search_tool": False,
         "prefer_websockets": True,
-        "use_responses_lite": False,
+        "use_responses_lite": lite,
         "supports_reasoning_effort_updates": False,
         "available_in_plans": [],
     }
@@ -91,6 +92,15 @@ def _codex_entry(model: ServedModel, priority: int) -> dict[str, Any]:
 
 def _openai_entry(model: ServedModel) -> dict[str, Any]:
     return {"id": model.name, "object": "model", "created": 0, "owned_by": "responsa"}
+
+
+async def retrieve_model(request: Request) -> Response:
+    """``GET /v1/models/{model}`` (the SDK's ``models.retrieve``): one model of the list, or a 404."""
+    name = request.path_params["model"]
+    for model in services(request).catalog:
+        if model.name == name:
+            return json_response(_openai_entry(model))
+    raise NotFound(f"The model '{name}' does not exist.", param="model", code="model_not_found")
 
 
 def _etag(body: bytes) -> str:
@@ -102,7 +112,8 @@ async def list_models(request: Request) -> Response:
     models = services(request).catalog
     if "client_version" not in request.query_params:
         return json_response({"object": "list", "data": [_openai_entry(model) for model in models]})
-    catalog = {"models": [_codex_entry(model, priority) for priority, model in enumerate(models, start=1)]}
+    lite = services(request).limits.codex_responses_lite
+    catalog = {"models": [_codex_entry(model, priority, lite) for priority, model in enumerate(models, start=1)]}
     body = json.dumps(catalog, separators=(",", ":")).encode()
     etag = _etag(body)
     headers = {"ETag": etag, "x-models-etag": etag, "Cache-Control": "no-cache"}

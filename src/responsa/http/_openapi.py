@@ -7,6 +7,7 @@ of the models the handlers validate with, every error is the OpenAI error object
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -109,7 +110,7 @@ def openapi_document(routes: list[BaseRoute]) -> dict[str, Any]:
         if not isinstance(route, Route) or not (route.path.startswith(PREFIX + "/") or route.path == "/health"):
             continue
         for method in sorted((route.methods or set()) - {"HEAD"}):
-            paths.setdefault(route.path, {})[method.lower()] = _operation(route, method, schemas)
+            paths.setdefault(_path(route), {})[method.lower()] = _operation(route, method, schemas)
     return {
         "openapi": "3.1.0",
         "info": {"title": "responsa", "version": __version__,
@@ -124,6 +125,14 @@ def openapi_document(routes: list[BaseRoute]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _path(route: Route) -> str:
+    """The route's path as OpenAPI writes it: ``{name}``, without Starlette's convertor (``{name:path}``)."""
+    return _CONVERTOR.sub(r"{\1}", route.path)
+
+
+_CONVERTOR = re.compile(r"\{(\w+):\w+\}")
+
+
 def _operation(route: Route, method: str, schemas: dict[str, Any]) -> dict[str, Any]:
     name = getattr(route.endpoint, "__name__", "endpoint")
     parameters: list[dict[str, Any]] = [
@@ -132,8 +141,9 @@ def _operation(route: Route, method: str, schemas: dict[str, Any]) -> dict[str, 
     ]
     if method == "GET" and name.startswith("list_") and name not in _UNPAGED_LISTS:
         parameters += _PAGING
+    words = _path(route).strip("/").replace("/", "_").replace("{", "").replace("}", "")
     operation: dict[str, Any] = {
-        "operationId": f"{method.lower()}_{route.path.strip('/').replace('/', '_').replace('{', '').replace('}', '')}",
+        "operationId": f"{method.lower()}_{words}",
         "summary": (route.endpoint.__doc__ or name.replace("_", " ")).strip().split("\n")[0],
         "parameters": parameters,
         "responses": {

@@ -22,7 +22,7 @@ from ._container_routes import container_routes
 from ._conversation_routes import conversation_routes
 from ._errors import json_response
 from ._file_routes import file_routes
-from ._model_catalog import list_models
+from ._model_catalog import list_models, retrieve_model
 from ._openapi import openapi_route
 from ._parsing import item_list_body, page_body, paging, read_model, response_filter
 from ._server_routes import server_routes
@@ -173,6 +173,7 @@ def routes() -> list[BaseRoute]:
             Route(f"{prefix}/responses/{{response_id}}/input_items", list_input_items, methods=["GET"]),
             Route(f"{prefix}/responses/{{response_id}}/timeline", get_timeline, methods=["GET"]),
             Route(f"{prefix}/models", list_models, methods=["GET"]),
+            Route(f"{prefix}/models/{{model:path}}", retrieve_model, methods=["GET"]),
             Route(f"{prefix}/prompts", list_prompts, methods=["GET"]),
             Route(f"{prefix}/moderations", create_moderation, methods=["POST"]),
             Route(f"{prefix}/embeddings", create_embeddings, methods=["POST"]),

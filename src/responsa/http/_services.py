@@ -38,6 +38,8 @@ class HttpLimits:
     websocket_max_age: float
     create_defaults: dict[str, Any] | None = None
     """What a create that leaves a field out gets, where the server's settings differ from the API's default."""
+    codex_responses_lite: bool = False
+    """Codex's catalog tells it to use Responses Lite (``--codex-responses-lite``)."""
 
 
 @dataclass(frozen=True)

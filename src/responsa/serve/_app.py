@@ -30,6 +30,7 @@ def create_app(settings: Settings, group: WorkerGroup | None = None, backends: S
         settings.max_body_bytes,
         settings.websocket_max_age_secs,
         {"truncation": "auto"} if settings.default_truncation == "auto" else None,
+        settings.codex_responses_lite,
     )
     limiter = configured_limiter(settings, group)
     metrics = Metrics(shared=None if group is None else group.metrics_directory)
