@@ -43,6 +43,7 @@ def test_codex_gets_its_catalog_from_the_backends(server: LiveServer) -> None:
     efforts = [level["effort"] for level in reasoning["supported_reasoning_levels"]]
     assert "minimal" in efforts and "high" in efforts and reasoning["default_reasoning_level"] in efforts
     assert reasoning["input_modalities"] == ["text", "image"] and reasoning["supports_reasoning_summaries"]
+    assert reasoning["supports_reasoning_effort_updates"] and not embedded["supports_reasoning_effort_updates"]
     assert entries["sim"]["truncation_policy"] == {"mode": "tokens", "limit": 10_000}  # no window known
 
 

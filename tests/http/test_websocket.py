@@ -99,6 +99,9 @@ def test_fields_a_socket_cannot_honour_and_other_messages_are_refused(server: Li
         (error,) = turn(socket, model="sim", input="x", stream=False)
         assert_error(error, 400, "invalid_value")
         assert error["error"]["param"] == "stream" and error["status_code"] == 400
+        (error,) = turn(socket, model="sim", input="x", multi_agent={"agents": [{"name": "helper"}]})
+        assert_error(error, 400, "unsupported_parameter")
+        assert error["error"]["param"] == "multi_agent"  # not served yet: never accepted and dropped
         socket.send(json.dumps({"type": "session.update"}))
         assert_error(json.loads(socket.recv(timeout=10)), 400, "invalid_value")
         socket.send("not json")

@@ -85,7 +85,7 @@ def _codex_entry(model: ServedModel, priority: int, lite: bool) -> dict[str, Any
         "supports_search_tool": False,
         "prefer_websockets": True,
         "use_responses_lite": lite,
-        "supports_reasoning_effort_updates": False,
+        "supports_reasoning_effort_updates": bool(efforts),  # configuration_update items are served
         "available_in_plans": [],
     }
 

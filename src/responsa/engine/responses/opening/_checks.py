@@ -46,6 +46,9 @@ def _check_unsupported(request: CreateResponseRequest) -> None:
             param="response_format",
             code="mutually_exclusive_parameters",
         )
+    for name, why in _NOT_SERVED.items():
+        if extra.get(name) is not None:
+            raise InvalidRequest(f"'{name}' is not supported here: {why}.", param=name, code="unsupported_parameter")
     for name in _SPECULATIVE:
         if extra.get(name) is not None:
             raise InvalidRequest(
@@ -88,6 +91,10 @@ def _check_late_options(request: CreateResponseRequest) -> None:
     if window in ("2h", "8h") and request.stream:
         raise InvalidRequest(f"The '{window}' completion window cannot be streamed.", param="stream")
 
+
+_NOT_SERVED = {"multi_agent": "hosted multi-agent execution is not served yet"}
+"""Create fields of the openai package (its beta ``responses.create``) that nothing here honours yet:
+a 400 naming them, never accepted without effect."""
 
 _SPECULATIVE = ("num_assistant_tokens", "assistant_confidence_threshold", "max_ngram_size")
 """OpenVINO Model Server's speculative decoding controls, valid there only with a draft model or prompt
