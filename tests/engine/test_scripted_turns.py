@@ -63,3 +63,19 @@ def test_a_model_failure_at_a_given_turn_fails_the_response_and_keeps_what_came_
                                                             "output": "42"}]})  # fmt: skip
     assert reply.status_code == 500 and "the model broke" in reply.json()["error"]["message"]  # before any output
     assert len(model.requests) == 2 and model.requests[1].items[-1].type == "function_call_output"
+
+
+def test_max_output_tokens_caps_the_response_across_its_tool_loop(scripted: tuple[InProcess, ScriptedBackend]) -> None:
+    """OpenAI's cap is the response's: each turn is given what the earlier ones left, and once they
+    spent it the response ends ``incomplete`` with the results, the model not asked again."""
+    app, model = scripted
+    store = _store_of(app, ("tides.txt", b"The moon's gravity pulls the oceans and makes the tides."))
+    search = call("file_search", json.dumps({"query": "tides"}))  # each scripted turn spends 5 output tokens
+    model.turns.extend([search, search, search, search, text("never asked")])
+    made = app.sdk.responses.create(model="scripted", input="Why tides?", max_output_tokens=16,
+                                    tools=[{"type": "file_search", "vector_store_ids": [store]}])  # fmt: skip
+    assert [request.max_output_tokens for request in model.requests] == [16, 11, 6, 1]
+    assert made.status == "incomplete" and made.incomplete_details is not None
+    assert made.incomplete_details.reason == "max_output_tokens"
+    assert made.usage is not None and made.usage.output_tokens == 20
+    assert [item.type for item in made.output] == ["file_search_call"] * 4 and len(model.turns) == 1

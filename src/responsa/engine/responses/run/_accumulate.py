@@ -347,9 +347,15 @@ class OutputBuilder:
         self._reason = finish.reason
         return events
 
-    def complete(self) -> list[StreamEvent]:
-        """End the response: ``completed``, or ``incomplete`` when the last turn hit the token limit."""
-        if self._reason == "length":
+    @property
+    def output_tokens(self) -> int:
+        """The output tokens of the response's model turns so far."""
+        return self._usage.output_tokens if self._usage is not None else 0
+
+    def complete(self, spent: bool = False) -> list[StreamEvent]:
+        """End the response: ``completed``, or ``incomplete`` when the last turn hit the token limit or
+        the turns spent the response's (``spent``: the model was not asked again)."""
+        if self._reason == "length" or spent:
             return self._conclude("incomplete", "max_output_tokens")
         if self._reason == "content_filter":  # the model did not run: moderation blocked the input
             return self._conclude("incomplete", "content_filter")

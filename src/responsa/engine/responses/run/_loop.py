@@ -170,18 +170,18 @@ class RunLoop:
                 return
             if outcome is Outcome.STEERED_AT_CLIENT:
                 yield builder.settle()  # it ends as it is, the steering with it
-            if outcome is not Outcome.AGAIN:  # final, needs_client (steered at the client among them)
+            if outcome is not Outcome.AGAIN:  # final, needs_client (steered at the client among them), spent
                 break
             # again: a forced choice is met once the server has run the call it forced (as OpenAI does).
             turn = replace(turn, calls_made=run.tool_calls_made, last=round_number + 1 >= MAX_ROUNDS,
-                           choice_met=True)  # fmt: skip
+                           choice_met=True, output_tokens=builder.output_tokens)  # fmt: skip
             request = build_model_request(run.ctx, [*run.ctx.prior, *run.response.output], turn)
             with tracing.current(run.span):
                 run.model_events = await open_model_call(run.exit_stack, run.ctx.backend, request, builder.timeline)
         if run.ctx.features and await output_withheld(run.ctx.features, run.response):
             yield builder.withheld()
             return
-        yield builder.complete()
+        yield builder.complete(spent=outcome is Outcome.SPENT)
 
     async def _record_start(self, run: Run) -> None:
         """Write the in-progress response off the stream's path, in a task of its own: the first tokens

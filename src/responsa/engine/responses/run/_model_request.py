@@ -26,6 +26,8 @@ class Turn:
     """The agentic loop's last round: the model may only answer."""
     choice_met: bool = False
     """The server has run a call a forced ``tool_choice`` asked for: the model now chooses freely."""
+    output_tokens: int = 0
+    """Output tokens the response's earlier turns spent (``max_output_tokens`` caps the response)."""
 
 
 FIRST_TURN = Turn()
@@ -61,7 +63,7 @@ def build_model_request(ctx: RunContext, items: Sequence[Item], turn: Turn = FIR
         parallel_tool_calls=request.parallel_tool_calls,
         max_tool_calls=calls_left,
         text_format=request.text.format if request.text else None,
-        max_output_tokens=request.max_output_tokens,
+        max_output_tokens=None if request.max_output_tokens is None else request.max_output_tokens - turn.output_tokens,
         sampling=Sampling(
             **{name: getattr(request, name) for name in SAMPLING_NUMBERS},
             stop=tuple(request.stop_sequences),

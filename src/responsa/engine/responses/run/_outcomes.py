@@ -27,6 +27,9 @@ class Outcome(Enum):
     """Steered while it already waits for the client: it ends as it is, the steering with it."""
     SHUT_DOWN = "shut_down"
     """The server is shutting down: the response fails (``server_shutdown``)."""
+    SPENT = "spent"
+    """The server ran calls, but the turns spent the response's ``max_output_tokens``: it ends
+    ``incomplete`` (``max_output_tokens``) with the calls' results, the model not asked again."""
 
 
 def outcome_of(run: Run, served: int) -> Outcome:
@@ -40,4 +43,7 @@ def outcome_of(run: Run, served: int) -> Outcome:
         return Outcome.CANCELLED
     if run.builder.needs_client:
         return Outcome.NEEDS_CLIENT
-    return Outcome.AGAIN if served else Outcome.FINAL
+    if not served:
+        return Outcome.FINAL
+    cap = run.ctx.request.max_output_tokens  # the response's budget, not each turn's (as OpenAI counts it)
+    return Outcome.SPENT if cap is not None and run.builder.output_tokens >= cap else Outcome.AGAIN
