@@ -175,6 +175,7 @@ def test_public_api_is_pinned() -> None:
         "MAX_STEERS",
         "Steer",
         "Steering",
+        "inject_failure",
         "steer_failure",
         "steer_input",
         "successor_create",

@@ -24,7 +24,7 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
-from responsa.engine import Steering, steer_failure, steer_input
+from responsa.engine import Steering, inject_failure, steer_failure, steer_input
 from responsa.protocol import CreateResponseRequest, InvalidRequest, Item, ResponsaError
 
 __all__ = ["MAX_ACTIVE", "MAX_NAMED_LANES", "Lane", "SocketSession", "error_message"]
@@ -93,6 +93,12 @@ class SocketSession:
         if isinstance(message, dict) and message.get("type") == "response.steer":
             await self._steer(message)  # for a response running now: it waits in no lane
             return
+        if isinstance(message, dict) and message.get("type") == "response.interrupt":
+            await self._interrupt(message)  # as a steer: now, in no lane
+            return
+        if isinstance(message, dict) and message.get("type") == "response.inject":
+            await self._inject(message)
+            return
         lane = message.pop("stream_id", None) if isinstance(message, dict) else None
         try:
             queue = self._lane(lane)
@@ -122,6 +128,29 @@ class SocketSession:
             return
         lane = running[0] if running is not None else None
         await self.send_json(lane, outcome.accepted())
+
+    async def _interrupt(self, message: dict[str, Any]) -> None:
+        """Interrupt a response running on this connection; its own events say the rest (from
+        ``response.interrupt.accepted`` to ``response.incomplete``)."""
+        target = message.get("response_id")
+        if set(message) != {"type", "response_id", "mode"} or message.get("mode") != "discard_partial_items" \
+                or not isinstance(target, str):  # fmt: skip
+            why = "A 'response.interrupt' takes 'response_id' and 'mode': 'discard_partial_items'."
+            await self.send_error(None, InvalidRequest(why, param="mode", code="invalid_value"))
+            return
+        if self.steering.interrupt(target) or any(kept == target for kept, _items in self._latest.values()):
+            return  # interrupted; or it ended first here, and its terminal event settles it
+        why = "The response to interrupt is not active on this connection."
+        await self.send_error(None, InvalidRequest(why, param="response_id", code="response_not_found"))
+
+    async def _inject(self, message: dict[str, Any]) -> None:
+        """``response.inject`` is not served yet: always ``response.inject.failed`` (see ``inject_failure``)."""
+        target = message.get("response_id")
+        if any(kept == target for kept, _items in self._latest.values()):
+            code, why = "response_already_completed", "The response has ended: its input cannot be injected."
+        else:
+            code, why = "response_not_found", "No response on this connection waits for injected input."
+        await self.send_json(None, inject_failure(target, message.get("input"), code, why))
 
     def _lane(self, lane: Any) -> MemoryObjectSendStream[dict[str, Any]]:
         if lane is not None and not (isinstance(lane, str) and _STREAM_ID.fullmatch(lane)):

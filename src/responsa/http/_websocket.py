@@ -115,8 +115,8 @@ async def _serve_one(
     else:
         session.evict(previous)
     steers = steering.take(run.response.id)
-    if not steers or run.response.status not in ("completed", "incomplete"):
-        for steer in steers:
+    if not steers or run.response.status not in ("completed", "incomplete") or run.stopping == "interrupted":
+        for steer in steers:  # an interrupted response has no successor: its input comes back
             await session.send_json(lane, steer.failed("response_not_active", "The response did not finish."))
         return
     if run.builder.needs_client:  # it waits for the client: the input waits with it

@@ -6,7 +6,7 @@ from typing import Any, Literal, Self
 
 from pydantic import Field
 
-from ._base import WireModel, new_model
+from ._base import WireModel, is_none, new_model
 from ._items import Item
 from ._parts import ContentPart, SummaryText
 from ._response import ResponseObject
@@ -22,6 +22,7 @@ __all__ = [
     "FunctionCallArgumentsDone",
     "HostedToolEvent",
     "ImagePartialEvent",
+    "InterruptEvent",
     "LifecycleEvent",
     "LifecycleType",
     "McpCallArgumentsDelta",
@@ -318,6 +319,16 @@ class ErrorEvent(_Event):
     error: ErrorPayload
 
 
+class InterruptEvent(_Event):
+    """Codex's instant interrupt, on a WebSocket: the interrupt was taken (``response.interrupt.accepted``),
+    or an item the model was still writing is dropped (``response.output_item.interrupted``)."""
+
+    type: Literal["response.interrupt.accepted", "response.output_item.interrupted"]
+    response_id: str
+    item_id: str | None = Field(default=None, exclude_if=is_none)
+    output_index: int | None = Field(default=None, exclude_if=is_none)
+
+
 StreamEvent = (
     LifecycleEvent
     | OutputItemEvent
@@ -342,4 +353,5 @@ StreamEvent = (
     | CodeInterpreterCodeDelta
     | CodeInterpreterCodeDone
     | ErrorEvent
+    | InterruptEvent
 )

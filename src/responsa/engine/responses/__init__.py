@@ -14,7 +14,15 @@ from .opening._apart import Apart
 from .opening._setup import ResponseSetup
 from .run._accumulate import OutputBuilder
 from .run._run import Run
-from .run._steering import MAX_STEERS, Steer, Steering, steer_failure, steer_input, successor_create
+from .run._steering import (
+    MAX_STEERS,
+    Steer,
+    Steering,
+    inject_failure,
+    steer_failure,
+    steer_input,
+    successor_create,
+)
 
 __all__ = [
     "MAX_STEERS",
@@ -35,6 +43,7 @@ __all__ = [
     "Sealer",
     "Steer",
     "Steering",
+    "inject_failure",
     "steer_failure",
     "steer_input",
     "successor_create",

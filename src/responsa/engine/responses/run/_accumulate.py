@@ -28,6 +28,7 @@ from responsa.protocol import (
     Compaction,
     ContentPartEvent,
     IncompleteDetails,
+    InterruptEvent,
     Item,
     Message,
     OutputItemEvent,
@@ -408,6 +409,23 @@ class OutputBuilder:
         ``steered`` (its successor, with the steering input, starts next)."""
         events = self._close_open("incomplete", phase=None) + self._cut_server_calls()
         return events + self._conclude("incomplete", "steered")
+
+    def interrupted(self) -> list[StreamEvent]:
+        """Stop at the client's interrupt (``discard_partial_items``): taken, said first; the item the
+        model was writing is dropped (``response.output_item.interrupted``); the server's calls are
+        cut as a cancel cuts them; the response ends ``incomplete``, reason ``interrupted``, with what
+        was finished."""
+        response_id = self.response.id
+        events = self.emitter.emit_all([InterruptEvent(type="response.interrupt.accepted", response_id=response_id)])
+        open_item, self._open = self._open, None
+        if open_item is not None:
+            index = open_item.where["output_index"]
+            del self.response.output[index:]  # the open item is the last placed
+            events += self.emitter.emit_all([InterruptEvent(
+                type="response.output_item.interrupted", response_id=response_id,
+                item_id=open_item.where["item_id"], output_index=index)])  # fmt: skip
+        events += self._cut_server_calls()
+        return events + self._conclude("incomplete", "interrupted")
 
     def _cut_server_calls(self) -> list[StreamEvent]:
         """The server's calls a cancel stopped (or kept from starting) end ``incomplete`` (``failed``

@@ -33,6 +33,7 @@ from responsa.protocol import (
 from ...output import create_view
 from .._context import conversation_items
 from ..features._features import held, output_withheld
+from ._accumulate import OutputBuilder
 from ._leases import Leases
 from ._model_request import FIRST_TURN, build_model_request
 from ._outcomes import Outcome, outcome_of
@@ -45,6 +46,13 @@ logger = logging.getLogger(__name__)
 
 MAX_ROUNDS = 10
 """Model turns in one response at most; the last one may not call tools."""
+
+_STOPPED: dict[Outcome, Callable[[OutputBuilder], list[StreamEvent]]] = {
+    Outcome.CANCELLED: OutputBuilder.cancel,
+    Outcome.STEERED: OutputBuilder.steered,
+    Outcome.INTERRUPTED: OutputBuilder.interrupted,
+}
+"""How a run that was asked to stop ends, by why."""
 
 
 class RunLoop:
@@ -165,8 +173,9 @@ class RunLoop:
             outcome = outcome_of(run, calls)
             if outcome is Outcome.SHUT_DOWN:
                 raise ServiceUnavailable("The server shut down before this response finished.", code="server_shutdown")
-            if outcome is Outcome.CANCELLED or outcome is Outcome.STEERED:
-                yield builder.steered() if outcome is Outcome.STEERED else builder.cancel()
+            stopped = _STOPPED.get(outcome)
+            if stopped is not None:  # cancelled, steered, interrupted: the builder's end for it
+                yield stopped(builder)
                 return
             if outcome is Outcome.STEERED_AT_CLIENT:
                 yield builder.settle()  # it ends as it is, the steering with it

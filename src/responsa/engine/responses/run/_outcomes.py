@@ -25,6 +25,8 @@ class Outcome(Enum):
     """Steering stops the response ``incomplete`` (``steered``); its successor starts next."""
     STEERED_AT_CLIENT = "steered_at_client"
     """Steered while it already waits for the client: it ends as it is, the steering with it."""
+    INTERRUPTED = "interrupted"
+    """The client interrupted it: it ends ``incomplete`` (``interrupted``), partial items dropped."""
     SHUT_DOWN = "shut_down"
     """The server is shutting down: the response fails (``server_shutdown``)."""
     SPENT = "spent"
@@ -38,6 +40,8 @@ def outcome_of(run: Run, served: int) -> Outcome:
         stopping = run.stopping
         if stopping == "shut_down":
             return Outcome.SHUT_DOWN
+        if stopping == "interrupted":
+            return Outcome.INTERRUPTED
         if stopping == "steered":
             return Outcome.STEERED_AT_CLIENT if run.builder.needs_client else Outcome.STEERED
         return Outcome.CANCELLED

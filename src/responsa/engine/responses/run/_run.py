@@ -60,8 +60,8 @@ class RunContext:
         return self.store.tenant
 
 
-StopReason = Literal["cancelled", "steered", "shut_down"]
-_STRENGTH: dict[StopReason, int] = {"cancelled": 0, "steered": 1, "shut_down": 2}
+StopReason = Literal["cancelled", "steered", "interrupted", "shut_down"]
+_STRENGTH: dict[StopReason, int] = {"cancelled": 0, "steered": 1, "interrupted": 2, "shut_down": 3}
 
 
 @dataclass
@@ -121,9 +121,11 @@ class Run:
     def stop(self, reason: StopReason) -> None:
         """Stop at the next safe point for ``reason``: ``cancelled`` (a cancel, here or in another
         process), ``steered`` (it ends ``incomplete``, reason ``steered``, and the caller starts the
-        successor with the steering input; a call the server is running finishes first) or
-        ``shut_down`` (it fails, ``server_shutdown``). The strongest reason asked wins: a shutdown
-        over a steer over a cancel."""
+        successor with the steering input; a call the server is running finishes first),
+        ``interrupted`` (the client's instant interrupt: it ends ``incomplete``, reason
+        ``interrupted``, what the model was writing dropped) or ``shut_down`` (it fails,
+        ``server_shutdown``). The strongest reason asked wins: a shutdown over an interrupt over a
+        steer over a cancel."""
         if self.stopping is None or _STRENGTH[reason] > _STRENGTH[self.stopping]:
             self.stopping = reason
         if reason != "steered" or not self.serving_calls:

@@ -23,7 +23,7 @@ from responsa.protocol import new_id
 
 from ._run import Run
 
-__all__ = ["MAX_STEERS", "Steer", "Steering", "steer_failure", "steer_input", "successor_create"]
+__all__ = ["MAX_STEERS", "Steer", "Steering", "inject_failure", "steer_failure", "steer_input", "successor_create"]
 
 MAX_STEERS = 16
 """Steering inputs queued for one response at most (``too_many_pending_steers`` past it)."""
@@ -57,6 +57,14 @@ def steer_failure(target: Any, given: Any, code: str, message: str, steer_id: st
         steer["id"] = steer_id
     return _event("response.steer.failed", steer=steer,
                   error={"type": "invalid_request_error", "code": code, "message": message})  # fmt: skip
+
+
+def inject_failure(target: Any, given: Any, code: str, message: str) -> dict[str, Any]:
+    """``response.inject.failed`` (openai 3.57's beta WebSocket), returning the input as it was sent.
+    Injection is not served yet (OpenAI takes only tool outputs resuming a hosted agent that waits,
+    and no response here waits so), so every inject gets this: ``response_already_completed`` for a
+    response that ended on the connection, else ``response_not_found``."""
+    return _event("response.inject.failed", response_id=target, input=given, error={"code": code, "message": message})
 
 
 def _event(kind: str, **fields: Any) -> dict[str, Any]:
@@ -111,6 +119,15 @@ class Steering:
         queued.append(steer)
         run.stop("steered")
         return steer
+
+    def interrupt(self, target: str) -> bool:
+        """Codex's instant interrupt of a response running on this connection (it ends ``incomplete``,
+        reason ``interrupted``: see ``OutputBuilder.interrupted``); False where none runs."""
+        running = self.running.get(target)
+        if running is None:
+            return False
+        running[1].stop("interrupted")
+        return True
 
     def take(self, response_id: str) -> list[Steer]:
         """The input accepted while ``response_id`` ran, now that it has ended."""
