@@ -65,8 +65,15 @@ def test_the_model_searches_and_the_answer_cites_the_file(client: openai.OpenAI,
     assert client.responses.retrieve(plain.id).output[0].results is None  # type: ignore[union-attr]
     streamed = client.responses.create(model="gpt-4.1", input="Search my documents about the tides",
                                        tools=[_tool(vector_store)], stream=True)  # type: ignore[list-item]  # fmt: skip
-    *_, completed = list(streamed)
+    *events, completed = list(streamed)
     assert completed.type == "response.completed" and completed.response.output[0].type == "file_search_call"
+    # Each annotation is streamed as it is known, before the text's done event, as the final text has it.
+    added = [event for event in events if event.type == "response.output_text.annotation.added"]
+    final = completed.response.output[-1].content[0].annotations  # type: ignore[union-attr]
+    assert added and [event.annotation.model_dump() for event in added] == [a.model_dump() for a in final]  # type: ignore[union-attr]
+    assert [event.annotation_index for event in added] == list(range(len(final)))
+    kinds = [event.type for event in events]
+    assert kinds.index("response.output_text.annotation.added") < kinds.index("response.output_text.done")
     assert completed.response.output[0].results is None  # hidden in the last event too, though stored
 
 

@@ -50,7 +50,6 @@ NOT_EMITTED = {
     "response.shell_call_command.done": "the hosted shell is not served yet (issue 73): shell calls are the client's",
     "response.shell_call_output_content.delta": "the hosted shell is not served yet (issue 73)",
     "response.shell_call_output_content.done": "the hosted shell is not served yet (issue 73)",
-    "response.output_text.annotation.added": "not yet (issue 72 goes on): final texts carry their annotations",
 }
 """Stream events of the SDK this server never emits, each with why."""
 

@@ -48,6 +48,7 @@ from ._errors import (
 )
 from ._event_json import EventJson, event_json, obfuscate, obfuscated
 from ._events import (
+    AnnotationAddedEvent,
     CodeInterpreterCodeDelta,
     CodeInterpreterCodeDone,
     CompactionEvent,
@@ -220,6 +221,7 @@ __all__ = [
     "AdditionalTools",
     "AllowedTools",
     "Annotation",
+    "AnnotationAddedEvent",
     "ApplyPatchCall",
     "ApplyPatchCallOutput",
     "AuthenticationFailed",

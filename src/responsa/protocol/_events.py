@@ -319,6 +319,17 @@ class ErrorEvent(_Event):
     error: ErrorPayload
 
 
+class AnnotationAddedEvent(_Event):
+    """An annotation of a message's text, as it becomes known (once the text it cites is written)."""
+
+    type: Literal["response.output_text.annotation.added"] = "response.output_text.annotation.added"
+    item_id: str
+    output_index: int
+    content_index: int
+    annotation_index: int
+    annotation: dict[str, Any]
+
+
 class InterruptEvent(_Event):
     """Codex's instant interrupt, on a WebSocket: the interrupt was taken (``response.interrupt.accepted``),
     or an item the model was still writing is dropped (``response.output_item.interrupted``)."""
@@ -354,4 +365,5 @@ StreamEvent = (
     | CodeInterpreterCodeDone
     | ErrorEvent
     | InterruptEvent
+    | AnnotationAddedEvent
 )

@@ -25,6 +25,7 @@ from responsa.backends import (
     ToolCallDelta,
 )
 from responsa.protocol import (
+    AnnotationAddedEvent,
     Compaction,
     ContentPartEvent,
     IncompleteDetails,
@@ -318,6 +319,8 @@ class OutputBuilder:
                 self.timeline.item_at(False, where["output_index"], item)
                 return events
             events += self.emitter.emit_all([
+                *(AnnotationAddedEvent(content_index=0, annotation_index=index, annotation=annotation, **where)
+                  for index, annotation in enumerate(annotations)),
                 OutputTextDone(content_index=0, text=text, logprobs=open_item.logprobs, **where),
                 ContentPartEvent(type="response.content_part.done", content_index=0, part=part.model_copy(), **where),
             ])  # fmt: skip
