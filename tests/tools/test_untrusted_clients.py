@@ -1,7 +1,7 @@
 """Tighter defaults once API keys are configured (clients are not trusted): MCP server_urls on
 loopback or private addresses are refused unless allowed by name, names are resolved and every
 address checked, and every request the MCP client sends is checked again. URLs in inputs
-(``input_image``, ``input_file``) are never fetched by the server."""
+(``input_image``, ``input_file``) are never fetched by the server (a file by URL is a 400)."""
 
 from __future__ import annotations
 
@@ -137,13 +137,17 @@ def test_urls_in_inputs_are_never_fetched_by_the_server(rig: Rig) -> None:
         content = [
             {"type": "input_text", "text": "What is in these?"},
             {"type": "input_image", "image_url": f"{target.url}/cat.png"},
-            {"type": "input_file", "file_url": f"{target.url}/report.pdf"},
         ]
+        file = {"type": "input_file", "file_url": f"{target.url}/report.pdf"}
         for model in ("sim", "up-model"):
             reply = rig.http.post(
                 "/v1/responses", json={"model": model, "input": [{"role": "user", "content": content}]}
             )
             assert reply.status_code == 200, reply.text
+            refused = rig.http.post(
+                "/v1/responses", json={"model": model, "input": [{"role": "user", "content": [*content, file]}]}
+            )  # the model reads a file's text, which would need the server to fetch it: a 400, nothing fetched
+            assert refused.status_code == 400 and refused.json()["error"]["param"] == "input[0].content[2].file_url"
     assert hits == []
     # The upstream got the URLs as they were: reading them is its business.
     sent = rig.first.requests[-1]["messages"][-1]["content"]

@@ -225,6 +225,7 @@ async def _responses(made: Assembly) -> None:
             ModerationFeature(made.registry),
             ReasoningContextFeature(),
         ),
+        files=made.files,
     )
     made.responses = responses = ResponseService(setup)
     made.metrics.held = responses.generations

@@ -2,7 +2,7 @@
 ``/v1/vector_stores`` serve and the file search reads."""
 
 from ._attribute_filters import check_filter, matches
-from ._documents import probe_pdf_text
+from ._documents import UnsupportedFile, extract_text, probe_pdf_text
 from ._embeddings import EmbeddingService
 from ._files import FileService
 from ._vector_index import Embedder
@@ -12,9 +12,11 @@ __all__ = [
     "Embedder",
     "EmbeddingService",
     "FileService",
+    "UnsupportedFile",
     "VectorStoreService",
     "batch_body",
     "check_filter",
+    "extract_text",
     "file_body",
     "matches",
     "probe_pdf_text",

@@ -45,6 +45,7 @@ from ._admission import Admission
 from ._apart import Apart, turn, waits_apart
 from ._checks import check_request
 from ._images import check_images
+from ._input_files import has_input_files, read_input_files
 from ._new_response import new_response, unavailable_hosted
 from ._setup import ResponseSetup
 
@@ -86,6 +87,7 @@ class Opener:
         self._hosted_tools = setup.hosted_tools
         self._max_input_items = setup.max_input_items
         self._features = setup.features
+        self._files = setup.files
         self._admission_limits = setup.admission
         """(generations at once, requests waiting) per backend; a backend may run fewer at once."""
         self._admissions: dict[int, Admission] = {}
@@ -241,6 +243,8 @@ class Opener:
         history = list(history) if history is not None else await load_history(store, request)
         input_items = await normalize_input(store, request, self._tools)
         context, classes = checked_context(history, input_items, self._tools)
+        if self._files is not None and has_input_files(context):  # the model reads the files' text
+            context = await read_input_files(self._files.for_tenant(tenant), context, len(history))
         if ConfigurationUpdate in classes:  # settings changed in the conversation
             request = configured(request, context)
         features = asked.features

@@ -12,6 +12,7 @@ from responsa.backends import BackendRegistry
 from responsa.protocol import Usage
 from responsa.store import Store
 
+from ...files import FileService
 from ...tools import ToolRegistry
 from ..features._compaction import Compactor
 from ..features._features import RequestFeature
@@ -45,3 +46,6 @@ class ResponseSetup:
     """How often the store is read for cancels asked in other processes."""
     features: tuple[RequestFeature, ...]
     """The request features creates may name (see ``_features``)."""
+    files: FileService | None = None
+    """The uploaded files ``input_file`` parts may name by id, and whose text the model reads (None:
+    none are read, as in tests of the create alone)."""
