@@ -146,6 +146,7 @@ def test_public_api_is_pinned() -> None:
         "Apart",
         "BATCH_RANK",
         "DEFAULT_IMAGES_MODEL",
+        "ImagesApi",
         "BatchLines",
         "Started",
         "BatchRunner",

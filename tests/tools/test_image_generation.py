@@ -122,3 +122,25 @@ def test_the_simulator_keeps_its_simulated_drawing(server: LiveServer, upstream:
                                                         "tools": [{"type": "image_generation"}]}, timeout=30).json()  # fmt: skip
     assert len(upstream.image_requests) == drawn
     assert reply["output"][0]["type"] == "image_generation_call" and reply["output"][0]["status"] == "completed"
+
+
+def test_the_images_api_draws_with_the_images_model_an_upstream_serves(
+    server: LiveServer, upstream: MockUpstream
+) -> None:
+    with openai.OpenAI(base_url=server.v1, api_key="x", max_retries=0) as client:
+        drawn = client.images.generate(model="gpt-image-1", prompt="a lighthouse at dusk", n=2, size="1024x1024",
+                                       quality="low")  # fmt: skip
+        assert drawn.data is not None and len(drawn.data) == 2
+        assert all(base64.b64decode(image.b64_json or "").startswith(b"\x89PNG") for image in drawn.data)
+        sent = upstream.image_requests[-1]
+        assert (sent["model"], sent["prompt"], sent["size"], sent["quality"]) == (
+            "gpt-image-1", "a lighthouse at dusk", "1024x1024", "low")  # fmt: skip
+        with pytest.raises(openai.BadRequestError) as missing:
+            client.images.generate(model="dall-e-9", prompt="a cat")
+        assert missing.value.code == "model_not_found" and missing.value.param == "model"
+        with pytest.raises(openai.BadRequestError) as url:
+            client.images.generate(model="gpt-image-1", prompt="a cat", response_format="url")
+        assert url.value.param == "response_format"
+        with pytest.raises(openai.BadRequestError) as edit:
+            client.images.edit(image=("a.png", b"\x89PNG\r\n\x1a\n"), prompt="add a hat")
+        assert edit.value.code == "unsupported_value" and "generations" in edit.value.message

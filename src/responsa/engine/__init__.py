@@ -40,6 +40,7 @@ from .responses import (
     successor_create,
 )
 from .tools.image_generation import DEFAULT_MODEL as DEFAULT_IMAGES_MODEL
+from .tools.image_generation import ImagesApi
 from .webhooks import WebhookDeliverer, WebhookService, delivery_body, endpoint_body
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "EmbeddingService",
     "FeatureRun",
     "FileService",
+    "ImagesApi",
     "ModerationFeature",
     "OutputBuilder",
     "PromptCacheFeature",

@@ -22,6 +22,7 @@ from ._container_routes import container_routes
 from ._conversation_routes import conversation_routes
 from ._errors import json_response
 from ._file_routes import file_routes
+from ._image_routes import image_routes
 from ._model_catalog import list_models, retrieve_model
 from ._openapi import openapi_route
 from ._parsing import item_list_body, page_body, paging, read_model, response_filter
@@ -186,5 +187,6 @@ def routes() -> list[BaseRoute]:
             *container_routes(prefix),
             *batch_routes(prefix),
             *webhook_routes(prefix),
+            *image_routes(prefix),
         ]
     return [*table, *console_routes()]

@@ -17,6 +17,7 @@ from responsa.engine import (
     ConversationService,
     EmbeddingService,
     FileService,
+    ImagesApi,
     ResponseService,
     VectorStoreService,
     WebhookService,
@@ -64,6 +65,8 @@ class Services:
     """Every optional capability as probed at start (for ``/v1/server``)."""
     containers: ContainerService
     embeddings: EmbeddingService
+    images: ImagesApi
+    """``POST /v1/images/generations``, by the images model an upstream serves."""
     batches: BatchService
     webhooks: WebhookService
     store_health: Callable[[], Awaitable[StoreHealth]]

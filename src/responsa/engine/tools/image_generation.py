@@ -9,6 +9,7 @@ Without an images model, or on the simulator (which simulates it), the tool is n
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -34,7 +35,7 @@ from responsa.protocol import (
 from ._hosted import ArgumentCall, hosted_end, hosted_event
 from ._kind import Recorded, Replay, Route, ServerContext, ServerRun, ToolPlan, ToolSetup, Where
 
-__all__ = ["ImageGenerationKind"]
+__all__ = ["ImageGenerationKind", "ImagesApi"]
 
 NAME = "image_generation"
 FUNCTION = "generate_image"
@@ -162,3 +163,40 @@ class ImageGenerationKind:
             FunctionCall(id=call_id, call_id=call_id, name=FUNCTION, arguments=prompt, status="completed"),
             FunctionCallOutput(call_id=call_id, output=outcome, status="completed"),
         ]
+
+
+class ImagesApi:
+    """``POST /v1/images/generations`` (the SDK's ``images.generate``), drawn as the tool draws: by the
+    backend that serves the images model (an upstream that lists it). Images come back as
+    ``b64_json`` (no URL is hosted here), one drawing per image asked (``n``)."""
+
+    def __init__(self, backends: BackendRegistry) -> None:
+        self._backends = backends
+
+    async def generate(self, body: dict[str, Any]) -> dict[str, Any]:
+        prompt, model, count = body.get("prompt"), body.get("model") or DEFAULT_MODEL, body.get("n") or 1
+        if not isinstance(prompt, str) or not prompt:
+            why = "Missing required parameter: 'prompt'."
+            raise InvalidRequest(why, param="prompt", code="missing_required_parameter")
+        if not isinstance(count, int) or not 1 <= count <= 10:
+            raise InvalidRequest("'n' must be an integer from 1 to 10.", param="n", code="invalid_value")
+        if body.get("response_format") not in (None, "b64_json"):
+            raise InvalidRequest("Images are returned as 'b64_json' here: no image URL is hosted.",
+                                 param="response_format", code="unsupported_value")  # fmt: skip
+        if body.get("stream"):
+            raise InvalidRequest("Streamed image generation is not served here.", param="stream",
+                                 code="unsupported_value")  # fmt: skip
+        backend = self._backends.find(model) if isinstance(model, str) else None
+        if not (isinstance(backend, Draws) and isinstance(model, str) and backend.draws(model)):
+            why = f"The images model '{model}' is not served here: an upstream that lists it draws images."
+            raise InvalidRequest(why, param="model", code="model_not_found")
+        asked = ImageRequest(prompt, {key: body[key] for key in _OPTIONS if body.get(key) is not None})
+        data: list[dict[str, Any]] = []
+        details: dict[str, Any] = {}
+        for _ in range(count):
+            async for update in backend.generate_image(model, asked):
+                if update.partial_index is None:
+                    revised = {"revised_prompt": update.revised_prompt} if update.revised_prompt else {}
+                    data.append({"b64_json": update.b64, **revised})
+                    details = update.details
+        return {"created": int(time.time()), "data": data, **details}
