@@ -4,6 +4,7 @@ on each backend: a plain turn, a tool-calling turn, a structured-output turn, a 
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -18,6 +19,7 @@ from responsa.config import Settings, UpstreamConfig
 from tests.backends.mock_upstream import MockUpstream, Stream, text_chunks
 from tests.conftest import serve, serve_app
 from tests.http.test_streaming import WEATHER_TOOL, parse_frames
+from tests.http.test_vector_stores import make_pdf
 from tests.spec import error_body_errors, event_errors, response_errors
 
 CITY_SCHEMA = {
@@ -186,3 +188,52 @@ def test_reasoning_effort_max_is_a_known_value(target: Target) -> None:
     reply = target.http.post("/responses", json={**_plain(target), "reasoning": {"effort": "max"}})
     assert reply.status_code == 200, reply.text
     assert reply.json()["reasoning"]["effort"] == "max"
+
+
+def test_a_function_call_round_trip_validates(target: Target) -> None:
+    """The upstream suite's ``function-call-roundtrip``: a call, its output sent back, an answer."""
+    target.script_tool_call()
+    body = {"model": target.model, "input": "Weather in Paris?", "tools": [WEATHER_TOOL], "tool_choice": "required",
+            "max_output_tokens": 200}  # fmt: skip
+    first = _check(target, body)
+    call = first["output"][-1]
+    assert call["type"] == "function_call"
+    if target.upstream is not None:
+        target.upstream.script.append(Stream(text_chunks("It is sunny in Paris.")))
+    output = {"type": "function_call_output", "call_id": call["call_id"], "output": "Sunny, 21 C"}
+    answered = _check(target, {"model": target.model, "previous_response_id": first["id"], "tools": [WEATHER_TOOL],
+                               "input": [output], "max_output_tokens": 32})  # fmt: skip
+    assert answered["output"][-1]["type"] == "message" and answered["previous_response_id"] == first["id"]
+    if target.upstream is not None:
+        sent = target.upstream.requests[-1]["messages"][-1]
+        assert sent == {"role": "tool", "tool_call_id": call["call_id"], "content": "Sunny, 21 C"}
+
+
+def test_a_file_input_reaches_the_model(target: Target) -> None:
+    """The upstream suite's ``file-input`` (a base64 PDF), and more than it checks: the file's text
+    reached the model (the upstream's request, the simulator's count)."""
+    pdf = base64.b64encode(make_pdf("The harbour master keeps the tide tables.")).decode()
+    file = {"type": "input_file", "filename": "tides.pdf", "file_data": f"data:application/pdf;base64,{pdf}"}
+    message = {"role": "user", "content": [{"type": "input_text", "text": "What does the file say?"}, file]}
+    response = _check(target, {"model": target.model, "input": [message], "max_output_tokens": 16})
+    assert response["output"][-1]["type"] == "message"
+    if target.upstream is not None:
+        assert "harbour master" in str(target.upstream.requests[-1]["messages"][-1]["content"])
+    counted = target.http.post("/responses/input_tokens", json={"model": target.model, "input": [message]})
+    bare = target.http.post("/responses/input_tokens", json={"model": target.model, "input": "What does the file say?"})
+    assert counted.json()["input_tokens"] > bare.json()["input_tokens"]
+
+
+def test_previous_response_id_carries_the_context(target: Target) -> None:
+    """The upstream suite's ``previous-response-id``: the second turn reads the first."""
+    first = _check(target, {"model": target.model, "input": "My favourite colour is teal.", "max_output_tokens": 16})
+    second = _check(target, {"model": target.model, "input": "What is my favourite colour?",
+                             "previous_response_id": first["id"], "max_output_tokens": 16})  # fmt: skip
+    assert second["previous_response_id"] == first["id"]
+    if target.upstream is not None:
+        sent = [str(message["content"]) for message in target.upstream.requests[-1]["messages"]]
+        assert "My favourite colour is teal." in sent and sent[-1] == "What is my favourite colour?"
+    listed = target.http.get(f"/responses/{second['id']}/input_items").json()["data"]
+    assert [item["content"][0]["text"] for item in listed if item["type"] == "message"] == [
+        "What is my favourite colour?"
+    ]
