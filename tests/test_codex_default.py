@@ -16,7 +16,7 @@ records the history it replaced with the server's ``compaction`` item.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -131,19 +131,24 @@ def test_a_custom_provider_named_openai_compacts_over_http_and_reads_the_catalog
     assert errors(shell_then_compacting_resume(codex)) == []
 
 
-def test_the_default_provider_runs_an_upstream_model_over_websocket(rig: Rig, tmp_path: Path) -> None:
+def upstream_shell_loop(rig: Rig, tmp_path: Path, config: Callable[[LiveServer, Path], str], call: str) -> None:
+    """Codex, configured by ``config``, runs one command the upstream model asks for with ``call``
+    (its tool name as the model is offered it) and says what it printed."""
     home = tmp_path / "home"
-    codex = Codex(home, tmp_path / "work", rig.server.v1, "up-model", config=default_provider(rig.server, home))
-    rig.first.script.extend([Stream(call_chunks("exec_command", {"cmd": "echo upstream-marker"})),
+    codex = Codex(home, tmp_path / "work", rig.server.v1, "up-model", config=config(rig.server, home))
+    rig.first.script.extend([Stream(call_chunks(call, {"cmd": "echo upstream-marker"})),
                              Stream(text_chunks("It printed upstream-marker."))])  # fmt: skip
     events = codex.exec("Echo a marker")
     assert errors(events) == []
     (command,) = items(events, "command_execution")
     assert "upstream-marker" in command["aggregated_output"]
     assert [m["text"] for m in items(events, "agent_message")] == ["It printed upstream-marker."]
-    # Two model calls for one tool loop: the prewarm reached no model.
-    assert len(rig.first.requests) == 2
-    assert "upstream-marker" in str(rig.first.requests[1]["messages"][-1]["content"])
+    assert "upstream-marker" in str(rig.first.requests[-1]["messages"][-1]["content"])
+
+
+def test_the_default_provider_runs_an_upstream_model_over_websocket(rig: Rig, tmp_path: Path) -> None:
+    upstream_shell_loop(rig, tmp_path, default_provider, "exec_command")
+    assert len(rig.first.requests) == 2  # two model calls for one tool loop: the prewarm reached no model
 
 
 def lite_provider(server: LiveServer, home: Path) -> str:
@@ -158,18 +163,9 @@ def test_codex_in_responses_lite_runs_a_shell_loop_on_an_upstream(tmp_path: Path
     """Lite: no top-level tools, Codex's tools in an ``additional_tools`` item (its ``functions``
     namespace), ``reasoning.context: all_turns``. The upstream model is offered them and calls one."""
     for rig in start_rig(tmp_path, codex_responses_lite=True):
-        home = tmp_path / "home"
-        codex = Codex(home, tmp_path / "work", rig.server.v1, "up-model", config=lite_provider(rig.server, home))
-        rig.first.script.extend([Stream(call_chunks("functions__exec_command", {"cmd": "echo lite-marker"})),
-                                 Stream(text_chunks("It printed lite-marker."))])  # fmt: skip
-        events = codex.exec("Echo a marker")
-        assert errors(events) == []
-        (command,) = items(events, "command_execution")
-        assert "lite-marker" in command["aggregated_output"]
-        assert [m["text"] for m in items(events, "agent_message")] == ["It printed lite-marker."]
+        upstream_shell_loop(rig, tmp_path, lite_provider, "functions__exec_command")
         offered = [tool["function"]["name"] for tool in rig.first.requests[0]["tools"]]
         assert "functions__exec_command" in offered  # from the additional_tools item: Lite sends no tools
-        assert "lite-marker" in str(rig.first.requests[1]["messages"][-1]["content"])
 
 
 def test_codex_in_responses_lite_runs_a_shell_loop_on_the_simulator(
