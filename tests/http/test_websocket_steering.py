@@ -269,3 +269,21 @@ def test_interrupting_an_upstream_that_stalls_stops_it_at_once(rig: Rig) -> None
         assert after[-1]["response"]["output"][-1]["content"][0]["text"] == "Three."
     asked = rig.first.requests[-1]["messages"]
     assert not any("Counting" in str(message.get("content")) for message in asked)  # the partial text was dropped
+
+
+def test_an_interrupt_stops_a_response_in_its_lane_and_the_other_lane_runs_on(server: LiveServer) -> None:
+    with connect(ws_url(server)) as socket:
+        socket.send(json.dumps({"type": "response.create", "model": "slowpoke", "input": LONG, "stream_id": "a"}))
+        socket.send(json.dumps({"type": "response.create", "model": "slowpoke", "input": "Say hi.", "stream_id": "b"}))
+        by_lane: dict[str, list[dict[str, Any]]] = {"a": [], "b": []}
+        interrupted = False
+        while not all(lane and lane[-1]["type"] in TERMINAL for lane in by_lane.values()):
+            message = json.loads(socket.recv(timeout=120))
+            by_lane[message["stream_id"]].append(message)
+            if message["stream_id"] == "a" and message["type"] == "response.output_text.delta" and not interrupted:
+                target = by_lane["a"][0]["response"]["id"]
+                socket.send(json.dumps({"type": "response.interrupt", "response_id": target,
+                                        "mode": "discard_partial_items"}))  # fmt: skip
+                interrupted = True
+    check_interrupted(by_lane["a"])  # its events, each with its lane's stream_id
+    assert by_lane["b"][-1]["type"] == "response.completed"
