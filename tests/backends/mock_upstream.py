@@ -115,6 +115,8 @@ class MockUpstream:
         self.embedding_requests: list[dict[str, Any]] = []
         self.embeddings_fail = False
         self.image_requests: list[dict[str, Any]] = []
+        self.image_edits: list[dict[str, Any]] = []
+        """Each ``POST /v1/images/edits``: its text fields, and ``images`` / ``mask`` as (name, bytes)."""
         self.moderation_requests: list[dict[str, Any]] = []
         self.moderation_flags: dict[str, str] = {}
         """``POST /v1/moderations``: a word, and the category an input containing it is flagged in."""
@@ -127,6 +129,7 @@ class MockUpstream:
                 Route("/tokenize", self._tokenize, methods=["POST"]),
                 Route("/v1/embeddings", self._embeddings, methods=["POST"]),
                 Route("/v1/images/generations", self._images, methods=["POST"]),
+                Route("/v1/images/edits", self._image_edits, methods=["POST"]),
                 Route("/v1/moderations", self._moderations, methods=["POST"]),
             ]
         )
@@ -173,6 +176,18 @@ class MockUpstream:
             yield f"event: image_generation.completed\ndata: {json.dumps(done)}\n\n".encode()
 
         return StreamingResponse(events(), media_type="text/event-stream")
+
+    async def _image_edits(self, request: Request) -> Response:
+        """The Images API's edits (multipart): one PNG, the images and mask it was sent kept."""
+        async with request.form() as form:
+            edit: dict[str, Any] = {key: value for key, value in form.multi_items() if isinstance(value, str)}
+            edit["images"] = [(upload.filename, await upload.read()) for key, upload in form.multi_items()
+                              if key == "image[]" and not isinstance(upload, str)]  # fmt: skip
+            mask = form.get("mask")
+            edit["mask"] = None if mask is None or isinstance(mask, str) else (mask.filename, await mask.read())
+        self.image_edits.append(edit)
+        data = [{"b64_json": TINY_PNG, "revised_prompt": f"{edit['prompt']}, edited"}]
+        return JSONResponse({"created": 1, "data": data, "size": edit.get("size") or "1024x1024"})
 
     async def _tokenize(self, request: Request) -> Response:
         self.tokenize_requests.append(json.loads(await request.body()))

@@ -141,6 +141,26 @@ def test_the_images_api_draws_with_the_images_model_an_upstream_serves(
         with pytest.raises(openai.BadRequestError) as url:
             client.images.generate(model="gpt-image-1", prompt="a cat", response_format="url")
         assert url.value.param == "response_format"
-        with pytest.raises(openai.BadRequestError) as edit:
-            client.images.edit(image=("a.png", b"\x89PNG\r\n\x1a\n"), prompt="add a hat")
-        assert edit.value.code == "unsupported_value" and "generations" in edit.value.message
+    variation = httpx.post(f"{server.v1}/images/variations", files={"image": ("a.png", b"\x89PNG\r\n\x1a\n")})
+    assert variation.status_code == 400 and "edits" in variation.json()["error"]["message"]  # (the SDK's is deprecated)
+
+
+def test_the_images_api_edits_with_the_images_model_an_upstream_serves(
+    server: LiveServer, upstream: MockUpstream
+) -> None:
+    photo, mask = b"\x89PNG\r\n\x1a\nphoto", b"\x89PNG\r\n\x1a\nmask"
+    with openai.OpenAI(base_url=server.v1, api_key="x", max_retries=0) as client:
+        edited = client.images.edit(model="gpt-image-1", image=[("cat.png", photo, "image/png"), ("hat.png", b"hat")],
+                                    mask=("mask.png", mask), prompt="put the hat on the cat", size="1024x1024")  # fmt: skip
+        assert edited.data is not None and base64.b64decode(edited.data[0].b64_json or "").startswith(b"\x89PNG")
+        assert edited.data[0].revised_prompt == "put the hat on the cat, edited"
+        sent = upstream.image_edits[-1]
+        assert (
+            sent["model"] == "gpt-image-1"
+            and sent["prompt"] == "put the hat on the cat"
+            and sent["size"] == "1024x1024"
+        )
+        assert sent["images"] == [("cat.png", photo), ("hat.png", b"hat")] and sent["mask"] == ("mask.png", mask)
+        with pytest.raises(openai.BadRequestError) as unserved:
+            client.images.edit(model="dall-e-9", image=("cat.png", photo), prompt="a hat")
+        assert unserved.value.param == "model"

@@ -24,7 +24,7 @@ from ._base import (
     read_texts,
     reasoning_text,
 )
-from ._images import ImageRequest, ImageUpdate
+from ._images import ImageFile, ImageRequest, ImageUpdate
 from ._moderation import CATEGORIES, ModerationVerdict, from_guard_answer, from_openai_result
 from ._registry import BackendRegistry, ServedModel
 
@@ -40,6 +40,7 @@ __all__ = [
     "FinishReason",
     "HiddenReasoning",
     "HostedCall",
+    "ImageFile",
     "ImageRequest",
     "ImageUpdate",
     "ModelEvent",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ImageRequest", "ImageUpdate"]
+__all__ = ["ImageFile", "ImageRequest", "ImageUpdate"]
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,19 @@ class ImageRequest:
     as the Images API takes them (absent: the images model's defaults)."""
     partial_images: int = 0
     """How many partial images to stream while drawing (0 to 3)."""
+    images: tuple[ImageFile, ...] = ()
+    """Images to edit (the Images API's ``/images/edits``); none: a new image is drawn."""
+    mask: ImageFile | None = None
+    """Where an edit may paint (transparent areas of the first image's size), if given."""
+
+
+@dataclass(frozen=True)
+class ImageFile:
+    """An image sent to an edit, as uploaded: its name, bytes and content type."""
+
+    name: str
+    data: bytes
+    content_type: str = "image/png"
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,15 @@
-"""OpenAI's Images API: ``POST /v1/images/generations``, drawn by the images model an upstream serves
-(see ``ImagesApi``); ``/v1/images/edits`` and ``/variations`` answer a 400 that says what is missing,
-not a bare 404."""
+"""OpenAI's Images API, drawn by the images model an upstream serves: ``POST /v1/images/generations``
+and ``POST /v1/images/edits`` (see ``ImagesApi``); ``/variations`` answers a 400 that says what to use
+instead, not a bare 404."""
 
 from __future__ import annotations
 
+from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from responsa.backends import ImageFile
 from responsa.protocol import InvalidRequest
 
 from ._errors import json_response
@@ -24,16 +26,29 @@ async def generate_images(request: Request) -> Response:
 
 
 async def edit_images(request: Request) -> Response:
-    """``images.edit`` and ``images.create_variation``: not served (the images models are reached
-    through their generations only)."""
-    raise InvalidRequest("Image edits and variations are not served here: only generations "
-                         "(POST /v1/images/generations) reach the images models.", param="image",
-                         code="unsupported_value")  # fmt: skip
+    """``images.edit``: a multipart form, the images as ``image`` (or ``image[]``), the mask as ``mask``."""
+    async with request.form() as form:
+        fields = {key: value for key, value in form.multi_items() if isinstance(value, str)}
+        images = [await _image(upload) for key, upload in form.multi_items()
+                  if key in ("image", "image[]") and isinstance(upload, UploadFile)]  # fmt: skip
+        mask = form.get("mask")
+        masked = await _image(mask) if isinstance(mask, UploadFile) else None
+    return json_response(await services(request).images.edit(fields, images, masked))
+
+
+async def create_variations(request: Request) -> Response:
+    """``images.create_variation``: not served (DALL·E 2's; the images models here edit and generate)."""
+    raise InvalidRequest("Image variations are not served here: edit the image with a prompt instead "
+                         "(POST /v1/images/edits).", param="image", code="unsupported_value")  # fmt: skip
+
+
+async def _image(upload: UploadFile) -> ImageFile:
+    return ImageFile(upload.filename or "image.png", await upload.read(), upload.content_type or "image/png")
 
 
 def image_routes(prefix: str) -> list[BaseRoute]:
     return [
         Route(f"{prefix}/images/generations", generate_images, methods=["POST"]),
         Route(f"{prefix}/images/edits", edit_images, methods=["POST"]),
-        Route(f"{prefix}/images/variations", edit_images, methods=["POST"]),
+        Route(f"{prefix}/images/variations", create_variations, methods=["POST"]),
     ]

@@ -1,6 +1,6 @@
-"""Image generation through an upstream's Images API (``POST /v1/images/generations``): one JSON answer,
-or, when partial images are asked for, server-sent ``image_generation.partial_image`` and
-``image_generation.completed`` events."""
+"""Image generation through an upstream's Images API (``POST /v1/images/generations``, or
+``/images/edits`` with the images to edit, as multipart): one JSON answer, or, when partial images are
+asked for, server-sent ``image_generation.partial_image`` and ``image_generation.completed`` events."""
 
 from __future__ import annotations
 
@@ -32,10 +32,12 @@ async def draw(
     if request.partial_images:
         body |= {"stream": True, "partial_images": request.partial_images}
     headers = {"authorization": f"Bearer {served.api_key}"} if served.api_key else {}
+    endpoint = "edits" if request.images else "generations"
     failure = "no healthy worker"
     for worker in workers:
         try:
-            async with session.post(f"{worker.url}/images/generations", json=body, headers=headers) as reply:
+            sent = {"data": _form(body, request)} if request.images else {"json": body}
+            async with session.post(f"{worker.url}/images/{endpoint}", headers=headers, **sent) as reply:
                 if reply.status == 200:
                     async for update in _updates(reply, bool(request.partial_images)):
                         yield update
@@ -49,7 +51,17 @@ async def draw(
     raise ModelError(f"The upstream could not generate an image with '{served.name}': {failure}")
 
 
-_DETAILS = ("size", "quality", "background", "output_format")
+def _form(body: dict[str, Any], request: ImageRequest) -> aiohttp.FormData:
+    """An edit's multipart body: the fields, each image as ``image[]``, the mask."""
+    form = aiohttp.FormData()
+    for key, value in body.items():
+        form.add_field(key, str(value).lower() if isinstance(value, bool) else str(value))
+    for image in request.images:
+        form.add_field("image[]", image.data, filename=image.name, content_type=image.content_type)
+    if request.mask is not None:
+        mask = request.mask
+        form.add_field("mask", mask.data, filename=mask.name, content_type=mask.content_type)
+    return form
 
 
 async def _updates(reply: aiohttp.ClientResponse, streamed: bool) -> AsyncIterator[ImageUpdate]:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar
 
-from responsa.backends import BackendRegistry, Draws, ImageRequest
+from responsa.backends import BackendRegistry, Draws, ImageFile, ImageRequest
 from responsa.protocol import (
     FunctionCall,
     FunctionCallOutput,
@@ -166,31 +166,47 @@ class ImageGenerationKind:
 
 
 class ImagesApi:
-    """``POST /v1/images/generations`` (the SDK's ``images.generate``), drawn as the tool draws: by the
-    backend that serves the images model (an upstream that lists it). Images come back as
-    ``b64_json`` (no URL is hosted here), one drawing per image asked (``n``)."""
+    """The Images API (the SDK's ``images.generate`` and ``images.edit``), drawn as the tool draws: by
+    the backend that serves the images model (an upstream that lists it), on its own Images API.
+    Images come back as ``b64_json`` (no URL is hosted here), one drawing per image asked (``n``)."""
 
     def __init__(self, backends: BackendRegistry) -> None:
         self._backends = backends
 
     async def generate(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /v1/images/generations``."""
+        return await self._draw(body, (), None)
+
+    async def edit(self, body: dict[str, Any], images: Sequence[ImageFile], mask: ImageFile | None) -> dict[str, Any]:
+        """``POST /v1/images/edits``: ``images`` (one at least) repainted as the prompt says."""
+        if not images:
+            why = "Missing required parameter: 'image'."
+            raise InvalidRequest(why, param="image", code="missing_required_parameter")
+        return await self._draw(body, tuple(images), mask)
+
+    async def _draw(
+        self, body: dict[str, Any], images: tuple[ImageFile, ...], mask: ImageFile | None
+    ) -> dict[str, Any]:
         prompt, model, count = body.get("prompt"), body.get("model") or DEFAULT_MODEL, body.get("n") or 1
         if not isinstance(prompt, str) or not prompt:
             why = "Missing required parameter: 'prompt'."
             raise InvalidRequest(why, param="prompt", code="missing_required_parameter")
+        if isinstance(count, str) and count.isdigit():  # a multipart form's fields are text
+            count = int(count)
         if not isinstance(count, int) or not 1 <= count <= 10:
             raise InvalidRequest("'n' must be an integer from 1 to 10.", param="n", code="invalid_value")
         if body.get("response_format") not in (None, "b64_json"):
             raise InvalidRequest("Images are returned as 'b64_json' here: no image URL is hosted.",
                                  param="response_format", code="unsupported_value")  # fmt: skip
-        if body.get("stream"):
+        if body.get("stream") in (True, "true"):
             raise InvalidRequest("Streamed image generation is not served here.", param="stream",
                                  code="unsupported_value")  # fmt: skip
         backend = self._backends.find(model) if isinstance(model, str) else None
         if not (isinstance(backend, Draws) and isinstance(model, str) and backend.draws(model)):
             why = f"The images model '{model}' is not served here: an upstream that lists it draws images."
             raise InvalidRequest(why, param="model", code="model_not_found")
-        asked = ImageRequest(prompt, {key: body[key] for key in _OPTIONS if body.get(key) is not None})
+        options = {key: body[key] for key in _OPTIONS if body.get(key) is not None}
+        asked = ImageRequest(prompt, options, images=images, mask=mask)
         data: list[dict[str, Any]] = []
         details: dict[str, Any] = {}
         for _ in range(count):
