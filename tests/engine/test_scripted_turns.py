@@ -79,3 +79,16 @@ def test_max_output_tokens_caps_the_response_across_its_tool_loop(scripted: tupl
     assert made.incomplete_details.reason == "max_output_tokens"
     assert made.usage is not None and made.usage.output_tokens == 20
     assert [item.type for item in made.output] == ["file_search_call"] * 4 and len(model.turns) == 1
+
+
+def test_a_server_run_kind_is_forced_by_tool_choice(scripted: tuple[InProcess, ScriptedBackend]) -> None:
+    """``tool_choice: {"type": "file_search"}``: the model must call the kind's function, then chooses freely."""
+    app, model = scripted
+    store = _store_of(app, ("tides.txt", b"The moon's gravity pulls the oceans and makes the tides."))
+    model.turns.extend([call("file_search", json.dumps({"query": "tides"})), text("The moon.")])
+    made = app.sdk.responses.create(model="scripted", input="Why tides?", tool_choice={"type": "file_search"},
+                                    tools=[{"type": "file_search", "vector_store_ids": [store]}])  # fmt: skip
+    assert [item.type for item in made.output] == ["file_search_call", "message"]
+    forced, after = model.requests
+    assert (forced.tool_mode, forced.forced_tool) == ("required", "file_search")
+    assert after.forced_tool is None  # met once the server ran the call
