@@ -54,8 +54,9 @@ class FixedKind:
     output_type: type[Any]
     output_text: Callable[[Any], tuple[str, str]]
     """``(call_id, text)`` of an output item, as the model reads the result."""
-    offered: Callable[[Tool], FunctionTool | None] | None = None
-    """The function offered for a tool of this type (default: the type's name, description, parameters)."""
+    offered: Callable[[Tool, str], FunctionTool | None] | None = None
+    """The function offered for a tool of this type, given the tool and where it is in the request
+    (default: the type's name, description, parameters); None offers none, a 400 refuses it."""
 
     @property
     def tool_types(self) -> Sequence[str]:
@@ -68,7 +69,7 @@ class FixedKind:
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
         default = FunctionTool(name=self.name, description=self.description, parameters=self.parameters)
-        function = self.offered(tool) if self.offered is not None else default
+        function = self.offered(tool, param) if self.offered is not None else default
         if function is not None:
             tools.add(function, Route(self.name, self.name), param)
 

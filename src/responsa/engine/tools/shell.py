@@ -1,16 +1,21 @@
-"""``shell`` (a list of commands) and ``local_shell`` (one argv), run on the client's machine."""
+"""``shell`` (a list of commands) and ``local_shell`` (one argv), run on the client's machine. A ``shell``
+tool whose ``environment`` is a container (``container_auto``, ``container_reference``: OpenAI's hosted
+shell) is not served yet: a 400 naming it, never a call left for a client that waits for the server."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from responsa.protocol import (
+    FunctionTool,
+    InvalidRequest,
     LocalShellAction,
     LocalShellCall,
     LocalShellCallOutput,
     ShellAction,
     ShellCall,
     ShellCallOutput,
+    Tool,
 )
 
 from ._arguments import as_int, as_strings
@@ -50,9 +55,8 @@ def _action_arguments(item: ShellCall | LocalShellCall) -> dict[str, Any]:
     return item.action.model_dump(exclude={"type", "env"})
 
 
-SHELL = FixedKind(
+_SHELL_DEFINITION = FunctionTool(
     name="shell",
-    id_prefix="sh",
     description="Run shell commands on the user's machine, in order; their output comes back.",
     parameters={
         "type": "object",
@@ -62,6 +66,25 @@ SHELL = FixedKind(
         },
         "required": ["commands"],
     },
+)
+
+
+def _shell_offered(tool: Tool, param: str) -> FunctionTool:
+    environment = (tool.model_extra or {}).get("environment")
+    kind = environment.get("type") if isinstance(environment, dict) else None
+    if kind not in (None, "local"):
+        raise InvalidRequest(f"A shell in a '{kind}' environment (the hosted shell) is not served here yet: "
+                             "only the client's own shell ('environment': {'type': 'local'}, or none) is.",
+                             param=f"{param}.environment.type", code="unsupported_value")  # fmt: skip
+    return _SHELL_DEFINITION
+
+
+SHELL = FixedKind(
+    name="shell",
+    id_prefix="sh",
+    description=_SHELL_DEFINITION.description or "",
+    parameters=_SHELL_DEFINITION.parameters or {},
+    offered=_shell_offered,
     new_item=lambda item_id, call_id: ShellCall(
         id=item_id, call_id=call_id, action=ShellAction(commands=[]), status="in_progress"
     ),

@@ -1,12 +1,13 @@
 """``tool_search`` run by the client (``execution: "client"``): the model searches for tools held back
 from it; the tools the client's ``tool_search_output`` returns are offered from then on (see
-``plan_client_tools``)."""
+``plan_client_tools``). Run by the server (OpenAI's default) it is not served yet: a 400 naming
+``tools[i].execution``, never a tool silently left out."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from responsa.protocol import FunctionTool, Tool, ToolSearchCall, ToolSearchOutput, ToolSearchTool
+from responsa.protocol import FunctionTool, InvalidRequest, Tool, ToolSearchCall, ToolSearchOutput, ToolSearchTool
 
 from ._fixed import FixedKind
 
@@ -15,9 +16,13 @@ __all__ = ["TOOL_SEARCH"]
 _QUERY = {"type": "object", "properties": {"query": {"type": "string"}}}
 
 
-def _offered(tool: Tool) -> FunctionTool | None:
-    if not isinstance(tool, ToolSearchTool) or tool.execution != "client":
-        return None  # run by the server (or the model's provider): not the client's to answer
+def _offered(tool: Tool, param: str) -> FunctionTool | None:
+    if not isinstance(tool, ToolSearchTool):
+        return None
+    if tool.execution != "client":  # OpenAI's default: the server searches; not served here yet
+        raise InvalidRequest("Tool search run by the server is not served here yet: give 'execution': 'client' "
+                             "(the client answers each tool_search_call).", param=f"{param}.execution",
+                             code="unsupported_value")  # fmt: skip
     return FunctionTool(name="tool_search", description=tool.description, parameters=tool.parameters or _QUERY)
 
 
