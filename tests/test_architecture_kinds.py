@@ -5,17 +5,15 @@ module outside ``engine/tools/`` and ``protocol/`` names a kind's tool or item t
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import re
+import tempfile
 from pathlib import Path
 
-from responsa.engine.tools import ToolRegistry, client_kinds
-from responsa.engine.tools.code_interpreter import CodeInterpreterKind
-from responsa.engine.tools.file_search import FileSearchKind
-from responsa.engine.tools.image_generation import ImageGenerationKind
-from responsa.engine.tools.mcp import McpKind
-from responsa.engine.tools.web_search import WebSearchKind
-from responsa.external import McpConnector
+from responsa.config import Settings
+from responsa.engine.tools import ToolRegistry
+from tests.in_process import in_process
 
 ARCHITECTURE = Path(__file__).parents[1] / "docs" / "architecture.md"
 
@@ -36,10 +34,14 @@ def table_rows() -> dict[str, tuple[str, list[str], dict[str, str]]]:
     return rows
 
 
+@functools.cache
 def built_in_registry() -> ToolRegistry:
-    """The registry as ``create_app`` builds it, without the services (none is used here)."""
-    return ToolRegistry([*client_kinds(), McpKind(McpConnector()), FileSearchKind(None), WebSearchKind(None),
-                         ImageGenerationKind(None), CodeInterpreterKind(None)])  # fmt: skip
+    """The registry ``create_app`` builds and serves (no copy of its list of kinds: the app's own)."""
+    with tempfile.TemporaryDirectory() as directory:
+        settings = Settings(db_url=f"sqlite:///{Path(directory) / 'r.db'}", embedded=False)
+        with in_process(settings) as app:
+            registry: ToolRegistry = app.http.app.state.services.tools  # type: ignore[attr-defined]
+    return registry
 
 
 def test_the_kinds_table_is_the_registry() -> None:

@@ -29,7 +29,7 @@ async def server_status(request: Request) -> Response:
             "models": state.models,
             "prompts": state.responses.prompts(),
             "workers": [asdict(worker) for worker in state.workers()],
-            "hosted_tools": state.hosted_tools,
+            "hosted_tools": state.tools.statuses(),
             "capabilities": {capability.name: capability.as_json() for capability in state.capabilities},
             **state.metrics.totals(),
         }

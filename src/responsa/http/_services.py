@@ -22,6 +22,7 @@ from responsa.engine import (
     VectorStoreService,
     WebhookService,
 )
+from responsa.engine.tools import ToolRegistry
 from responsa.protocol import Capability
 from responsa.store import StoreHealth
 
@@ -59,8 +60,8 @@ class Services:
     """The models served, as the backends describe them (``GET /v1/models``)."""
     workers: Callable[[], list[WorkerState]]
     started_at: int
-    hosted_tools: dict[str, dict[str, Any]]
-    """Whether each hosted tool the server can run itself is on, and why not (for ``/v1/server``)."""
+    tools: ToolRegistry
+    """The tool kinds served (``/v1/server`` says whether each hosted one is on, and why not)."""
     capabilities: list[Capability]
     """Every optional capability as probed at start (for ``/v1/server``)."""
     containers: ContainerService

@@ -279,7 +279,7 @@ async def _services(made: Assembly) -> None:
         catalog=made.registry.described(),
         workers=made.registry.workers,
         started_at=int(time.time()),
-        hosted_tools=made.tools.statuses(),
+        tools=made.tools,
         capabilities=made.capabilities,
         containers=made.containers,
         embeddings=made.embeddings,
