@@ -90,14 +90,9 @@ class SocketSession:
         except ValueError:
             await self.send_error(None, InvalidRequest("The message is not valid JSON.", code="invalid_json"))
             return
-        if isinstance(message, dict) and message.get("type") == "response.steer":
-            await self._steer(message)  # for a response running now: it waits in no lane
-            return
-        if isinstance(message, dict) and message.get("type") == "response.interrupt":
-            await self._interrupt(message)  # as a steer: now, in no lane
-            return
-        if isinstance(message, dict) and message.get("type") == "response.inject":
-            await self._inject(message)
+        now = _NOW.get(str(message.get("type"))) if isinstance(message, dict) else None
+        if now is not None:  # for a response running now: it waits in no lane
+            await now(self, message)
             return
         lane = message.pop("stream_id", None) if isinstance(message, dict) else None
         try:
@@ -211,3 +206,11 @@ class SocketSession:
         for lane, (kept, _items) in list(self._latest.items()):
             if kept == response_id:
                 del self._latest[lane]
+
+
+_NOW: dict[str, Callable[[SocketSession, dict[str, Any]], Awaitable[None]]] = {
+    "response.steer": SocketSession._steer,
+    "response.interrupt": SocketSession._interrupt,
+    "response.inject": SocketSession._inject,
+}
+"""The messages about a response already running, answered as they arrive rather than in a lane."""

@@ -12,7 +12,6 @@ from responsa.protocol import (
     ContentPart,
     FunctionCall,
     FunctionCallOutput,
-    InputFile,
     InputImage,
     InputText,
     Item,
@@ -217,8 +216,4 @@ def _content(message: Message) -> str | list[dict[str, Any]]:
             if part.detail in ("low", "high", "auto"):
                 image["detail"] = part.detail
             chat_parts.append({"type": "image_url", "image_url": image})
-        elif isinstance(part, InputFile):
-            file = {k: v for k, v in (("file_data", part.file_data), ("file_id", part.file_id),
-                                      ("filename", part.filename)) if v is not None}  # fmt: skip
-            chat_parts.append({"type": "file", "file": file})
     return chat_parts

@@ -18,12 +18,17 @@ _tools_adapter: TypeAdapter[list[Tool]] = TypeAdapter(list[Tool])
 
 
 def plan_client_tools(
-    kinds: ToolRegistry, tools: Sequence[Tool], context: Sequence[Item] = (), classes: frozenset[type] | None = None
+    kinds: ToolRegistry,
+    tools: Sequence[Tool],
+    context: Sequence[Item] = (),
+    classes: frozenset[type] | None = None,
+    input_start: int = 0,
 ) -> ToolPlan:
     """The tools of a request that need no server service to offer (the client-run ones), plus those a
     ``tool_search_output`` or an ``additional_tools`` item in the context made available; 400 for
     duplicate names. ``classes``: those of the context's items, where the caller has them (a scan of
-    the whole context saved)."""
+    the whole context saved). ``input_start``: where the request's input starts in ``context``, so
+    that a 400 on an ``additional_tools`` item names ``input[i].tools[j]``."""
     in_context = frozenset(map(type, context)) if classes is None else classes
     found: list[Tool] = []
     if ToolSearchOutput in in_context:
@@ -33,32 +38,46 @@ def plan_client_tools(
                     found += _tools_adapter.validate_python(item.tools)
                 except ValidationError:
                     continue  # what the client's search returned is its business; skip what we cannot read
-    offered = [*tools, *found]
+    offered = [(tool, f"tools[{index}]") for index, tool in enumerate([*tools, *found])]
     if AdditionalTools in in_context:
-        offered = with_additional(offered, [tool for item in context if isinstance(item, AdditionalTools)
-                                            for tool in item.tools])  # fmt: skip
+        offered = with_additional(offered, _added(context, input_start))
     plan = ToolPlan(kinds)
-    for index, tool in enumerate(offered):
+    for tool, param in offered:
         kind = kinds.for_tool(tool.type)
         if kind is not None:
-            kind.offer(tool, plan, f"tools[{index}]")
+            kind.offer(tool, plan, param)
     return plan
 
 
-def with_additional(tools: Sequence[Tool], additional: Sequence[Tool]) -> list[Tool]:
+Placed = tuple[Tool, str]
+"""A tool and where the request gave it (the ``param`` a 400 on it names)."""
+
+
+def with_additional(tools: Sequence[Placed], additional: Sequence[Placed]) -> list[Placed]:
     """``tools`` and then each tool ``additional_tools`` items added, in the context's order; a tool
     given again (its type and name: Codex's Responses Lite resends its tools) replaces the earlier
     definition where it stood."""
     merged = list(tools)
-    where = {_identity(tool): index for index, tool in enumerate(merged)}
-    for tool in additional:
-        key = _identity(tool)
+    where = {_identity(tool): index for index, (tool, _) in enumerate(merged)}
+    for placed in additional:
+        key = _identity(placed[0])
         if key in where:
-            merged[where[key]] = tool
+            merged[where[key]] = placed
         else:
             where[key] = len(merged)
-            merged.append(tool)
+            merged.append(placed)
     return merged
+
+
+def _added(context: Sequence[Item], input_start: int) -> list[Placed]:
+    """The tools of the context's ``additional_tools`` items, in order, each placed in the input (an
+    earlier turn's, already checked when it was sent, under ``previous_response_id``)."""
+    added: list[Placed] = []
+    for position, item in enumerate(context):
+        if isinstance(item, AdditionalTools):
+            where = f"input[{position - input_start}]" if position >= input_start else "previous_response_id"
+            added += [(tool, f"{where}.tools[{number}]") for number, tool in enumerate(item.tools)]
+    return added
 
 
 def _identity(tool: Tool) -> tuple[str, str | None]:

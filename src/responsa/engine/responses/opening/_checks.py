@@ -19,7 +19,7 @@ __all__ = ["check_request"]
 
 def check_request(request: CreateResponseRequest, kinds: ToolRegistry) -> ToolPlan:
     """Reject what we cannot honour, with the parameter at fault; the request's client-run tools,
-    planned (without the context's tool searches)."""
+    planned with those its input adds (``additional_tools``, a tool search's output), not its history's."""
     if request.background and not request.store:
         raise InvalidRequest("Background responses must be stored: 'background' needs 'store: true'.", param="store")
     _check_conversation(request)
@@ -28,8 +28,8 @@ def check_request(request: CreateResponseRequest, kinds: ToolRegistry) -> ToolPl
     check_includes(request.include or [], KNOWN_INCLUDES)
     _check_unsupported(request)
     _check_tools(request, kinds)
-    added = _check_additional_tools(request, kinds)
-    plan = plan_client_tools(kinds, request.tools, added)
+    given = request.input if isinstance(request.input, list) else ()
+    plan = plan_client_tools(kinds, request.tools, given)  # each tool checked as its kind offers it
     check_tool_choice(request, plan)
     fmt = request.text.format if request.text else None
     if isinstance(fmt, JsonSchemaFormat):
@@ -49,14 +49,6 @@ def _check_unsupported(request: CreateResponseRequest) -> None:
     for name, why in _NOT_SERVED.items():
         if extra.get(name) is not None:
             raise InvalidRequest(f"'{name}' is not supported here: {why}.", param=name, code="unsupported_parameter")
-    for name in _SPECULATIVE:
-        if extra.get(name) is not None:
-            raise InvalidRequest(
-                f"'{name}' is not supported here: no backend here decodes speculatively (with a draft model or "
-                "prompt lookup), so it would change nothing.",
-                param=name,
-                code="unsupported_parameter",
-            )
     _check_late_options(request)
     for name, only, why in _ONLY_VALUES:
         value = getattr(request, name)
@@ -92,13 +84,14 @@ def _check_late_options(request: CreateResponseRequest) -> None:
         raise InvalidRequest(f"The '{window}' completion window cannot be streamed.", param="stream")
 
 
-_NOT_SERVED = {"multi_agent": "hosted multi-agent execution is not served yet"}
-"""Create fields of the openai package (its beta ``responses.create``) that nothing here honours yet:
-a 400 naming them, never accepted without effect."""
-
-_SPECULATIVE = ("num_assistant_tokens", "assistant_confidence_threshold", "max_ngram_size")
-"""OpenVINO Model Server's speculative decoding controls, valid there only with a draft model or prompt
-lookup configured: a 400 here, never accepted without effect."""
+_SPECULATIVE = "no backend here decodes speculatively (with a draft model or prompt lookup), so it would change nothing"
+_NOT_SERVED = {
+    "multi_agent": "hosted multi-agent execution is not served yet",
+    **dict.fromkeys(("num_assistant_tokens", "assistant_confidence_threshold", "max_ngram_size"), _SPECULATIVE),
+}
+"""Fields nothing here honours, each with why: a 400 naming them, never accepted without effect. The
+openai package's beta ``responses.create`` has ``multi_agent``; OpenVINO Model Server's speculative
+decoding controls are valid there only with a draft model or prompt lookup configured."""
 
 _ONLY_VALUES = (
     ("n", 1, "a response has one output"),
@@ -126,38 +119,31 @@ def _check_conversation(request: CreateResponseRequest) -> None:
 
 
 def _check_tools(request: CreateResponseRequest, kinds: ToolRegistry) -> None:
-    """Who may call each tool, and whether a kind serves its type (its kind checks the rest as it offers it)."""
+    """Who may call each tool, and whether a kind serves its type (its kind checks the rest as it offers
+    it): the request's ``tools``, and those of its input's ``additional_tools`` items, which may only
+    be tools the client runs (a server-run kind is prepared from ``tools`` before the model reads the
+    input, so one given there would not be served)."""
     for index, tool in enumerate(request.tools):
-        param = f"tools[{index}]"
-        _check_callers(tool, param)
-        if kinds.for_tool(tool.type) is None:
-            raise InvalidRequest(
-                f"Tool type '{tool.type}' is not supported yet.", param=f"{param}.type", code="unsupported_value"
-            )
+        _check_tool(tool, f"tools[{index}]", kinds, client_only=False)
+    for index, item in enumerate(request.input if isinstance(request.input, list) else ()):
+        if type(item) is AdditionalTools:
+            for number, tool in enumerate(item.tools):
+                _check_tool(tool, f"input[{index}].tools[{number}]", kinds, client_only=True)
 
 
-def _check_additional_tools(request: CreateResponseRequest, kinds: ToolRegistry) -> list[AdditionalTools]:
-    """The input's ``additional_tools`` items, each of their tools checked as its kind offers it (the
-    400 naming ``input[i].tools[j]``). Only tools the client runs: a server-run kind is prepared from
-    the request's ``tools`` before the model reads the input, so one here would not be served."""
-    if not isinstance(request.input, list):
-        return []
-    added = [(index, item) for index, item in enumerate(request.input) if type(item) is AdditionalTools]
-    for index, item in added:
-        plan = ToolPlan(kinds)
-        for number, tool in enumerate(item.tools):
-            param = f"input[{index}].tools[{number}]"
-            _check_callers(tool, param)
-            kind = kinds.for_tool(tool.type)
-            if kind is None or tool.type in kinds.hosted_tool_types() or kinds.server_kinds([tool.type]):
-                raise InvalidRequest(
-                    f"Tool type '{tool.type}' is not supported in 'additional_tools' here: only tools the client "
-                    "runs are (function, custom, namespace, shell, apply_patch...); give it in 'tools'.",
-                    param=f"{param}.type",
-                    code="unsupported_value",
-                )
-            kind.offer(tool, plan, param)
-    return [item for _, item in added]
+def _check_tool(tool: Tool, param: str, kinds: ToolRegistry, client_only: bool) -> None:
+    _check_callers(tool, param)
+    if kinds.for_tool(tool.type) is None:
+        raise InvalidRequest(
+            f"Tool type '{tool.type}' is not supported yet.", param=f"{param}.type", code="unsupported_value"
+        )
+    if client_only and (tool.type in kinds.hosted_tool_types() or kinds.server_kinds([tool.type])):
+        raise InvalidRequest(
+            f"Tool type '{tool.type}' is not supported in 'additional_tools' here: only tools the client "
+            "runs are (function, custom, namespace, shell, apply_patch...); give it in 'tools'.",
+            param=f"{param}.type",
+            code="unsupported_value",
+        )
 
 
 def _check_callers(tool: Tool, param: str) -> None:

@@ -243,7 +243,7 @@ class Opener:
         history = list(history) if history is not None else await load_history(store, request)
         input_items = await normalize_input(store, request, self._tools)
         context, classes = checked_context(history, input_items, self._tools)
-        if self._files is not None and has_input_files(context):  # the model reads the files' text
+        if has_input_files(context):  # the model reads the files' text
             context = await read_input_files(self._files.for_tenant(tenant), context, len(history))
         if ConfigurationUpdate in classes:  # settings changed in the conversation
             request = configured(request, context)
@@ -252,7 +252,7 @@ class Opener:
             await feature.plan(store, request, context)
         check_images(input_items, backend.reads_images(request.model), request.model)
         if planned is None or not classes.isdisjoint((ToolSearchOutput, ConfigurationUpdate, AdditionalTools)):
-            planned = plan_client_tools(self._tools, request.tools, context, classes)
+            planned = plan_client_tools(self._tools, request.tools, context, classes, len(history))
         tools = planned
         setup = ToolSetup(request, history, input_items, tools, tenant, backend.simulates_tools())
         recorded = await prepare_server_tools(setup)

@@ -46,6 +46,6 @@ class ResponseSetup:
     """How often the store is read for cancels asked in other processes."""
     features: tuple[RequestFeature, ...]
     """The request features creates may name (see ``_features``)."""
-    files: FileService | None = None
-    """The uploaded files ``input_file`` parts may name by id, and whose text the model reads (None:
-    none are read, as in tests of the create alone)."""
+    files: FileService
+    """The uploaded files ``input_file`` parts may name by id (every file's text is read for the model:
+    see ``_input_files``)."""
