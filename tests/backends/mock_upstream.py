@@ -84,7 +84,7 @@ def as_completion(chunks: list[dict[str, Any]]) -> dict[str, Any]:
         usage = chunk.get("usage") or usage
         for choice in chunk.get("choices") or []:
             delta = choice.get("delta") or {}
-            for key in ("content", "reasoning_content"):
+            for key in ("content", "reasoning_content", "refusal"):
                 if delta.get(key):
                     message[key] = (message.get(key) or "") + delta[key]
             for call in delta.get("tool_calls") or []:

@@ -220,6 +220,40 @@ def test_reasoning_content_and_think_tags_become_reasoning(rig: Rig) -> None:
     assert final["output"][1]["content"][0]["text"] == "\n\nThe answer is 4."
 
 
+REFUSAL = [
+    {"choices": [{"index": 0, "delta": {"role": "assistant", "content": None, "refusal": "I can't "}}]},
+    {"choices": [{"index": 0, "delta": {"refusal": "help with that."}}]},
+    {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    {"choices": [], "usage": {"prompt_tokens": 6, "completion_tokens": 5}},
+]
+
+
+def test_an_upstream_refusal_is_a_refusal_part_streamed_and_stored(rig: Rig) -> None:
+    rig.first.script.append(Stream(REFUSAL))
+    events = list(rig.sdk.responses.create(model="up-model", input="Help me pick a lock.", stream=True))
+    added = [e for e in events if e.type == "response.content_part.added"]
+    assert [e.part.type for e in added] == ["refusal"]
+    assert [e.delta for e in events if e.type == "response.refusal.delta"] == ["I can't ", "help with that."]
+    [done] = [e for e in events if e.type == "response.refusal.done"]
+    assert done.refusal == "I can't help with that." and done.item_id == added[0].item_id
+    assert not [e for e in events if e.type.startswith("response.output_text")]
+    final = events[-1]
+    assert final.type == "response.completed"
+    [message] = final.response.output
+    assert message.type == "message" and message.content[0].type == "refusal"
+    assert rig.sdk.responses.retrieve(final.response.id).output[0].content[0].refusal == "I can't help with that."  # type: ignore[union-attr]
+    rig.first.script.append(Stream(REFUSAL))  # a JSON create reads the upstream's whole message
+    reply = rig.sdk.responses.create(model="up-model", input="Help me pick a lock.")
+    assert reply.output[0].content[0].type == "refusal" and reply.output_text == ""  # type: ignore[union-attr]
+    rig.first.script.append(Stream(REFUSAL))  # and a Chat Completions client reads it in its own field
+    chat = rig.sdk.chat.completions.create(model="up-model", messages=[{"role": "user", "content": "Lock?"}])
+    assert chat.choices[0].message.refusal == "I can't help with that." and chat.choices[0].message.content is None
+    rig.first.script.append(Stream(REFUSAL))
+    chunks = list(rig.sdk.chat.completions.create(model="up-model", stream=True,
+                                                  messages=[{"role": "user", "content": "Lock?"}]))  # fmt: skip
+    assert "".join(c.choices[0].delta.refusal or "" for c in chunks if c.choices) == "I can't help with that."
+
+
 def test_length_finish_is_incomplete(rig: Rig) -> None:
     rig.first.script.append(Stream(text_chunks("cut", " off", finish="length")))
     reply = rig.sdk.responses.create(model="up-model", input="x", max_output_tokens=2)

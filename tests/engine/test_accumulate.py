@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from responsa.backends import Finish, ReasoningDelta, ReasoningSummaryDelta, TextDelta, TokenUsage, ToolCallDelta
+from responsa.backends import (
+    Finish,
+    ReasoningDelta,
+    ReasoningSummaryDelta,
+    RefusalDelta,
+    TextDelta,
+    TokenUsage,
+    ToolCallDelta,
+)
 from responsa.engine import OutputBuilder
 from responsa.protocol import ModelError, ResponseObject
 
@@ -140,9 +148,36 @@ def test_a_server_run_call_is_recorded_for_the_loop_and_nothing_runs_it_here() -
     builder = OutputBuilder(ResponseObject(id="resp_1", created_at=0, status="in_progress", model="m"), plan)
     builder.start()
     builder.feed_all([ToolCallDelta(0, '{"label": "x"}', name="tally", call_id="c1"), Finish("tool_calls", USAGE)])
-    assert tally.count == 0 and builder.server_calls_waiting == 1 and not builder.needs_client
-    ((_call, where),) = builder.take_server_calls()
-    assert where["output_index"] == 0 and builder.server_calls_waiting == 0 and tally.count == 0
+    assert tally.count == 0 and builder.server.waiting == 1 and not builder.needs_client
+    ((_call, where),) = builder.server.take()
+    assert where["output_index"] == 0 and builder.server.waiting == 0 and tally.count == 0
     ended = builder.cancel()  # taken, never served: cut (an item type without "incomplete" is "failed")
     assert [event.type for event in ended] == ["response.output_item.done"]
     assert builder.response.output[0].status == "failed" and builder.response.status == "cancelled"  # type: ignore[union-attr]
+
+
+def test_a_refusal_is_its_own_message_and_text_after_it_opens_another() -> None:
+    builder = fresh()
+    builder.emitter.read = True
+    events = [RefusalDelta("No"), RefusalDelta("pe."), TextDelta("But here"), Finish("stop", USAGE)]
+    assert snapshot(builder, events) == [
+        (0, "response.created", None),
+        (1, "response.in_progress", None),
+        (2, "response.output_item.added", 0),
+        (3, "response.content_part.added", 0),
+        (4, "response.refusal.delta", 0),
+        (5, "response.refusal.delta", 0),
+        (6, "response.refusal.done", 0),
+        (7, "response.content_part.done", 0),
+        (8, "response.output_item.done", 0),
+        (9, "response.output_item.added", 1),
+        (10, "response.content_part.added", 1),
+        (11, "response.output_text.delta", 1),
+        (12, "response.output_text.done", 1),
+        (13, "response.content_part.done", 1),
+        (14, "response.output_item.done", 1),
+        (15, "response.completed", None),
+    ]
+    refused, answered = builder.response.output
+    assert refused.content[0].type == "refusal" and refused.content[0].refusal == "Nope."  # type: ignore[union-attr]
+    assert answered.content[0].type == "output_text" and answered.content[0].text == "But here"  # type: ignore[union-attr]

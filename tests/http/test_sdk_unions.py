@@ -49,8 +49,6 @@ NOT_EMITTED = {
     "response.audio.done": "no model here speaks audio",
     "response.audio.transcript.delta": "no model here speaks audio",
     "response.audio.transcript.done": "no model here speaks audio",
-    "response.refusal.delta": "no backend here tells a refusal from text (an upstream's delta.refusal is not read yet)",
-    "response.refusal.done": "no backend here tells a refusal from text (an upstream's delta.refusal is not read yet)",
     "response.shell_call_command.added": "the hosted shell is not served yet (issue 73): shell calls are the client's",
     "response.shell_call_command.delta": "the hosted shell is not served yet (issue 73): shell calls are the client's",
     "response.shell_call_command.done": "the hosted shell is not served yet (issue 73): shell calls are the client's",

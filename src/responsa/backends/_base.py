@@ -180,6 +180,14 @@ class ReasoningDelta:
     text: str
 
 
+@dataclass(slots=True)
+class RefusalDelta:
+    """More of a refusal: the model declines to answer (an upstream's ``delta.refusal``), shown as a
+    message's ``refusal`` part rather than its text."""
+
+    text: str
+
+
 @dataclass(frozen=True)
 class HiddenReasoning:
     """The model reasoned without showing it: a reasoning item, maybe with an opaque blob to pass back."""
@@ -230,7 +238,16 @@ class Finish:
     usage: TokenUsage
 
 
-ModelEvent = TextDelta | ReasoningDelta | HiddenReasoning | ReasoningSummaryDelta | ToolCallDelta | HostedCall | Finish
+ModelEvent = (
+    TextDelta
+    | ReasoningDelta
+    | RefusalDelta
+    | HiddenReasoning
+    | ReasoningSummaryDelta
+    | ToolCallDelta
+    | HostedCall
+    | Finish
+)
 
 
 def read_texts(item: Item) -> tuple[str, ...]:

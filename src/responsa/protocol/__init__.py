@@ -75,6 +75,8 @@ from ._events import (
     ReasoningSummaryTextDone,
     ReasoningTextDelta,
     ReasoningTextDone,
+    RefusalDeltaEvent,
+    RefusalDoneEvent,
     StreamEvent,
 )
 from ._files import FILE_PURPOSES, FileObject
@@ -337,6 +339,8 @@ __all__ = [
     "ReasoningTextDelta",
     "ReasoningTextDone",
     "Refusal",
+    "RefusalDeltaEvent",
+    "RefusalDoneEvent",
     "ResponsaError",
     "ResponseError",
     "ResponseObject",

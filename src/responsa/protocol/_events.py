@@ -36,6 +36,8 @@ __all__ = [
     "ReasoningSummaryTextDone",
     "ReasoningTextDelta",
     "ReasoningTextDone",
+    "RefusalDeltaEvent",
+    "RefusalDoneEvent",
     "StreamEvent",
 ]
 
@@ -120,6 +122,24 @@ class OutputTextDone(_Event):
     content_index: int
     text: str
     logprobs: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class RefusalDeltaEvent(_Event):
+    """More of a refusal: the model declined, in a message's ``refusal`` part."""
+
+    type: Literal["response.refusal.delta"] = "response.refusal.delta"
+    item_id: str
+    output_index: int
+    content_index: int
+    delta: str
+
+
+class RefusalDoneEvent(_Event):
+    type: Literal["response.refusal.done"] = "response.refusal.done"
+    item_id: str
+    output_index: int
+    content_index: int
+    refusal: str
 
 
 class FunctionCallArgumentsDelta(_PieceDelta):
@@ -346,6 +366,8 @@ StreamEvent = (
     | ContentPartEvent
     | OutputTextDelta
     | OutputTextDone
+    | RefusalDeltaEvent
+    | RefusalDoneEvent
     | FunctionCallArgumentsDelta
     | FunctionCallArgumentsDone
     | CompactionEvent

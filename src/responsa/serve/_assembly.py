@@ -21,9 +21,12 @@ from responsa import tracing
 from responsa.backends import Backend, BackendRegistry
 from responsa.config import Settings
 from responsa.engine import (
+    BackgroundWindowsFeature,
     BatchRunner,
     BatchService,
+    CompactionFeature,
     Compactor,
+    ConfigurationFeature,
     ContainerService,
     ConversationService,
     EmbeddingService,
@@ -34,6 +37,7 @@ from responsa.engine import (
     PromptLibrary,
     PromptsFeature,
     ReasoningContextFeature,
+    ReasoningSealFeature,
     ResponseService,
     ResponseSetup,
     Sealer,
@@ -213,18 +217,22 @@ async def _responses(made: Assembly) -> None:
         tools=made.tools,
         background=made.tasks,
         on_usage=usage_reporter(made.limiter, made.metrics),
-        compactor=made.compactor,
+        sealer=sealer,
         prompts=prompts,
         hosted_tools=settings.hosted_tools,
         max_input_items=settings.max_input_items,
         admission=(settings.max_generations, settings.max_queued_generations, settings.max_queue_wait_secs),
         lease=settings.background_lease_secs,
         cancel_poll=settings.cancel_poll_secs,
-        features=(
+        features=(  # in the order their runs take their hooks
             PromptsFeature(prompts),
+            ConfigurationFeature(),
             PromptCacheFeature(),
             ModerationFeature(made.registry),
             ReasoningContextFeature(),
+            ReasoningSealFeature(sealer),
+            CompactionFeature(made.compactor),
+            BackgroundWindowsFeature(),
         ),
         files=made.files,
     )

@@ -11,6 +11,7 @@ from responsa.backends._base import (
     FinishReason,
     ModelEvent,
     ReasoningDelta,
+    RefusalDelta,
     TextDelta,
     TokenUsage,
     ToolCallDelta,
@@ -114,12 +115,15 @@ class ChunkDecoder:
         self, delta: dict[str, Any], content: str | None, choice: dict[str, Any], events: list[ModelEvent]
     ) -> None:
         """A delta with more than text: reasoning first, then the text (with its log probabilities if the
-        chunk has them), then tool calls, as they come."""
+        chunk has them), a refusal, then tool calls, as they come."""
         events += self.text("reasoning_content", delta.get("reasoning_content") or delta.get("reasoning") or "")
         if content:
             texts = self.text("content", content)
             logprobs = choice.get("logprobs")
             events += _with_logprobs(texts, logprobs) if logprobs else texts
+        if refusal := delta.get("refusal"):
+            self._deltas += 1
+            events.append(RefusalDelta(refusal))
         for call in delta.get("tool_calls") or ():
             index = int(call.get("index", 0))
             if self._max_tool_calls is not None and index >= self._max_tool_calls:

@@ -9,8 +9,6 @@ import orjson
 from pydantic import BaseModel
 
 from responsa.protocol import (
-    Compaction,
-    CompactionEvent,
     Item,
     LifecycleEvent,
     LifecycleType,
@@ -133,13 +131,3 @@ class Emitter:
             for event in events:
                 self._encode_around(event, shared)
         return events
-
-    def record_compaction(self, item: Compaction) -> list[StreamEvent]:
-        """A compaction made before the model ran: added, compacting, done, at once."""
-        where = self.place(item)
-        index = where["output_index"]
-        return [
-            self.emit(OutputItemEvent(type="response.output_item.added", output_index=index, item=item)),
-            self.emit(CompactionEvent(**where)),
-            self.emit(OutputItemEvent(type="response.output_item.done", output_index=index, item=item)),
-        ]

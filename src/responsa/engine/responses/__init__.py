@@ -3,12 +3,15 @@ agentic loop, the output builder, conversations, compaction, background work and
 
 from ._conversations import ConversationService
 from ._service import ResponseService
-from .features._compaction import Compactor
+from .features._background_windows import BackgroundWindowsFeature
+from .features._compaction import CompactionFeature, Compactor
+from .features._configuration import ConfigurationFeature
 from .features._features import FeatureRun, RequestFeature
 from .features._moderation import ModerationFeature
 from .features._prompt_cache import PromptCacheFeature
 from .features._prompts import PromptLibrary, PromptsFeature
 from .features._reasoning_context import ReasoningContextFeature
+from .features._reasoning_seal import ReasoningSealFeature
 from .features._sealing import Sealer
 from .opening._apart import Apart
 from .opening._setup import ResponseSetup
@@ -27,7 +30,10 @@ from .run._steering import (
 __all__ = [
     "MAX_STEERS",
     "Apart",
+    "BackgroundWindowsFeature",
+    "CompactionFeature",
     "Compactor",
+    "ConfigurationFeature",
     "ConversationService",
     "FeatureRun",
     "ModerationFeature",
@@ -36,6 +42,7 @@ __all__ = [
     "PromptLibrary",
     "PromptsFeature",
     "ReasoningContextFeature",
+    "ReasoningSealFeature",
     "RequestFeature",
     "ResponseService",
     "ResponseSetup",

@@ -17,6 +17,7 @@ from responsa.protocol import (
     OutputTextDelta,
     ReasoningSummaryTextDelta,
     ReasoningTextDelta,
+    RefusalDeltaEvent,
     ResponseObject,
     StreamEvent,
 )
@@ -48,6 +49,8 @@ class ChatChunker:
             choice: dict[str, Any] = {"content": event.delta}
             logprobs = {"content": event.logprobs, "refusal": None} if self._logprobs else None
             return [self._chunk(choice, logprobs=logprobs)]
+        if isinstance(event, RefusalDeltaEvent):
+            return [self._chunk({"refusal": event.delta})]
         if isinstance(event, ReasoningTextDelta | ReasoningSummaryTextDelta):
             return [self._chunk({"reasoning_content": event.delta})]
         if isinstance(event, OutputItemEvent) and event.type == "response.output_item.added":

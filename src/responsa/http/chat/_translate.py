@@ -15,9 +15,10 @@ from responsa.protocol import (
     FunctionCall,
     InvalidRequest,
     Message,
+    OutputText,
     Reasoning,
+    Refusal,
     ResponseObject,
-    item_text,
 )
 
 __all__ = ["chat_request", "completion", "completion_id", "completion_usage", "finish_reason", "logprobs_of"]
@@ -128,9 +129,13 @@ def logprobs_of(response: ResponseObject) -> dict[str, Any] | None:
 def completion(response: ResponseObject, asked_logprobs: bool) -> dict[str, Any]:
     """The ``chat.completion`` object for a finished response."""
     message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
-    texts = [item_text(item) for item in response.output if isinstance(item, Message)]
+    parts = [part for item in response.output if isinstance(item, Message) for part in item.content]
+    texts = [part.text for part in parts if isinstance(part, OutputText)]
     if texts:
         message["content"] = "".join(texts)
+    refusals = [part.refusal for part in parts if isinstance(part, Refusal)]
+    if refusals:  # the model declined: said in its own field, as Chat Completions does
+        message["refusal"] = "".join(refusals)
     reasoning = [part.text for item in response.output if isinstance(item, Reasoning)
                  for part in (item.content or item.summary)]  # fmt: skip
     if reasoning:

@@ -1,8 +1,10 @@
-"""Compaction: an engine service beside the responses service.
+"""Compaction: an engine service beside the responses service, and the request feature a create uses it by.
 
 A ``compaction`` item stands for a summary of the conversation before it, written by the model
 (or by the simulator itself), sealed so the client cannot read or alter it. When a later request
-sends it back, :meth:`Compactor.expand` puts the summary in its place for the model.
+sends it back, :meth:`Compactor.expand` puts the summary in its place for the model. The feature
+(``CompactionFeature``) is named by a request asking for compaction inside the create
+(``context_management``) and by a context holding a ``compaction`` or ``compaction_trigger`` item.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from responsa.backends import (
 )
 from responsa.protocol import (
     Compaction,
+    CompactionEvent,
     CompactionObject,
     CompactionTrigger,
     ConfigurationUpdate,
@@ -31,7 +34,9 @@ from responsa.protocol import (
     InvalidRequest,
     Item,
     Message,
+    OutputItemEvent,
     Reasoning,
+    StreamEvent,
     UnknownItem,
     item_text,
     new_id,
@@ -40,12 +45,12 @@ from responsa.store import Store
 
 from ..._tenant_views import tenant_view
 from ...output import usage_of
-from ...tools import ToolRegistry
+from ...tools import Recorded, ToolRegistry, Where
 from .._context import checked_context, load_history, normalize_input
-from ._reasoning_seal import ReasoningSeal
+from ._features import Answer, Count, FeatureRun, Fitted
 from ._sealing import Sealer
 
-__all__ = ["SUMMARY_INSTRUCTIONS", "Compactor", "asks_compaction", "transcript"]
+__all__ = ["SUMMARY_INSTRUCTIONS", "CompactionFeature", "Compactor", "asks_compaction", "transcript"]
 
 SUMMARY_INSTRUCTIONS = (
     "You compact conversations so they can go on in less space. Summarize the conversation you are "
@@ -117,10 +122,6 @@ class Compactor:
 
     def _view(self, tenant: str) -> Compactor:
         return Compactor(self._store.scoped(tenant), self._backends, self._sealer, self._kinds)
-
-    def reasoning_seal(self) -> ReasoningSeal:
-        """Seals this tenant's reasoning with the key that seals its compactions."""
-        return ReasoningSeal(self._sealer, self.tenant)
 
     def _seal(self, summary: str) -> str:
         return self._sealer.seal(summary, self.tenant)
@@ -219,3 +220,63 @@ class Compactor:
 
 def _summary_message(summary: str) -> Message:
     return Message(role="developer", content=[InputText(text=EXPANDED_HEADER + summary)])
+
+
+class CompactionFeature:
+    """Compaction in a create: ``context_management``, and ``compaction`` / ``compaction_trigger`` items."""
+
+    name = "compaction"
+    items: frozenset[type] = frozenset({Compaction, CompactionTrigger})
+
+    def __init__(self, compactor: Compactor) -> None:
+        self._compactor = compactor
+
+    def open(self, request: CreateResponseRequest, context_types: frozenset[type]) -> FeatureRun | None:
+        named = request.compact_threshold() is not None or not self.items.isdisjoint(context_types)
+        return _CompactionRun(self._compactor, request) if named else None
+
+
+class _CompactionRun(FeatureRun):
+    def __init__(self, compactor: Compactor, request: CreateResponseRequest) -> None:
+        self._compactor = compactor
+        self._request = request
+        given = request.input if isinstance(request.input, list) else ()
+        self._asked = asks_compaction(given)
+        """The input ends with a ``compaction_trigger``: the response is the compaction of its context."""
+
+    async def plan(
+        self, store: Store, request: CreateResponseRequest, context: Sequence[Item]
+    ) -> CreateResponseRequest:
+        self._compactor = self._compactor.for_tenant(store.tenant)
+        return request
+
+    def read(self, context: list[Item]) -> list[Item]:
+        return self._compactor.expand(context)  # the summaries in place of compaction items
+
+    async def answer(
+        self, backend: Backend, context: list[Item], build: Callable[[list[Item]], ModelRequest]
+    ) -> Answer | None:
+        """One ``compaction`` item standing for the whole context, which the model summarized."""
+        if not self._asked:
+            return None
+        read = [item for item in context if not isinstance(item, CompactionTrigger)]
+        compaction, usage = await self._compactor.compact_all(backend, self._request.model, read)
+        return Answer([_recorded(compaction)], usage)
+
+    async def fit(self, backend: Backend, context: list[Item], count: Count) -> Fitted | None:
+        compaction, context = await self._compactor.compact_within(self._request, backend, context, count)
+        return Fitted(context, [_recorded(compaction)]) if compaction is not None else None
+
+
+def _recorded(item: Compaction) -> Recorded:
+    """A compaction made before the model ran: added, compacting, done, at once."""
+
+    def events(where: Where) -> list[StreamEvent]:
+        index = where["output_index"]
+        return [
+            OutputItemEvent(type="response.output_item.added", output_index=index, item=item),
+            CompactionEvent(**where),
+            OutputItemEvent(type="response.output_item.done", output_index=index, item=item),
+        ]
+
+    return Recorded(item, events)

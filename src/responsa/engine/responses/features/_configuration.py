@@ -4,6 +4,8 @@ An update in the context (the history or the input) changes the reasoning effort
 format (``text.format``) of the response being made and of every later one, until a later update
 replaces that setting; it wins over the request's own value, as it stands for a decision made in the
 conversation. The response echoes the settings it ran with.
+
+A request feature (``_features``) named by the context: a create whose history or input holds an update.
 """
 
 from __future__ import annotations
@@ -14,8 +16,28 @@ from typing import Any
 from pydantic import ValidationError
 
 from responsa.protocol import ConfigurationUpdate, CreateResponseRequest, InvalidRequest, Item
+from responsa.store import Store
 
-__all__ = ["configured"]
+from ._features import FeatureRun
+
+__all__ = ["ConfigurationFeature", "configured"]
+
+
+class ConfigurationFeature:
+    """``configuration_update`` items in a create's context."""
+
+    name = "configuration_update"
+    items: frozenset[type] = frozenset({ConfigurationUpdate})
+
+    def open(self, request: CreateResponseRequest, context_types: frozenset[type]) -> FeatureRun | None:
+        return _ConfigurationRun() if ConfigurationUpdate in context_types else None
+
+
+class _ConfigurationRun(FeatureRun):
+    async def plan(
+        self, store: Store, request: CreateResponseRequest, context: Sequence[Item]
+    ) -> CreateResponseRequest:
+        return configured(request, context)
 
 
 def configured(request: CreateResponseRequest, context: Sequence[Item]) -> CreateResponseRequest:

@@ -2,42 +2,96 @@
 the create at fixed points instead of a branch threaded through the opening, the response and the
 model request.
 
-A feature (:class:`RequestFeature`) is registered once, at start (``ResponseSetup.features``). For each
-create it is asked whether the request names it (:meth:`RequestFeature.open`); only those that answer
-with a :class:`FeatureRun` take part, so a plain create runs none. A run's hooks, in the order the
-create reaches them: ``revise`` (the request as sent: before it is checked, the feature may rewrite
-it), ``plan`` (the context known: read the store, work out what the response will say), ``begin``
-(the response object made: fill the fields the feature owns), ``screen_input`` (before the model
-reads the input: may keep it from the model), ``shape`` (each model request built: set what the
-feature decides of it), ``hold`` (the run's events as a stream sends them: may hold them back),
-``screen_output`` (the model done: may withhold its output).
+A feature (:class:`RequestFeature`) is registered once, at start (``ResponseSetup.features``, kept in a
+:class:`Features`). For each create it is asked whether the request names it (:meth:`RequestFeature.open`)
+and, once the context is known, whether the context does (an item of one of its ``items`` types: a
+``configuration_update``, a ``compaction``, reasoning sent back); only those that answer with a
+:class:`FeatureRun` take part, so a plain create runs none. A run's hooks, in the order the create
+reaches them: ``waits`` (whether the run waits apart for its slot), ``revise`` (the request as sent:
+before it is checked, the feature may rewrite it), ``plan`` (the context known: read the store, work
+out what the response will say, revise the request by what the context says), ``read`` (the tools
+planned: the context as the model will read it), ``begin`` (the response object made: fill the fields
+the feature owns), ``screen_input`` (before the model reads the input: may keep it from the model),
+``answer`` (the model about to be called: may answer in its place), ``fit`` (the context about to be
+fitted to the model's window: may make it smaller first), ``shape`` (each model request built: set what
+the feature decides of it), ``item_done`` (each output item complete), ``hold`` (the run's events as a
+stream sends them: may hold them back), ``screen_output`` (the model done: may withhold its output).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
-from responsa.backends import ModelRequest
+from responsa.backends import Backend, ModelRequest, TokenUsage
 from responsa.protocol import CreateResponseRequest, Item, ResponseObject, StreamEvent
 from responsa.store import Store
 
-__all__ = ["FeatureRun", "RequestFeature", "held", "input_blocked", "open_features", "output_withheld", "revised"]
+from ...tools import Recorded
+
+__all__ = [
+    "Answer",
+    "FeatureRun",
+    "Features",
+    "Fitted",
+    "RequestFeature",
+    "held",
+    "input_blocked",
+    "output_withheld",
+    "revised",
+]
 
 Turns = AsyncIterator[list[StreamEvent]]
 """A run's events, in the batches a stream sends together."""
 
 
+Count = Callable[[list[Item]], Awaitable[int]]
+"""Counts a context's tokens as the model would read it (see ``token_counter``)."""
+
+
+@dataclass
+class Answer:
+    """What a feature answers in the model's place: the output items it made, and what it spent."""
+
+    items: list[Recorded] = field(default_factory=list)
+    usage: TokenUsage | None = None
+
+
+@dataclass
+class Fitted:
+    """A context a feature made smaller before it is fitted to the model's window: the context the model
+    reads instead, and the output items that say what was done (a ``compaction``)."""
+
+    context: list[Item]
+    items: list[Recorded] = field(default_factory=list)
+
+
 class FeatureRun:
     """One request's use of a feature; every hook does nothing unless the feature's run overrides it."""
+
+    rank = 0
+    """The feature's place among those registered: runs take their hooks in that order."""
+
+    def waits(self) -> tuple[int, float] | None:
+        """Where the run waits apart for its backend slot instead of taking the line: its rank among such
+        work (lower first) and how long it may wait (see ``Admission.later``); None: it takes the line."""
+        return None
 
     def revise(self, request: CreateResponseRequest) -> CreateResponseRequest:
         """The request as the rest of the create sees it (checked after every feature revised it)."""
         return request
 
-    async def plan(self, store: Store, request: CreateResponseRequest, context: Sequence[Item]) -> None:
-        """The request's context is known (history, input, configuration updates applied); ``store``
-        is the request's tenant's."""
+    async def plan(
+        self, store: Store, request: CreateResponseRequest, context: Sequence[Item]
+    ) -> CreateResponseRequest:
+        """The request's context is known (history and input, files read); ``store`` is the request's
+        tenant's. The request as the rest of the create sees it (revised by what the context says)."""
+        return request
+
+    def read(self, context: list[Item]) -> list[Item]:
+        """The context as the model will read it (the request's tools planned from it as it was sent)."""
+        return context
 
     def begin(self, response: ResponseObject) -> None:
         """The response object is made: set the fields this feature fills."""
@@ -47,9 +101,24 @@ class FeatureRun:
         (the response then ends ``incomplete``, ``content_filter``, with no output)."""
         return False
 
+    async def answer(
+        self, backend: Backend, context: list[Item], build: Callable[[list[Item]], ModelRequest]
+    ) -> Answer | None:
+        """The model is about to read ``context`` (``build`` makes the model request of a context): an
+        answer in its place, or None."""
+        return None
+
+    async def fit(self, backend: Backend, context: list[Item], count: Count) -> Fitted | None:
+        """The context is about to be fitted to the model's window: a smaller one first, or None."""
+        return None
+
     def shape(self, model: ModelRequest, input_items: Sequence[Item]) -> None:
         """A model request was built for a turn (``input_items``: the request's input): set on it what
         this feature decides."""
+
+    def item_done(self, item: Item) -> None:
+        """An output item is complete (as ``response.output_item.done`` will show it): fill what the
+        feature owns of it."""
 
     def hold(self, turns: Turns, finished: Callable[[], bool]) -> Turns:
         """The run's events as a stream reads them; ``finished`` says whether the response has ended."""
@@ -65,14 +134,46 @@ class RequestFeature(Protocol):
     """A feature a create may name."""
 
     name: str
+    items: frozenset[type]
+    """The item types that name the feature where the create's context holds one (most: none)."""
 
-    def open(self, request: CreateResponseRequest) -> FeatureRun | None:
-        """This request's run of the feature, or None where the request does not name it."""
+    def open(self, request: CreateResponseRequest, context_types: frozenset[type]) -> FeatureRun | None:
+        """This request's run of the feature, or None where it is not named: asked as the create arrives
+        (``context_types`` empty) and, where the request did not name it, again once the context is known
+        and holds one of ``items`` (``context_types``: the item types the context holds)."""
 
 
-def open_features(features: Sequence[RequestFeature], request: CreateResponseRequest) -> tuple[FeatureRun, ...]:
-    """The runs of the features ``request`` names (most creates: none)."""
-    return tuple(run for feature in features if (run := feature.open(request)) is not None)
+class Features:
+    """The request features a server serves, in the order their runs take their hooks."""
+
+    def __init__(self, features: Sequence[RequestFeature]) -> None:
+        self.all = tuple(features)
+        self._items = frozenset(kind for feature in self.all for kind in feature.items)
+
+    def open(self, request: CreateResponseRequest) -> tuple[FeatureRun, ...]:
+        """The runs of the features ``request`` names (most creates: none)."""
+        return self._opened(request, frozenset(), ())
+
+    def open_in_context(
+        self, request: CreateResponseRequest, context_types: frozenset[type], runs: tuple[FeatureRun, ...]
+    ) -> tuple[FeatureRun, ...]:
+        """``runs`` with the runs of the features the context names (``context_types``: the item types it
+        holds) that the request did not."""
+        if context_types.isdisjoint(self._items):  # most contexts: only messages and calls
+            return runs
+        return self._opened(request, context_types, runs)
+
+    def _opened(
+        self, request: CreateResponseRequest, context_types: frozenset[type], runs: tuple[FeatureRun, ...]
+    ) -> tuple[FeatureRun, ...]:
+        opened = {run.rank: run for run in runs}
+        for rank, feature in enumerate(self.all):
+            if rank in opened or (context_types and context_types.isdisjoint(feature.items)):
+                continue
+            if (run := feature.open(request, context_types)) is not None:
+                run.rank = rank
+                opened[rank] = run
+        return tuple(opened[rank] for rank in sorted(opened)) if len(opened) > len(runs) else runs
 
 
 def revised(features: Sequence[FeatureRun], request: CreateResponseRequest) -> CreateResponseRequest:

@@ -39,11 +39,12 @@ class ModerationFeature:
     """``moderation``, by the moderation models the server's backends serve."""
 
     name = "moderation"
+    items: frozenset[type] = frozenset()
 
     def __init__(self, backends: BackendRegistry) -> None:
         self._backends = backends
 
-    def open(self, request: CreateResponseRequest) -> ModerationRun | None:
+    def open(self, request: CreateResponseRequest, context_types: frozenset[type]) -> ModerationRun | None:
         """The moderation a create asked for, or None; a 400 naming ``moderation.model`` where the
         server serves no such moderation model (never acceptance without effect)."""
         options = request.moderation

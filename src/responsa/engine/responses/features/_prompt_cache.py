@@ -9,20 +9,20 @@ reasoning effort, the verbosity, the service tier, then the context item by item
 
 A request feature (``_features``): a request with ``prompt_cache_options`` gets the options echoed as
 applied, its diagnosis where it names a response to compare with, and each model request told whether
-it may read a cached prefix. (``prewarm`` changes what the opening calls the model for: see
-``Opener.open``.)"""
+it may read a cached prefix; with ``prewarm``, the model reads the prompt into its cache in place of
+an answer."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from responsa.backends import Backend, Finish, ModelRequest, TokenUsage, estimate_tokens
 from responsa.protocol import Compaction, ContentPart, CreateResponseRequest, Item, ResponseObject, dump_dict
 from responsa.store import Store
 
-from ._features import FeatureRun
+from ._features import Answer, FeatureRun
 
 __all__ = ["PromptCacheFeature", "diagnose", "echoed_options", "reuses_prefix", "warm"]
 
@@ -31,8 +31,9 @@ class PromptCacheFeature:
     """``prompt_cache_options``: named by a request that sets it."""
 
     name = "prompt_cache_options"
+    items: frozenset[type] = frozenset()
 
-    def open(self, request: CreateResponseRequest) -> FeatureRun | None:
+    def open(self, request: CreateResponseRequest, context_types: frozenset[type]) -> FeatureRun | None:
         return _PromptCacheRun(request) if request.prompt_cache_options is not None else None
 
 
@@ -41,14 +42,25 @@ class _PromptCacheRun(FeatureRun):
         self._request = request
         self._diagnostics: dict[str, Any] | None = None
 
-    async def plan(self, store: Store, request: CreateResponseRequest, context: Sequence[Item]) -> None:
+    async def plan(
+        self, store: Store, request: CreateResponseRequest, context: Sequence[Item]
+    ) -> CreateResponseRequest:
         self._request = request  # as a configuration update in the context left it
         self._diagnostics = await diagnose(store, request, context)
+        return request
 
     def begin(self, response: ResponseObject) -> None:
         response.prompt_cache_options = echoed_options(self._request)
         if self._diagnostics is not None:
             response.prompt_cache_diagnostics = self._diagnostics
+
+    async def answer(
+        self, backend: Backend, context: list[Item], build: Callable[[list[Item]], ModelRequest]
+    ) -> Answer | None:
+        """``prewarm`` ("overrides the generate field to false"): the model reads the context, writes
+        nothing kept."""
+        options = self._request.prompt_cache_options
+        return Answer(usage=await warm(backend, build(context))) if options is not None and options.prewarm else None
 
     def shape(self, model: ModelRequest, input_items: Sequence[Item]) -> None:
         model.reuse_prefix = reuses_prefix(self._request, input_items)

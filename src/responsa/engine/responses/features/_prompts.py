@@ -106,11 +106,12 @@ class PromptsFeature:
     """``prompt``: named by a request that names a reusable prompt."""
 
     name = "prompt"
+    items: frozenset[type] = frozenset()
 
     def __init__(self, library: PromptLibrary) -> None:
         self.library = library
 
-    def open(self, request: CreateResponseRequest) -> FeatureRun | None:
+    def open(self, request: CreateResponseRequest, context_types: frozenset[type]) -> FeatureRun | None:
         return _PromptRun(self.library) if (request.model_extra or {}).get("prompt") is not None else None
 
 

@@ -25,8 +25,9 @@ class ReasoningContextFeature:
     """``reasoning.context``: ``current_turn`` or ``all_turns``."""
 
     name = "reasoning.context"
+    items: frozenset[type] = frozenset()
 
-    def open(self, request: CreateResponseRequest) -> FeatureRun | None:
+    def open(self, request: CreateResponseRequest, context_types: frozenset[type]) -> FeatureRun | None:
         context = request.reasoning.context if request.reasoning is not None else None
         if context not in ("current_turn", "all_turns"):
             return None

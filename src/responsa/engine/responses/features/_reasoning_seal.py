@@ -8,6 +8,10 @@ server's key (see ``Sealer``): any replica sharing the key opens it, after any r
 item whose blob this server cannot open (another provider's, another tenant's, altered) is left out
 of what the model reads and listed in the response's ``input_transformations``, as OpenAI does for
 reasoning it will not read (``reason: "organization_mismatch"``).
+
+A request feature (``_features``), named by a request that asks for ``reasoning.encrypted_content`` (its
+reasoning is sealed as each item ends) and by a context that holds reasoning (what it cannot open is
+left out).
 """
 
 from __future__ import annotations
@@ -15,11 +19,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from responsa.protocol import Item, Reasoning
+from responsa.protocol import CreateResponseRequest, Item, Reasoning, ResponseObject
+from responsa.store import Store
 
+from ...output import ENCRYPTED_REASONING
+from ._features import FeatureRun
 from ._sealing import Sealer
 
-__all__ = ["ReasoningSeal"]
+__all__ = ["ReasoningSeal", "ReasoningSealFeature"]
 
 FOREIGN = "organization_mismatch"
 """OpenAI's reason for reasoning it withholds because another organization made it."""
@@ -53,3 +60,45 @@ class ReasoningSeal:
             else:
                 kept.append(item)
         return kept, removed
+
+
+class ReasoningSealFeature:
+    """``include: ["reasoning.encrypted_content"]``, and reasoning sent back in the context."""
+
+    name = ENCRYPTED_REASONING
+    items: frozenset[type] = frozenset({Reasoning})
+
+    def __init__(self, sealer: Sealer) -> None:
+        self._sealer = sealer
+
+    def open(self, request: CreateResponseRequest, context_types: frozenset[type]) -> FeatureRun | None:
+        seals = ENCRYPTED_REASONING in (request.include or ())
+        return _SealRun(self._sealer, seals) if seals or Reasoning in context_types else None
+
+
+class _SealRun(FeatureRun):
+    def __init__(self, sealer: Sealer, seals: bool) -> None:
+        self._sealer = sealer
+        self._seals = seals
+        self._seal: ReasoningSeal | None = None
+        self._withheld: list[dict[str, str]] = []
+
+    async def plan(
+        self, store: Store, request: CreateResponseRequest, context: Sequence[Item]
+    ) -> CreateResponseRequest:
+        self._seal = ReasoningSeal(self._sealer, store.tenant)
+        return request
+
+    def read(self, context: list[Item]) -> list[Item]:
+        if self._seal is None or Reasoning not in map(type, context):  # at C speed
+            return context
+        context, self._withheld = self._seal.withhold_foreign(context)
+        return context
+
+    def begin(self, response: ResponseObject) -> None:
+        if self._withheld:
+            response.input_transformations = self._withheld
+
+    def item_done(self, item: Item) -> None:
+        if self._seals and self._seal is not None and isinstance(item, Reasoning):
+            self._seal.seal(item)

@@ -3,12 +3,11 @@ completion window, and a batch's lines, which give their slot back when a reques
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from responsa.protocol import CreateResponseRequest
-
+from ..features._features import FeatureRun
 from ..run._run import Run
 from ._admission import Admission
 
@@ -26,19 +25,13 @@ class Apart:
     preempt: Callable[[], None] | None = None
 
 
-_WINDOWS = {"2h": (2, 2 * 3600.0), "8h": (4, 8 * 3600.0)}
-"""A later completion window's rank among background work waiting apart, and how long it may wait."""
-
-
-def waits_apart(request: CreateResponseRequest) -> Apart | None:
-    """How background work with a later completion window waits (a follow-up naming a
-    ``continuation_id`` ranks before the rest of its window); None: it takes the line at once."""
-    options = request.background_options
-    window = _WINDOWS.get(options.completion_window or "") if options is not None and request.background else None
-    if window is None:
-        return None
-    rank, patience = window
-    return Apart(rank - 1 if options is not None and options.continuation_id else rank, patience)
+def waits_apart(features: Sequence[FeatureRun]) -> Apart | None:
+    """How a run a feature makes wait apart does so (background work with a later completion window,
+    see ``_background_windows``); None: it takes the line at once."""
+    for feature in features:
+        if (waits := feature.waits()) is not None:
+            return Apart(*waits)
+    return None
 
 
 async def turn(admission: Admission, run: Run, apart: Apart) -> AsyncIterator[None]:

@@ -74,14 +74,6 @@ def _check_late_options(request: CreateResponseRequest) -> None:
             param="image.context_compression",
             code="unsupported_value",
         )
-    window = request.background_options.completion_window if request.background_options else None
-    if window in ("2h", "8h") and not request.background:
-        raise InvalidRequest(
-            f"The '{window}' completion window needs 'background: true'.",
-            param="background_options.completion_window",
-        )
-    if window in ("2h", "8h") and request.stream:
-        raise InvalidRequest(f"The '{window}' completion window cannot be streamed.", param="stream")
 
 
 _SPECULATIVE = "no backend here decodes speculatively (with a draft model or prompt lookup), so it would change nothing"

@@ -8,7 +8,7 @@ Anything that goes wrong here is an HTTP error and nothing is stored.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
@@ -16,8 +16,6 @@ from responsa import tracing
 from responsa.backends import Backend, ModelEvent, ModelRequest
 from responsa.protocol import (
     AdditionalTools,
-    Compaction,
-    CompactionTrigger,
     ConfigurationUpdate,
     CreateResponseRequest,
     InvalidRequest,
@@ -31,14 +29,11 @@ from responsa.protocol import (
 from ...output import Timeline
 from ...tools import Recorded, ToolPlan, ToolSetup, plan_client_tools, prepare_server_tools
 from .._context import checked_context, load_history, normalize_input
-from ..features._compaction import Compactor, asks_compaction
-from ..features._configuration import configured
-from ..features._features import FeatureRun, input_blocked, open_features, revised
-from ..features._prompt_cache import warm
+from ..features._features import Answer, FeatureRun, Features, input_blocked, revised
 from ..features._reasoning_seal import ReasoningSeal
 from ..run._accumulate import OutputBuilder
 from ..run._model_request import build_model_request
-from ..run._run import Run, RunContext, model_call_done, open_model_call
+from ..run._run import NOTHING_USED, Run, RunContext, model_call_done, open_model_call
 from ..run._server_calls import serve_calls
 from ..run._truncation import token_counter, truncated
 from ._admission import Admission
@@ -66,8 +61,6 @@ class Asked:
     history: Sequence[Item] | None = None
     """The context before the request, where the caller holds it (else it is read from the store)."""
     generate: bool = True
-    warm: bool = False
-    """``prompt_cache_options.prewarm``: the model reads the prompt into its cache, writes nothing kept."""
     deferred: bool = False
     """The model call opens once the run holds a slot (work waiting apart, see ``Run.turn``)."""
     features: tuple[FeatureRun, ...] = ()
@@ -83,10 +76,10 @@ class Opener:
         self._store = setup.store
         self._backends = setup.backends
         self._tools = setup.tools
-        self._compactor = setup.compactor
+        self._sealer = setup.sealer
         self._hosted_tools = setup.hosted_tools
         self._max_input_items = setup.max_input_items
-        self._features = setup.features
+        self._features = Features(setup.features)
         self._files = setup.files
         self._admission_limits = setup.admission
         """(generations at once, requests waiting) per backend; a backend may run fewer at once."""
@@ -115,12 +108,9 @@ class Opener:
         whatever the request says does so (a batch's lines, see ``Admission.later``).
         """
         received = time.time()
-        features = open_features(self._features, request)
+        features = self._features.open(request)
         request = revised(features, request)
         planned = check_request(request, self._tools)
-        options = request.prompt_cache_options
-        warm = options is not None and options.prewarm  # "overrides the generate field to false"
-        generate = generate and not warm
         if isinstance(request.input, list) and len(request.input) > self._max_input_items:
             raise InvalidRequest(
                 f"Too many input items: {len(request.input)}; at most {self._max_input_items} are allowed.",
@@ -133,7 +123,7 @@ class Opener:
             request = request.model_copy(update={"max_output_tokens": cap})
         stack = AsyncExitStack()
         admission = self._admission(backend)
-        apart = apart or waits_apart(request)
+        apart = apart or waits_apart(features)
         if apart is None:
             await admission.enter(tenant)
             stack.callback(admission.leave)
@@ -145,7 +135,7 @@ class Opener:
         span = tracing.start(f"response {request.model}", attributes)
         try:
             with tracing.current(span):  # what opening the run does (reads, listings, counts) is the span's
-                asked = Asked(request, tenant, backend, planned, fault, history, generate, warm,
+                asked = Asked(request, tenant, backend, planned, fault, history, generate,
                               deferred=apart is not None, features=features)  # fmt: skip
                 run = await self._open(asked, stack)
         except BaseException as exc:
@@ -163,7 +153,7 @@ class Opener:
     async def _open(self, asked: Asked, stack: AsyncExitStack) -> Run:
         plan = await self._plan(asked)
         ctx, context, request = plan.ctx, plan.context, plan.ctx.request
-        backend, generate, warm = asked.backend, asked.generate, asked.warm
+        backend = asked.backend
         timeline = Timeline()
         begun: list[_Begun] = []
 
@@ -179,22 +169,27 @@ class Opener:
             ctx.prior = context
             blocked = model_call_done(reason="content_filter")
             return Run(ctx, start.response, start.builder, start.opening, blocked, stack)
-        if not generate or (CompactionTrigger in plan.classes and asks_compaction(ctx.input_items)):
-            start = await begin()
-            ctx.prior = context
-            warming = build_model_request(ctx, context) if warm else None
-            model_events = await _without_model(plan.compactor, start, backend, context, generate, warming)
-            return Run(ctx, start.response, start.builder, start.opening, model_events, stack)
 
         def build(items: list[Item]) -> ModelRequest:
             return build_model_request(ctx, [*items, *(begun[0].response.output if begun else ())])
 
+        answer = Answer() if not asked.generate else None
+        if ctx.features and answer is None:
+            answer = await _answered(ctx.features, backend, context, build)
+        if answer is not None:  # the model is not called (a prewarm, a compaction, `generate: false`)
+            start = await begin()
+            for made in answer.items:
+                start.opening += start.builder.record(made)
+            ctx.prior = context
+            usage = answer.usage if answer.usage is not None else NOTHING_USED
+            return Run(ctx, start.response, start.builder, start.opening, model_call_done(usage), stack)
         count = token_counter(backend, build)
-        if plan.compactor is not None:
-            compaction, context = await plan.compactor.compact_within(request, backend, context, count)
-            if compaction is not None:
+        for feature in ctx.features:  # made smaller before it is fitted to the window (a compaction)
+            if (fitted := await feature.fit(backend, context, count)) is not None:
                 start = await begin()
-                start.opening += start.builder.record_compaction(compaction)
+                for made in fitted.items:
+                    start.opening += start.builder.record(made)
+                context = fitted.context
         context = await truncated(request, backend, context, count)
         if asked.deferred:  # opened once the run holds a slot (see Run.turn)
             model_events = _opened_later(stack, backend, build(context), timeline)
@@ -210,7 +205,7 @@ class Opener:
         """What ``usage.input_tokens`` of a create with this body would be: the model request a create
         builds (context, tools, what server-run tools record before the model reads), counted by the
         model's tokenizer."""
-        features = open_features(self._features, request)
+        features = self._features.open(request)
         request = revised(features, request)
         planned = check_request(request, self._tools)
         backend = self._backends.resolve(request.model)
@@ -224,9 +219,10 @@ class Opener:
         return await backend.count_tokens(build(context))
 
     async def _plan(self, asked: Asked) -> _Plan:
-        """Everything a create decides before the response begins: its context (summaries in place of
-        compaction items, reasoning another server sealed left out), its tools and what the server-run
-        ones record, and the hosted tools left out. ``asked.planned``: the request's client tools as its
+        """Everything a create decides before the response begins: the features its context names, its
+        context as the model will read it (as the features read it: summaries in place of compaction
+        items, reasoning another server sealed left out), its tools and what the server-run ones record,
+        and the hosted tools left out. ``asked.planned``: the request's client tools as its
         check planned them, used unless the context changes them (a tool search's output, a
         configuration update)."""
         request, tenant, backend, planned, history = (
@@ -245,11 +241,9 @@ class Opener:
         context, classes = checked_context(history, input_items, self._tools)
         if has_input_files(context):  # the model reads the files' text
             context = await read_input_files(self._files.for_tenant(tenant), context, len(history))
-        if ConfigurationUpdate in classes:  # settings changed in the conversation
-            request = configured(request, context)
-        features = asked.features
+        features = self._features.open_in_context(request, classes, asked.features)
         for feature in features:
-            await feature.plan(store, request, context)
+            request = await feature.plan(store, request, context)
         check_images(input_items, backend.reads_images(request.model), request.model)
         if planned is None or not classes.isdisjoint((ToolSearchOutput, ConfigurationUpdate, AdditionalTools)):
             planned = plan_client_tools(self._tools, request.tools, context, classes, len(history))
@@ -262,26 +256,17 @@ class Opener:
         served = offered & hosted
         ignored = unavailable_hosted(request, backend, self._hosted_tools, hosted, served)
         unavailable = frozenset(entry["type"] for entry in ignored) | served
-        compactor = self._compactor.for_tenant(tenant) if self._compactor is not None else None
-        seal = compactor.reasoning_seal() if compactor is not None else None
-        withheld: list[dict[str, str]] = []
-        if seal is not None and Reasoning in classes:  # reasoning another server sealed: not read, said so
-            context, withheld = seal.withhold_foreign(context)
-        if compactor is not None and Compaction in classes:  # the summaries in place of compaction items
-            context = compactor.expand(context)
-        if "reasoning.encrypted_content" not in (request.include or ()):
-            seal = None
+        for feature in features:
+            context = feature.read(context)
         ctx = RunContext(request, store, backend, tools, unavailable, asked.fault, input_items,
                          features=features)  # fmt: skip
-        return _Plan(ctx, context, classes, recorded, ignored, compactor, seal, withheld)
+        return _Plan(ctx, context, recorded, ignored)
 
     def sealed_reasoning(self, response: ResponseObject, tenant: str) -> ResponseObject:
         """``response`` with each reasoning item sealed as a create asking for
         ``reasoning.encrypted_content`` seals it (for a retrieve that asks); as it is on a server that
         does not seal."""
-        if self._compactor is None:
-            return response
-        seal = self._compactor.for_tenant(tenant).reasoning_seal()
+        seal = ReasoningSeal(self._sealer, tenant)
         output: list[Item] = []
         for item in response.output:
             if isinstance(item, Reasoning):
@@ -321,12 +306,8 @@ class _Plan:
     ctx: RunContext
     context: list[Item]
     """History and input as the model will read them, before compaction inside the create and truncation."""
-    classes: frozenset[type]
     recorded: Sequence[Recorded]
     ignored: list[dict[str, str]]
-    compactor: Compactor | None
-    seal: ReasoningSeal | None
-    withheld: list[dict[str, str]]
 
 
 @dataclass
@@ -340,46 +321,31 @@ class _Begun:
 
 async def _begin(plan: _Plan, timeline: Timeline) -> _Begun:
     """The response object, its builder, and its opening events: lifecycle, what the tools recorded, the
-    calls the server runs before the model reads them (approved MCP calls). Its reasoning is sealed
-    where the client asked for ``reasoning.encrypted_content``; reasoning input left out is reported."""
+    calls the server runs before the model reads them (approved MCP calls); the fields the request's
+    features fill."""
     request, store = plan.ctx.request, plan.ctx.store
     response = new_response(request, stored=request.store and store.retention.responses_enabled)
     if plan.ignored:
         response.ignored_tools = plan.ignored  # an extension field (see docs/api.md)
-    if plan.withheld:
-        response.input_transformations = plan.withheld
     for feature in plan.ctx.features:
         feature.begin(response)
     builder = OutputBuilder(response, plan.ctx.tools, timeline)
-    if plan.seal is not None:
-        builder.seal_reasoning = plan.seal.seal
+    builder.features = plan.ctx.features
     builder.emitter.read = request.stream or request.background
     opening = builder.start()
     for made in plan.recorded:
         opening += builder.record(made)
-    if builder.server_calls_waiting:  # approved calls, made before the model reads them
+    if builder.server.waiting:  # approved calls, made before the model reads them
         async for events in serve_calls(builder):
             opening += events
     return _Begun(response, builder, opening)
 
 
-async def _without_model(
-    compactor: Compactor | None,
-    start: _Begun,
-    backend: Backend,
-    context: list[Item],
-    generate: bool,
-    warming: ModelRequest | None = None,
-) -> AsyncIterator[list[ModelEvent]]:
-    """The end of a response the model does not answer: a prewarm (``generate: false``) ends with no
-    output, and where ``prompt_cache_options.prewarm`` asked, after the model read the context into
-    its cache (see ``warm``); a compaction (the input ends with ``compaction_trigger``) with one
-    ``compaction`` item standing for the whole context, which the model summarized."""
-    if not generate:
-        return model_call_done(await warm(backend, warming)) if warming is not None else model_call_done()
-    if compactor is None:
-        raise InvalidRequest("This server does not compact.", param="input", code="unsupported_value")
-    read = [item for item in context if not isinstance(item, CompactionTrigger)]
-    compaction, usage = await compactor.compact_all(backend, start.response.model, read)
-    start.opening += start.builder.record_compaction(compaction)
-    return model_call_done(usage)
+async def _answered(
+    features: Sequence[FeatureRun], backend: Backend, context: list[Item], build: Callable[[list[Item]], ModelRequest]
+) -> Answer | None:
+    """The first answer a feature makes in the model's place (a prewarm, a compaction), or None."""
+    for feature in features:
+        if (answer := await feature.answer(backend, context, build)) is not None:
+            return answer
+    return None

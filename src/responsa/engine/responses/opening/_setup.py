@@ -14,9 +14,9 @@ from responsa.store import Store
 
 from ...files import FileService
 from ...tools import ToolRegistry
-from ..features._compaction import Compactor
 from ..features._features import RequestFeature
 from ..features._prompts import PromptLibrary
+from ..features._sealing import Sealer
 
 __all__ = ["ResponseSetup"]
 
@@ -33,7 +33,8 @@ class ResponseSetup:
     """Where background responses run (None: none can)."""
     on_usage: Callable[[str, Usage], Awaitable[None]] | None
     """Told each response's usage, by tenant (the rate limiter's spend, the metrics)."""
-    compactor: Compactor | None
+    sealer: Sealer
+    """Seals reasoning for a retrieve that asks for ``reasoning.encrypted_content`` (as a create does)."""
     prompts: PromptLibrary
     hosted_tools: str
     """``--hosted-tools``: what a hosted tool a backend cannot run does (``ignore`` or ``error``)."""
@@ -45,7 +46,7 @@ class ResponseSetup:
     cancel_poll: float
     """How often the store is read for cancels asked in other processes."""
     features: tuple[RequestFeature, ...]
-    """The request features creates may name (see ``_features``)."""
+    """The request features creates may name, in the order their runs take their hooks (see ``_features``)."""
     files: FileService
     """The uploaded files ``input_file`` parts may name by id (every file's text is read for the model:
     see ``_input_files``)."""

@@ -8,9 +8,8 @@ it emits from 0 without gaps.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from responsa.backends import (
     Finish,
@@ -20,77 +19,52 @@ from responsa.backends import (
     ModelEvent,
     ReasoningDelta,
     ReasoningSummaryDelta,
+    RefusalDelta,
     TextDelta,
     TokenUsage,
     ToolCallDelta,
 )
 from responsa.protocol import (
-    AnnotationAddedEvent,
-    Compaction,
-    ContentPartEvent,
     IncompleteDetails,
     InterruptEvent,
     Item,
     Message,
     OutputItemEvent,
-    OutputText,
     OutputTextDelta,
-    OutputTextDone,
     Reasoning,
+    RefusalDeltaEvent,
     ResponsaError,
     ResponseError,
     ResponseObject,
     StreamEvent,
     new_id,
-    unvalidated,
 )
 
 from ...output import Emitter, Timeline, add_usage, close_reasoning, reasoning_delta, usage_of
 from ...tools import (
-    Annotations,
     OpenCall,
     Recorded,
-    ServerContext,
-    ServerRun,
     ToolPlan,
     ToolRegistry,
-    Where,
     client_kinds,
     hosted_event,
     open_call,
     reported_call,
 )
+from ..features._features import FeatureRun
+from ._open_items import (
+    ItemEnd,
+    OpenItem,
+    Phase,
+    ReadyMessage,
+    closed_message,
+    message_ahead,
+    new_message,
+    refusal_opened,
+)
+from ._server_work import ServerWork
 
 __all__ = ["OutputBuilder"]
-
-ItemEnd = Literal["completed", "incomplete"]
-Phase = Literal["commentary", "final_answer"]
-
-
-@dataclass
-class _OpenItem:
-    """The output item currently receiving deltas."""
-
-    where: Where
-    item: Item
-    chunks: list[str] = field(default_factory=list)
-    """Message text, call arguments or raw reasoning, as it arrives."""
-    summary_chunks: list[str] = field(default_factory=list)
-    tool_index: int | None = None
-    call: OpenCall | None = None
-    """For a tool call: its kind's handling of the call as its arguments stream in."""
-    logprobs: list[dict[str, Any]] = field(default_factory=list)
-    """For a message: each token's log probability, when the request asked for them."""
-
-
-@dataclass(frozen=True)
-class _ReadyMessage:
-    """A message not yet in the output, and its ``output_item.added`` and ``content_part.added`` (unnumbered;
-    none where no one reads the events)."""
-
-    message: Message
-    where: Where
-    opening: list[StreamEvent]
 
 
 class OutputBuilder:
@@ -98,7 +72,7 @@ class OutputBuilder:
 
     A tool call is its kind's (found by the model-visible name's route); the builder feeds it the
     arguments and, when the kind says the server runs the call, keeps the run for the loop to take
-    (:meth:`take_server_calls`; ``_server_calls.serve_calls`` runs them). It does no IO."""
+    (``server``, a ``ServerWork``; ``_server_calls.serve_calls`` runs them). It does no IO."""
 
     def __init__(
         self, response: ResponseObject, tools: ToolPlan | None = None, timeline: Timeline | None = None
@@ -106,33 +80,25 @@ class OutputBuilder:
         """``tools``: the request's (None: client-run kinds only, no tools offered)."""
         self.emitter = Emitter(response, timeline)
         self.response = response
-        self._open: _OpenItem | None = None
+        self._open: OpenItem | None = None
         self.finished = False
         self._tools = tools if tools is not None else ToolPlan(ToolRegistry(client_kinds()))
         self._usage: TokenUsage | None = None
         self._reason: FinishReason = "stop"
-        self._waiting: list[tuple[ServerRun, Where]] = []
-        """Calls the server runs, in the order the model made them, with where their items are."""
-        self._unfinished: list[Where] = []
-        """Calls the server is running or has yet to run in this round (a cancel cuts them)."""
-        self.annotations = Annotations()
-        """What the server's calls gave the answer to cite."""
+        self.server = ServerWork(self.emitter)
+        """The calls the server runs for this response."""
         self.needs_client = False
         """A call for the client to run, or an approval to give: it ends the agentic loop."""
         self.awaiting: list[Item] = []
         """Those calls (and approval requests), whose answers the client must send to go on."""
-        self._ready: _ReadyMessage | None = None
+        self._ready: ReadyMessage | None = None
         """A message and its opening events built ahead, while the model thinks (see :meth:`ready_for_text`)."""
-        self.seal_reasoning: Callable[[Reasoning], None] | None = None
-        """Seals each reasoning item as it ends, where the client asked for ``reasoning.encrypted_content``."""
+        self.features: tuple[FeatureRun, ...] = ()
+        """The request's features, told of each item the model made as it ends (``item_done``)."""
 
     @property
     def timeline(self) -> Timeline:
         return self.emitter.timeline
-
-    @property
-    def server_calls_waiting(self) -> int:
-        return len(self._waiting)
 
     def start(self) -> list[StreamEvent]:
         """``response.created``, ``response.queued`` for a queued (background) one, ``response.in_progress``."""
@@ -146,26 +112,8 @@ class OutputBuilder:
         """An item a tool kind made before the model ran; a call it left for the server waits to run."""
         where = self.emitter.place(recorded.item)
         if recorded.run is not None:
-            self._waiting.append((recorded.run, where))
+            self.server.wait(recorded.run, where)
         return self.emitter.emit_all(recorded.events(where))
-
-    def record_compaction(self, item: Compaction) -> list[StreamEvent]:
-        return self.emitter.record_compaction(item)
-
-    def take_server_calls(self) -> list[tuple[ServerRun, Where]]:
-        """The calls waiting for the server, in the order the model made them, for the loop to run;
-        each is unfinished until :meth:`served` (a cancel cuts those that are not)."""
-        waiting, self._waiting = self._waiting, []
-        self._unfinished = [where for _, where in waiting]
-        return waiting
-
-    def server_context(self, span: Any = None) -> ServerContext:
-        """What the server's calls run with: this response, its timeline, what the answer will cite."""
-        return ServerContext(self.response, self.timeline, self.annotations, span)
-
-    def served(self, where: Where) -> None:
-        """The call at ``where`` has run to its end."""
-        self._unfinished.remove(where)
 
     def feed_all(self, batch: Sequence[ModelEvent]) -> list[StreamEvent]:
         """The stream events of a batch of model events (those of one network read). Most are tokens
@@ -193,12 +141,14 @@ class OutputBuilder:
             return self._hidden_reasoning(event.encrypted_content)
         if isinstance(event, HostedCall):
             return self._hosted_call(event)
+        if isinstance(event, RefusalDelta):
+            return self._refusal(event.text)
         return self.end_turn(event)
 
     def _switch_to(self, item: Item, tool_index: int | None = None, call: OpenCall | None = None) -> list[StreamEvent]:
         events = self._close_open("completed")
         where, added = self.emitter.added(item)
-        self._open = _OpenItem(where, item, tool_index=tool_index, call=call)
+        self._open = OpenItem(where, item, tool_index=tool_index, call=call)
         events.append(added)
         return events
 
@@ -211,17 +161,9 @@ class OutputBuilder:
             if ready.opening:  # the events are read: their JSON is written ahead too
                 self.emitter.encode_ahead(ready.opening)
 
-    def _message_ahead(self) -> _ReadyMessage:
+    def _message_ahead(self) -> ReadyMessage:
         """A message for the next place in the output, with its opening events (not yet numbered)."""
-        given = {"id": new_id("msg"), "role": "assistant", "content": [], "status": "in_progress"}
-        message = unvalidated(Message, given)
-        where: Where = {"item_id": message.id, "output_index": len(self.response.output)}
-        if not self.emitter.read:
-            return _ReadyMessage(message, where, [])
-        added = self.emitter.item_added(message, where["output_index"])
-        part = OutputText(text="", logprobs=[])
-        opened = ContentPartEvent(type="response.content_part.added", content_index=0, part=part, **where)
-        return _ReadyMessage(message, where, [added, opened])
+        return message_ahead(len(self.response.output), self.emitter if self.emitter.read else None)
 
     def _open_message(self) -> list[StreamEvent]:
         events = self._close_open("completed")
@@ -229,14 +171,14 @@ class OutputBuilder:
         if ready is None or ready.where["output_index"] != len(self.response.output):  # something came first
             ready = self._message_ahead()
         self.emitter.place(ready.message)
-        self._open = _OpenItem(ready.where, ready.message)
+        self._open = OpenItem(ready.where, ready.message)
         if not ready.opening:
             self.timeline.item_at(True, ready.where["output_index"], ready.message)
         return events + self.emitter.emit_all(ready.opening)
 
     def _text(self, text: str, logprobs: Sequence[dict[str, Any]] = ()) -> list[StreamEvent]:
         events: list[StreamEvent] = []
-        if self._open is None or not isinstance(self._open.item, Message):
+        if self._open is None or not isinstance(self._open.item, Message) or self._open.refusal:
             events = self._open_message()
         opened = self._open
         assert opened is not None
@@ -250,11 +192,23 @@ class OutputBuilder:
             events.append(self._delta(opened, text))
         return events
 
-    def _delta(self, opened: _OpenItem, text: str) -> StreamEvent:
+    def _delta(self, opened: OpenItem, text: str) -> StreamEvent:
         """A token of the open message: its text kept, its delta emitted."""
         opened.chunks.append(text)
         where = opened.where
         return self.emitter.emit(OutputTextDelta.of_token(where["item_id"], where["output_index"], text))
+
+    def _refusal(self, text: str) -> list[StreamEvent]:
+        """The model declines: a message whose one part is its ``refusal``."""
+        events: list[StreamEvent] = []
+        if self._open is None or not self._open.refusal:
+            events += self._switch_to(new_message())
+            assert self._open is not None
+            self._open.refusal = True
+            events.append(self.emitter.emit(refusal_opened(self._open.where)))
+        opened = self._open
+        opened.chunks.append(text)
+        return [*events, self.emitter.emit(RefusalDeltaEvent(content_index=0, delta=text, **opened.where))]
 
     def _tool_call(self, delta: ToolCallDelta) -> list[StreamEvent]:
         events: list[StreamEvent] = []
@@ -312,18 +266,11 @@ class OutputBuilder:
         item, where, text = open_item.item, open_item.where, "".join(open_item.chunks)
         events: list[StreamEvent] = []
         if isinstance(item, Message):
-            annotations = self.annotations.for_text(text)
-            part = OutputText.model_validate({"text": text, "logprobs": open_item.logprobs, "annotations": annotations})
-            item.content, item.phase, item.status = [part], phase, status
-            if not self.emitter.read:
+            read = self.emitter.read
+            events += self.emitter.emit_all(closed_message(open_item, self.server.annotations, status, phase, read))
+            if not read:
                 self.timeline.item_at(False, where["output_index"], item)
                 return events
-            events += self.emitter.emit_all([
-                *(AnnotationAddedEvent(content_index=0, annotation_index=index, annotation=annotation, **where)
-                  for index, annotation in enumerate(annotations)),
-                OutputTextDone(content_index=0, text=text, logprobs=open_item.logprobs, **where),
-                ContentPartEvent(type="response.content_part.done", content_index=0, part=part.model_copy(), **where),
-            ])  # fmt: skip
         elif open_item.call is not None:  # a tool call: its kind fills it, and says what comes next
             closed = open_item.call.close(text, status, where)
             events += self.emitter.emit_all(closed.events)
@@ -331,15 +278,15 @@ class OutputBuilder:
             if closed.needs_client:
                 self.awaiting.append(item)
             if closed.run is not None:
-                self._waiting.append((closed.run, where))
+                self.server.wait(closed.run, where)
                 return events  # done once the server has run it
         elif isinstance(item, Reasoning):
             asked = self.response.reasoning is not None and self.response.reasoning.summary is not None
             ended = close_reasoning(item, where, open_item.chunks, open_item.summary_chunks, asked)
             events += self.emitter.emit_all(ended)
             item.status = status
-            if self.seal_reasoning is not None:
-                self.seal_reasoning(item)
+        for feature in self.features:
+            feature.item_done(item)
         events.append(self.emitter.done(item, where))
         return events
 
@@ -398,7 +345,7 @@ class OutputBuilder:
     def cancel(self) -> list[StreamEvent]:
         """Stop where we are: open items end ``incomplete`` and the response is ``cancelled``."""
         events = self._close_open("incomplete", phase=None)
-        events += self._cut_server_calls()
+        events += self.server.cut()
         self.response.status = "cancelled"
         self.finished = True
         return events
@@ -410,7 +357,7 @@ class OutputBuilder:
     def steered(self) -> list[StreamEvent]:
         """Stop for steering: open items end ``incomplete``, and so does the response, with reason
         ``steered`` (its successor, with the steering input, starts next)."""
-        events = self._close_open("incomplete", phase=None) + self._cut_server_calls()
+        events = self._close_open("incomplete", phase=None) + self.server.cut()
         return events + self._conclude("incomplete", "steered")
 
     def interrupted(self) -> list[StreamEvent]:
@@ -427,24 +374,5 @@ class OutputBuilder:
             events += self.emitter.emit_all([InterruptEvent(
                 type="response.output_item.interrupted", response_id=response_id,
                 item_id=open_item.where["item_id"], output_index=index)])  # fmt: skip
-        events += self._cut_server_calls()
+        events += self.server.cut()
         return events + self._conclude("incomplete", "interrupted")
-
-    def _cut_server_calls(self) -> list[StreamEvent]:
-        """The server's calls a cancel stopped (or kept from starting) end ``incomplete`` (``failed``
-        where their type has no such status), each with its ``output_item.done``."""
-        cut = [*self._unfinished, *(where for _, where in self._waiting)]
-        self._unfinished, self._waiting = [], []
-        events: list[StreamEvent] = []
-        for where in cut:
-            item = self.response.output[where["output_index"]]
-            item.status = _cut_status(item)
-            done = OutputItemEvent(type="response.output_item.done", output_index=where["output_index"],
-                                   item=item.model_copy())  # fmt: skip
-            events += self.emitter.emit_all([done])
-        return events
-
-
-def _cut_status(item: Item) -> str:
-    field = type(item).model_fields.get("status")
-    return "incomplete" if field is not None and "incomplete" in get_args(field.annotation) else "failed"

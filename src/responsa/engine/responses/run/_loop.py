@@ -157,7 +157,7 @@ class RunLoop:
                     builder.timeline.mark("model.first_output")
                     first = False
                 yield builder.feed_all(batch)
-            calls = builder.server_calls_waiting
+            calls = builder.server.waiting
             if calls and not signal.is_set():  # no generator to start where none wait (most turns)
                 # A cancel stops a call at once; a steer lets the call running finish, and starts no other.
                 server_calls = serve_calls(builder, run.span, run.steered_between_calls)

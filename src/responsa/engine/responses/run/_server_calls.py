@@ -19,11 +19,11 @@ async def serve_calls(
     """Run the calls waiting for the server, in the order the model made them, yielding their events
     as the builder numbers them; none is started once ``stop`` says so (the builder cuts those left,
     as on a cancel)."""
-    calls = builder.take_server_calls()
-    context = builder.server_context(span)
+    calls = builder.server.take()
+    context = builder.server.context(span)
     for call, where in calls:
         if stop is not None and stop():
             return
         async for events in call(context, where):
             yield builder.emitter.emit_all(events)
-        builder.served(where)
+        builder.server.served(where)

@@ -1,0 +1,71 @@
+"""The calls the server runs for one response, as the output builder leaves them: those waiting to run
+(in the order the model made them), those running (a cancel cuts them), and what they gave the answer
+to cite. The builder records; the loop takes and runs them (``_server_calls.serve_calls``)."""
+
+from __future__ import annotations
+
+from typing import Any, get_args
+
+from responsa.protocol import Item, OutputItemEvent, StreamEvent
+
+from ...output import Emitter
+from ...tools import Annotations, ServerContext, ServerRun, Where
+
+__all__ = ["ServerWork"]
+
+
+class ServerWork:
+    """One response's server-run calls, placed in its output by ``emitter``."""
+
+    def __init__(self, emitter: Emitter) -> None:
+        self._emitter = emitter
+        self._waiting: list[tuple[ServerRun, Where]] = []
+        """Calls the server runs, in the order the model made them, with where their items are."""
+        self._unfinished: list[Where] = []
+        """Calls the server is running or has yet to run in this round (a cancel cuts them)."""
+        self.annotations = Annotations()
+        """What the server's calls gave the answer to cite."""
+
+    @property
+    def waiting(self) -> int:
+        """How many calls wait for the server."""
+        return len(self._waiting)
+
+    def wait(self, run: ServerRun, where: Where) -> None:
+        """The call at ``where`` waits for the server to run it."""
+        self._waiting.append((run, where))
+
+    def take(self) -> list[tuple[ServerRun, Where]]:
+        """The calls waiting for the server, in the order the model made them, for the loop to run;
+        each is unfinished until :meth:`served` (a cancel cuts those that are not)."""
+        waiting, self._waiting = self._waiting, []
+        self._unfinished = [where for _, where in waiting]
+        return waiting
+
+    def context(self, span: Any = None) -> ServerContext:
+        """What the server's calls run with: this response, its timeline, what the answer will cite."""
+        return ServerContext(self._emitter.response, self._emitter.timeline, self.annotations, span)
+
+    def served(self, where: Where) -> None:
+        """The call at ``where`` has run to its end."""
+        self._unfinished.remove(where)
+
+    def cut(self) -> list[StreamEvent]:
+        """The server's calls a cancel stopped (or kept from starting) end ``incomplete`` (``failed``
+        where their type has no such status), each with its ``output_item.done``."""
+        cut = [*self._unfinished, *(where for _, where in self._waiting)]
+        self._unfinished, self._waiting = [], []
+        events: list[StreamEvent] = []
+        output = self._emitter.response.output
+        for where in cut:
+            item = output[where["output_index"]]
+            item.status = _cut_status(item)
+            done = OutputItemEvent(type="response.output_item.done", output_index=where["output_index"],
+                                   item=item.model_copy())  # fmt: skip
+            events += self._emitter.emit_all([done])
+        return events
+
+
+def _cut_status(item: Item) -> str:
+    field = type(item).model_fields.get("status")
+    return "incomplete" if field is not None and "incomplete" in get_args(field.annotation) else "failed"
