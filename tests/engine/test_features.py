@@ -11,6 +11,8 @@ from responsa.protocol import Compaction, ConfigurationUpdate, CreateResponseReq
 class _Named:
     """A feature named by a request field (``metadata`` holding its name) or by an item type."""
 
+    fields = frozenset({"metadata"})
+
     def __init__(self, name: str, items: frozenset[type] = frozenset()) -> None:
         self.name = name
         self.items = items
@@ -31,13 +33,16 @@ def _request(*names: str) -> CreateResponseRequest:
     return CreateResponseRequest(model="m", input="hi", metadata=dict.fromkeys(names, "1"))
 
 
-def test_a_plain_create_opens_none_and_a_plain_context_asks_no_feature_again() -> None:
+def test_a_plain_create_asks_no_feature_and_a_plain_context_none_again() -> None:
     first, second = _Named("first"), _Named("second", frozenset({Compaction}))
     features = Features([first, second])
-    runs = features.open(_request())
+    plain = CreateResponseRequest(model="m", input="hi")
+    runs = features.open(plain)
     assert runs == ()
-    assert features.open_in_context(_request(), frozenset({Message, Reasoning}), runs) == ()
-    assert first.asked == [frozenset()] and second.asked == [frozenset()]  # asked once each, at arrival
+    assert features.open_in_context(plain, frozenset({Message, Reasoning}), runs) == ()
+    assert first.asked == [] and second.asked == []  # it sets none of their fields: not asked
+    assert features.open(_request()) == ()  # one that sets their field asks them, each once
+    assert first.asked == [frozenset()] and second.asked == [frozenset()]
 
 
 def test_the_context_opens_its_features_in_registration_order_and_none_twice() -> None:

@@ -23,6 +23,7 @@ class BackgroundWindowsFeature:
 
     name = "background_options.completion_window"
     items: frozenset[type] = frozenset()
+    fields: frozenset[str] = frozenset({"background_options"})
 
     def open(self, request: CreateResponseRequest, context_types: frozenset[type]) -> FeatureRun | None:
         options = request.background_options

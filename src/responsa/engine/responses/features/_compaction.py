@@ -227,6 +227,7 @@ class CompactionFeature:
 
     name = "compaction"
     items: frozenset[type] = frozenset({Compaction, CompactionTrigger})
+    fields: frozenset[str] = frozenset({"context_management"})
 
     def __init__(self, compactor: Compactor) -> None:
         self._compactor = compactor

@@ -28,6 +28,7 @@ class ConfigurationFeature:
 
     name = "configuration_update"
     items: frozenset[type] = frozenset({ConfigurationUpdate})
+    fields: frozenset[str] = frozenset()
 
     def open(self, request: CreateResponseRequest, context_types: frozenset[type]) -> FeatureRun | None:
         return _ConfigurationRun() if ConfigurationUpdate in context_types else None

@@ -3,19 +3,19 @@ the create at fixed points instead of a branch threaded through the opening, the
 model request.
 
 A feature (:class:`RequestFeature`) is registered once, at start (``ResponseSetup.features``, kept in a
-:class:`Features`). For each create it is asked whether the request names it (:meth:`RequestFeature.open`)
-and, once the context is known, whether the context does (an item of one of its ``items`` types: a
-``configuration_update``, a ``compaction``, reasoning sent back); only those that answer with a
-:class:`FeatureRun` take part, so a plain create runs none. A run's hooks, in the order the create
-reaches them: ``waits`` (whether the run waits apart for its slot), ``revise`` (the request as sent:
-before it is checked, the feature may rewrite it), ``plan`` (the context known: read the store, work
-out what the response will say, revise the request by what the context says), ``read`` (the tools
-planned: the context as the model will read it), ``begin`` (the response object made: fill the fields
-the feature owns), ``screen_input`` (before the model reads the input: may keep it from the model),
-``answer`` (the model about to be called: may answer in its place), ``fit`` (the context about to be
-fitted to the model's window: may make it smaller first), ``shape`` (each model request built: set what
-the feature decides of it), ``item_done`` (each output item complete), ``hold`` (the run's events as a
-stream sends them: may hold them back), ``screen_output`` (the model done: may withhold its output).
+:class:`Features`). For each create that sets one of its ``fields`` it is asked whether the request names
+it (:meth:`RequestFeature.open`) and, once the context is known, whether the context does (an item of one
+of its ``items`` types: a ``configuration_update``, a ``compaction``, reasoning sent back); only those
+that answer with a :class:`FeatureRun` take part, so a plain create runs none. A run's hooks, in the
+order the create reaches them: ``waits`` (whether the run waits apart for its slot), ``revise`` (the
+request as sent: before it is checked, the feature may rewrite it), ``plan`` (the context known: read the
+store, work out what the response will say, revise the request by what the context says), ``read`` (the
+tools planned: the context as the model will read it), ``begin`` (the response object made: fill the
+fields the feature owns), ``screen_input`` (before the model reads the input: may keep it from the
+model), ``answer`` (the model about to be called: may answer in its place), ``fit`` (the context about to
+be fitted to the model's window: may make it smaller first), ``shape`` (each model request built: set
+what the feature decides of it), ``item_done`` (each output item complete), ``hold`` (the run's events as
+a stream sends them: may hold them back), ``screen_output`` (the model done: may withhold its output).
 """
 
 from __future__ import annotations
@@ -134,6 +134,8 @@ class RequestFeature(Protocol):
     """A feature a create may name."""
 
     name: str
+    fields: frozenset[str]
+    """The request fields that may name the feature: it is asked only where the request sets one."""
     items: frozenset[type]
     """The item types that name the feature where the create's context holds one (most: none)."""
 
@@ -148,11 +150,20 @@ class Features:
 
     def __init__(self, features: Sequence[RequestFeature]) -> None:
         self.all = tuple(features)
+        self._fields = frozenset(name for feature in self.all for name in feature.fields)
         self._items = frozenset(kind for feature in self.all for kind in feature.items)
 
     def open(self, request: CreateResponseRequest) -> tuple[FeatureRun, ...]:
-        """The runs of the features ``request`` names (most creates: none)."""
-        return self._opened(request, frozenset(), ())
+        """The runs of the features ``request`` names (most creates: none, found with one set test)."""
+        named = self._fields.intersection(request.model_fields_set)
+        if not named:
+            return ()
+        runs: dict[int, FeatureRun] = {}
+        for rank, feature in enumerate(self.all):
+            if not named.isdisjoint(feature.fields) and (run := feature.open(request, frozenset())) is not None:
+                run.rank = rank
+                runs[rank] = run
+        return tuple(runs.values())
 
     def open_in_context(
         self, request: CreateResponseRequest, context_types: frozenset[type], runs: tuple[FeatureRun, ...]
@@ -168,7 +179,7 @@ class Features:
     ) -> tuple[FeatureRun, ...]:
         opened = {run.rank: run for run in runs}
         for rank, feature in enumerate(self.all):
-            if rank in opened or (context_types and context_types.isdisjoint(feature.items)):
+            if rank in opened or context_types.isdisjoint(feature.items):
                 continue
             if (run := feature.open(request, context_types)) is not None:
                 run.rank = rank

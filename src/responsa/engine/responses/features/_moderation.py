@@ -40,6 +40,7 @@ class ModerationFeature:
 
     name = "moderation"
     items: frozenset[type] = frozenset()
+    fields: frozenset[str] = frozenset({"moderation"})
 
     def __init__(self, backends: BackendRegistry) -> None:
         self._backends = backends

@@ -32,6 +32,7 @@ class PromptCacheFeature:
 
     name = "prompt_cache_options"
     items: frozenset[type] = frozenset()
+    fields: frozenset[str] = frozenset({"prompt_cache_options"})
 
     def open(self, request: CreateResponseRequest, context_types: frozenset[type]) -> FeatureRun | None:
         return _PromptCacheRun(request) if request.prompt_cache_options is not None else None

@@ -107,6 +107,7 @@ class PromptsFeature:
 
     name = "prompt"
     items: frozenset[type] = frozenset()
+    fields: frozenset[str] = frozenset({"prompt"})
 
     def __init__(self, library: PromptLibrary) -> None:
         self.library = library

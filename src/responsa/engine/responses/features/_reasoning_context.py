@@ -26,6 +26,7 @@ class ReasoningContextFeature:
 
     name = "reasoning.context"
     items: frozenset[type] = frozenset()
+    fields: frozenset[str] = frozenset({"reasoning"})
 
     def open(self, request: CreateResponseRequest, context_types: frozenset[type]) -> FeatureRun | None:
         context = request.reasoning.context if request.reasoning is not None else None

@@ -67,6 +67,7 @@ class ReasoningSealFeature:
 
     name = ENCRYPTED_REASONING
     items: frozenset[type] = frozenset({Reasoning})
+    fields: frozenset[str] = frozenset({"include"})
 
     def __init__(self, sealer: Sealer) -> None:
         self._sealer = sealer
