@@ -274,20 +274,9 @@ class McpCallArgumentsDone(_Event):
 class HostedToolEvent(_Event):
     """Progress of a built-in tool call item (web search, file search, code interpreter, image generation)."""
 
-    type: Literal[
-        "response.web_search_call.in_progress",
-        "response.web_search_call.searching",
-        "response.web_search_call.completed",
-        "response.file_search_call.in_progress",
-        "response.file_search_call.searching",
-        "response.file_search_call.completed",
-        "response.code_interpreter_call.in_progress",
-        "response.code_interpreter_call.interpreting",
-        "response.code_interpreter_call.completed",
-        "response.image_generation_call.in_progress",
-        "response.image_generation_call.generating",
-        "response.image_generation_call.completed",
-    ]
+    type: str
+    """``response.<item type>.<phase>``: the names are the hosted kinds' (each says its ``progress`` phase
+    between ``in_progress`` and ``completed``; ``ToolRegistry.hosted_events`` lists them)."""
     item_id: str
     output_index: int
 

@@ -25,7 +25,7 @@ from responsa.protocol import (
 
 from ..output import shown
 from ._kind import Closed, ItemEnd, ServerContext, ServerRun, Where
-from ._registry import ToolRegistry
+from ._registry import ToolRegistry, hosted_phases
 
 _items: TypeAdapter[Item] = TypeAdapter(Item)
 
@@ -45,7 +45,7 @@ def reported_call(kinds: ToolRegistry, item_type: str, fields: Mapping[str, Any]
     if kind is None or progress is None:
         raise ValueError(f"no hosted tool kind owns {item_type!r} items")
     item = _items.validate_python({"type": item_type, "id": new_id(kind.item_types[item_type]), **fields})
-    return item, ["in_progress", progress, "completed"]
+    return item, list(hosted_phases(progress))
 
 
 HostedCallItem = FileSearchCall | WebSearchCall | ImageGenerationCall | CodeInterpreterCall

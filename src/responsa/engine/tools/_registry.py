@@ -17,11 +17,17 @@ from responsa.protocol import Item
 
 from ._kind import ServerToolKind, ToolKind
 
-__all__ = ["ENTRY_POINT_GROUP", "ToolRegistry", "client_kinds", "load_tool_registry"]
+__all__ = ["ENTRY_POINT_GROUP", "ToolRegistry", "client_kinds", "hosted_phases", "load_tool_registry"]
 
 logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "responsa.tool_kinds"
+
+
+def hosted_phases(progress: str) -> tuple[str, str, str]:
+    """The phases of a hosted call's progress events, its kind's ``progress`` phase between the two
+    every hosted call has."""
+    return ("in_progress", progress, "completed")
 
 
 class ToolRegistry:
@@ -35,6 +41,7 @@ class ToolRegistry:
         self._server_types: frozenset[str] = frozenset()
         """Every tool and item type of the server-run kinds: a request naming none prepares nothing."""
         self._hosted: frozenset[str] = frozenset()
+        self._hosted_events: frozenset[str] = frozenset()
         self._answers: dict[type[Item], type[Item]] = {}
         for kind in kinds:
             self.register(kind)
@@ -52,8 +59,10 @@ class ToolRegistry:
         if callable(getattr(kind, "prepare", None)):
             self._server.append(kind)  # type: ignore[arg-type]  # it has the ServerToolKind's prepare
             self._server_types |= frozenset((*kind.tool_types, *kind.item_types))
-        if getattr(kind, "progress", None) is not None:
+        if (progress := getattr(kind, "progress", None)) is not None:
             self._hosted |= frozenset(kind.tool_types)
+            self._hosted_events |= {f"response.{item_type}.{phase}" for item_type in kind.item_types
+                                    for phase in hosted_phases(progress)}  # fmt: skip
         self._answers.update(getattr(kind, "answers", {}))
 
     def for_tool(self, tool_type: str) -> ToolKind | None:
@@ -88,6 +97,11 @@ class ToolRegistry:
         does), each saying the ``progress`` phase of its calls; where neither the backend nor the server
         runs one, the hosted-tool policy decides (``--hosted-tools``)."""
         return self._hosted
+
+    def hosted_events(self) -> frozenset[str]:
+        """The progress events of the hosted kinds' calls, ``response.<item type>.<phase>``: their names
+        are the kinds' (``HostedToolEvent.type`` is any of them)."""
+        return self._hosted_events
 
     @property
     def answers(self) -> Mapping[type[Item], type[Item]]:
