@@ -228,3 +228,12 @@ def test_public_api_is_pinned() -> None:
     for module in (responsa.protocol, responsa.engine, responsa.store, responsa.backends):
         for name in module.__all__:
             assert hasattr(module, name), f"{module.__name__}.{name}"
+
+
+def test_the_tests_mirror_the_package() -> None:
+    """Every folder of tests/ that holds tests is named as the package it tests (tests/engine/tools for
+    ``responsa/engine/tools``...); whole-server suites (the real clients, crashes, the CLI) sit at the top."""
+    tests = Path(__file__).parent
+    for folder in sorted({path.parent for path in tests.rglob("test_*.py")} - {tests}):
+        relative = folder.relative_to(tests)
+        assert (PACKAGE / relative).is_dir(), f"tests/{relative} has no responsa/{relative} to mirror"

@@ -27,7 +27,7 @@ from responsa import tracing
 from tests.backends.mock_upstream import Stream, text_chunks
 from tests.backends.test_chat_completions import Rig, start_rig
 from tests.conftest import serve_app, start_serve
-from tests.tools.mcp_server import streamable_app
+from tests.engine.tools.mcp_server import streamable_app
 
 
 def _traceparent() -> tuple[str, str, str]:

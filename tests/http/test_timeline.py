@@ -13,7 +13,7 @@ import openai
 import pytest
 
 from tests.conftest import serve_app
-from tests.tools.mcp_server import streamable_app
+from tests.engine.tools.mcp_server import streamable_app
 
 
 @pytest.fixture(scope="module")

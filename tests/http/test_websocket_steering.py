@@ -26,9 +26,9 @@ from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
 from tests.backends.mock_upstream import Stream, text_chunks
 from tests.backends.test_chat_completions import Rig, start_rig
 from tests.conftest import LiveServer, profiled_server, serve_app
+from tests.engine.tools.mcp_server import streamable_app
 from tests.http.test_websocket import TERMINAL, turn, ws_url
 from tests.test_codex import call_chunks
-from tests.tools.mcp_server import streamable_app
 
 SLOW = "[models.slowpoke]\nttft_ms = 100\ntokens_per_second = 20\n"
 LONG = "Reply with: " + " ".join(f"word{index}" for index in range(60))

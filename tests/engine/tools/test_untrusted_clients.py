@@ -26,7 +26,7 @@ from responsa.protocol import InvalidRequest
 from tests.backends.mock_upstream import MockUpstream
 from tests.backends.test_chat_completions import Rig, start_rig
 from tests.conftest import LiveServer, serve, serve_app
-from tests.tools.mcp_server import streamable_app
+from tests.engine.tools.mcp_server import streamable_app
 
 KEY = ApiKey("sk-tenant", "tenant")
 

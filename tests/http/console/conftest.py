@@ -19,7 +19,7 @@ import pytest
 from responsa.config import ApiKey, Settings, UpstreamConfig
 from tests.backends.mock_upstream import MockUpstream
 from tests.conftest import LiveServer, free_port, serve, serve_app
-from tests.tools.mcp_server import streamable_app
+from tests.engine.tools.mcp_server import streamable_app
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 

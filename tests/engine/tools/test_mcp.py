@@ -15,8 +15,8 @@ import pytest
 from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
 from responsa.config import Settings
 from tests.conftest import LiveServer, serve, serve_app, store_contains
+from tests.engine.tools.mcp_server import Recorder, sse_app, streamable_app
 from tests.http.test_streaming import WEATHER_TOOL, parse_frames, without_parsed
-from tests.tools.mcp_server import Recorder, sse_app, streamable_app
 
 
 class McpServer:

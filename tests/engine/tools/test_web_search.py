@@ -18,8 +18,8 @@ from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
 from responsa.config import Settings, UpstreamConfig
 from tests.backends.mock_upstream import MockUpstream, Stream, text_chunks
 from tests.conftest import LiveServer, serve, serve_app
+from tests.engine.tools.web_fakes import FakeWeb
 from tests.http.test_streaming import parse_frames
-from tests.tools.web_fakes import FakeWeb
 
 
 @pytest.fixture(scope="module")
