@@ -227,6 +227,8 @@ def check_interrupted(messages: list[dict[str, Any]]) -> dict[str, Any]:
     numbers = [message["sequence_number"] for message in messages]
     assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))  # one stream, in order
     assert "response.output_text.done" not in kinds[accepted:]
+    usage = response["usage"]  # the cut turn counted: what it read, and what it wrote before the cut
+    assert usage is not None and usage["input_tokens"] > 0 and usage["output_tokens"] >= 1, usage
     return response
 
 
@@ -235,7 +237,10 @@ def test_an_interrupted_response_drops_its_partial_item_and_the_socket_goes_on(s
     with connect(ws_url(server)) as socket:
         response = check_interrupted(interrupt_mid_text(socket, model="slowpoke", input=LONG))
         assert response["output"] == []
+        read = client.responses.input_tokens.count(model="slowpoke", input=LONG)
+        assert response["usage"]["input_tokens"] == read.input_tokens  # as the backend counts the request
         stored = client.responses.retrieve(response["id"])
+        assert stored.usage is not None and stored.usage.input_tokens == read.input_tokens
         assert stored.status == "incomplete" and stored.incomplete_details is not None
         assert stored.incomplete_details.reason == "interrupted" and stored.output == []
         after = turn(socket, model="sim", input="Go on.", previous_response_id=response["id"])

@@ -23,6 +23,7 @@ from responsa.backends import (
     TextDelta,
     TokenUsage,
     ToolCallDelta,
+    read_texts,
 )
 from responsa.protocol import (
     IncompleteDetails,
@@ -93,6 +94,8 @@ class OutputBuilder:
         """Those calls (and approval requests), whose answers the client must send to go on."""
         self._ready: ReadyMessage | None = None
         """A message and its opening events built ahead, while the model thinks (see :meth:`ready_for_text`)."""
+        self._turn_output: int | None = None
+        """Where the output of the model turn in progress begins (None between turns)."""
         self.features: tuple[FeatureRun, ...] = ()
         """The request's features, told of each item the model made as it ends (``item_done``)."""
 
@@ -151,6 +154,25 @@ class OutputBuilder:
         self._open = OpenItem(where, item, tool_index=tool_index, call=call)
         events.append(added)
         return events
+
+    def begin_turn(self) -> None:
+        """A model turn begins: what it writes is placed from here (see :meth:`cut_turn`)."""
+        self._turn_output = len(self.response.output)
+
+    def cut_turn(self) -> tuple[int, str] | None:
+        """The turn in progress, which a stop cuts before the model counted it: where its output begins,
+        and the text it wrote (its items', the open one's so far); None between turns."""
+        start = self._turn_output
+        if start is None:
+            return None
+        written = [text for item in self.response.output[start:] for text in read_texts(item)]
+        if self._open is not None:
+            written += [*self._open.chunks, *self._open.summary_chunks]
+        return start, "".join(written)
+
+    def count(self, usage: TokenUsage) -> None:
+        """Add ``usage`` to the response's (a cut turn's, see :meth:`cut_turn`)."""
+        self._usage = usage if self._usage is None else add_usage(self._usage, usage)
 
     def ready_for_text(self) -> None:
         """Build the message the model's first text would open, and its two opening events, before that
@@ -294,8 +316,8 @@ class OutputBuilder:
         """One model turn is over: close its open item and add up its usage. The response goes on."""
         phase: Phase = "commentary" if finish.reason == "tool_calls" else "final_answer"
         events = self._close_open("incomplete" if finish.reason == "length" else "completed", phase)
-        self._usage = finish.usage if self._usage is None else add_usage(self._usage, finish.usage)
-        self._reason = finish.reason
+        self.count(finish.usage)
+        self._reason, self._turn_output = finish.reason, None
         return events
 
     @property

@@ -18,6 +18,7 @@ from dataclasses import replace
 import anyio
 
 from responsa import tracing
+from responsa.backends import TokenUsage
 from responsa.protocol import (
     TERMINAL_EVENT_TYPES,
     ErrorEvent,
@@ -35,7 +36,7 @@ from .._context import conversation_items
 from ..features._features import held, output_withheld
 from ._accumulate import OutputBuilder
 from ._leases import Leases
-from ._model_request import FIRST_TURN, build_model_request
+from ._model_request import FIRST_TURN, Turn, build_model_request
 from ._outcomes import Outcome, outcome_of
 from ._run import Run, open_model_call
 from ._server_calls import serve_calls
@@ -53,6 +54,19 @@ _STOPPED: dict[Outcome, Callable[[OutputBuilder], list[StreamEvent]]] = {
     Outcome.INTERRUPTED: OutputBuilder.interrupted,
 }
 """How a run that was asked to stop ends, by why."""
+
+
+async def _count_cut_turn(run: Run, turn: Turn, outcome: Outcome) -> None:
+    """Count what the turn an interrupt cut used, which the model stopped before counting, as OpenAI
+    reports it (nothing where the interrupt came between turns, or for another stop): its input as the
+    backend counts a request (the model request it read: the context and the output before it), its
+    output estimated from the text it wrote, at about four characters a token."""
+    cut = run.builder.cut_turn() if outcome is Outcome.INTERRUPTED else None
+    if cut is None:
+        return
+    start, written = cut
+    read = build_model_request(run.ctx, [*run.ctx.prior, *run.response.output[:start]], turn)
+    run.builder.count(TokenUsage(await run.ctx.backend.count_tokens(read), -(-len(written) // 4)))
 
 
 class RunLoop:
@@ -138,6 +152,7 @@ class RunLoop:
         turn = FIRST_TURN
         for round_number in range(1, MAX_ROUNDS + 1):
             first = True
+            builder.begin_turn()
             builder.ready_for_text()
             signal.bind()
             model_events = run.model_events
@@ -175,6 +190,7 @@ class RunLoop:
                 raise ServiceUnavailable("The server shut down before this response finished.", code="server_shutdown")
             stopped = _STOPPED.get(outcome)
             if stopped is not None:  # cancelled, steered, interrupted: the builder's end for it
+                await _count_cut_turn(run, turn, outcome)
                 yield stopped(builder)
                 return
             if outcome is Outcome.STEERED_AT_CLIENT:
