@@ -13,6 +13,8 @@ from typing import Any
 
 import llm_comply
 from llm_comply.schema import SpecLoader
+from openai.types.responses import ResponseOutputItem
+from pydantic import TypeAdapter, ValidationError
 
 SPEC_PATH = pathlib.Path(llm_comply.__file__).parent / "specs" / "openresponses.json"
 
@@ -45,6 +47,34 @@ def event_schemas() -> dict[str, str]:
 def response_errors(body: dict[str, Any]) -> list[str]:
     """What is wrong with a response object, by the document's ``ResponseResource``."""
     return spec().validate(body, "ResponseResource")
+
+
+def hosted_call_errors(body: dict[str, Any], call: dict[str, Any]) -> list[str]:
+    """What is wrong with a response holding a hosted tool's call: the openai package's output item
+    type for each of its items, and the document's ``ResponseResource`` for the rest. The document's unions have no
+    hosted tool, call item, tool choice naming one or file citation (the upstream suite's
+    ``file-search`` and ``offline-web-search`` tests check those by type only), so it reads the
+    response without them: the call left out of the output, its tool out of the tools, a tool choice
+    naming it as ``required``, only URL citations kept."""
+    try:
+        for item in body["output"]:
+            TypeAdapter(ResponseOutputItem).validate_python(item)
+    except ValidationError as invalid:
+        return [f"openai output item: {invalid}"]
+    hosted = call["type"].removesuffix("_call")
+    choice = body.get("tool_choice")
+    output = [_url_citations_only(item) for item in body["output"] if item is not call]
+    rest = {**body, "output": output, "tools": [tool for tool in body.get("tools") or () if tool["type"] != hosted],
+            "tool_choice": "required" if isinstance(choice, dict) and choice.get("type") == hosted else choice}  # fmt: skip
+    return response_errors(rest)
+
+
+def _url_citations_only(item: dict[str, Any]) -> dict[str, Any]:
+    if item["type"] != "message":
+        return item
+    parts = [{**part, "annotations": [note for note in part.get("annotations", ()) if note["type"] == "url_citation"]}
+             if part["type"] == "output_text" else part for part in item["content"]]  # fmt: skip
+    return {**item, "content": parts}
 
 
 def event_errors(event: dict[str, Any]) -> list[str]:

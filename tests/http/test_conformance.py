@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from tests.backends.mock_upstream import MockUpstream, Stream, text_chunks
 from tests.conftest import serve, serve_app
 from tests.http.test_streaming import WEATHER_TOOL, parse_frames
 from tests.http.test_vector_stores import make_pdf
-from tests.spec import error_body_errors, event_errors, response_errors
+from tests.spec import error_body_errors, event_errors, hosted_call_errors, response_errors
 
 CITY_SCHEMA = {
     "type": "object",
@@ -237,3 +238,30 @@ def test_previous_response_id_carries_the_context(target: Target) -> None:
     assert [item["content"][0]["text"] for item in listed if item["type"] == "message"] == [
         "What is my favourite colour?"
     ]
+
+
+def test_a_forced_file_search_validates(target: Target) -> None:
+    """The upstream suite's ``file-search``, as it sends it: a search of a vector store forced by
+    ``tool_choice``, its results included; the server runs it for every backend."""
+    uploaded = target.http.post("/files", files={"file": ("tides.txt", b"The moon's gravity makes the tides.")},
+                                data={"purpose": "assistants"}).json()  # fmt: skip
+    store = target.http.post("/vector_stores", json={"name": "suite", "file_ids": [uploaded["id"]]}).json()
+    while target.http.get(f"/vector_stores/{store['id']}").json()["file_counts"]["in_progress"]:
+        time.sleep(0.05)
+    if target.upstream is not None:
+        search = {"index": 0, "id": "call_0", "type": "function",
+                  "function": {"name": "file_search", "arguments": '{"query": "tides"}'}}  # fmt: skip
+        target.upstream.script.append(Stream([{"choices": [{"index": 0, "delta": {"tool_calls": [search]}}]},
+                                              {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}]))  # fmt: skip
+        target.upstream.script.append(Stream(text_chunks("The moon makes the tides.")))
+    body = {"model": target.model, "input": "Search the configured vector store for relevant content and summarize one result.",
+            "tools": [{"type": "file_search", "vector_store_ids": [store["id"]]}], "tool_choice": {"type": "file_search"},
+            "include": ["file_search_call.results"], "max_output_tokens": 64}  # fmt: skip
+    reply = target.http.post("/responses", json=body)
+    assert reply.status_code == 200, reply.text
+    response = reply.json()
+    [call] = [item for item in response["output"] if item["type"] == "file_search_call"]
+    assert hosted_call_errors(response, call) == []
+    assert call["status"] == "completed" and isinstance(call["results"], list)  # included, as asked
+    if target.upstream is not None:  # the model's query ("tides") found the file
+        assert "tides" in call["results"][0]["text"] and response["output"][-1]["type"] == "message"

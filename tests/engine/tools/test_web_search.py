@@ -20,6 +20,7 @@ from tests.backends.mock_upstream import MockUpstream, Stream, text_chunks
 from tests.conftest import LiveServer, serve, serve_app
 from tests.engine.tools.web_fakes import FakeWeb
 from tests.http.test_streaming import parse_frames
+from tests.spec import hosted_call_errors
 
 
 @pytest.fixture(scope="module")
@@ -273,6 +274,26 @@ def test_without_external_web_access_no_page_is_fetched(
                        timeout=30).json()  # fmt: skip
     assert reply["output"][0]["status"] == "completed" and web.fetched[fetched:] == []
     assert "[1] Comets explained" in _tool_result(upstream) and "glowing coma" not in _tool_result(upstream)
+
+
+def test_the_conformance_suites_offline_web_search_validates(
+    searx: LiveServer, web: FakeWeb, upstream: MockUpstream
+) -> None:
+    """The upstream Open Responses suite's ``offline-web-search``, as it sends it: a forced search with
+    live web access off and its sources included; the response validates (see ``hosted_call_errors``)
+    and no page is fetched."""
+    fetched = len(web.fetched)
+    _search_then_answer(upstream, "OpenResponses", "Cached [1].")
+    body = {"model": "up-model", "input": "Find the most relevant cached result for OpenResponses.",
+            "tools": [{"type": "web_search", "external_web_access": False}], "tool_choice": {"type": "web_search"},
+            "include": ["web_search_call.action.sources"]}  # fmt: skip
+    reply = httpx.post(f"{searx.v1}/responses", json=body, timeout=30)
+    assert reply.status_code == 200, reply.text
+    response = reply.json()
+    [call] = [item for item in response["output"] if item["type"] == "web_search_call"]
+    assert hosted_call_errors(response, call) == []
+    assert call["status"] == "completed" and isinstance(call["action"]["sources"], list)  # included, as asked
+    assert web.fetched[fetched:] == [] and response["output"][-1]["type"] == "message"
 
 
 def test_the_embedded_model_searches_when_forced(web: FakeWeb, tmp_path: Path) -> None:
