@@ -26,6 +26,7 @@ from starlette.types import ASGIApp
 from responsa.config import Settings
 from responsa.serve import create_app
 from tests.in_process import app_client, app_http, in_process_app, session_store_url  # noqa: F401  # fixtures
+from tests.scripted import scripted  # noqa: F401  # a fixture
 
 
 @dataclass

@@ -9,13 +9,19 @@ backends=[...])``): objects cannot cross into the processes of ``--workers``.
 
 from __future__ import annotations
 
+import time
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
 
 from responsa.backends import Backend, Finish, ModelEvent, ModelRequest, TextDelta, TokenUsage, ToolCallDelta
+from responsa.config import Settings
+from tests.in_process import InProcess, in_process
 
-__all__ = ["ScriptedBackend", "call", "text"]
+__all__ = ["ScriptedBackend", "call", "scripted", "store_of", "text"]
 
 USAGE = TokenUsage(input_tokens=10, output_tokens=5)
 
@@ -54,3 +60,22 @@ class ScriptedBackend(Backend):
                 yield [event]
 
         yield events()
+
+
+@pytest.fixture
+def scripted(tmp_path: Path) -> Iterator[tuple[InProcess, ScriptedBackend]]:
+    """An app in process whose model ``scripted`` is a fresh ``ScriptedBackend``."""
+    model = ScriptedBackend()
+    with in_process(Settings(db_url=f"sqlite:///{tmp_path / 'r.db'}"), backends=[model]) as app:
+        yield app, model
+
+
+def store_of(app: InProcess, *texts: tuple[str, bytes]) -> str:
+    """A vector store of these (name, content) files, once the app's tasks have ingested them."""
+    files = [app.sdk.files.create(file=named, purpose="assistants").id for named in texts]
+    store = app.sdk.vector_stores.create(name="notes", file_ids=files)
+    deadline = time.monotonic() + 30
+    while app.sdk.vector_stores.retrieve(store.id).file_counts.in_progress:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    return store.id

@@ -4,38 +4,15 @@ the file search runs the query the model wrote, records it, and the next turn re
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
-
-from responsa.config import Settings
 from responsa.protocol import FunctionCallOutput, ModelError
-from tests.in_process import InProcess, in_process
-from tests.scripted import ScriptedBackend, call, text
-
-
-@pytest.fixture
-def scripted(tmp_path: Path) -> Iterator[tuple[InProcess, ScriptedBackend]]:
-    model = ScriptedBackend()
-    with in_process(Settings(db_url=f"sqlite:///{tmp_path / 'r.db'}"), backends=[model]) as app:
-        yield app, model
-
-
-def _store_of(app: InProcess, *texts: tuple[str, bytes]) -> str:
-    files = [app.sdk.files.create(file=named, purpose="assistants").id for named in texts]
-    store = app.sdk.vector_stores.create(name="notes", file_ids=files)
-    deadline = time.monotonic() + 30
-    while app.sdk.vector_stores.retrieve(store.id).file_counts.in_progress:  # ingested in the app's tasks
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
-    return store.id
+from tests.in_process import InProcess
+from tests.scripted import ScriptedBackend, call, store_of, text
 
 
 def test_the_file_search_runs_the_query_the_model_wrote(scripted: tuple[InProcess, ScriptedBackend]) -> None:
     app, model = scripted
-    store = _store_of(app, ("tides.txt", b"The moon's gravity pulls the oceans and makes the tides."),
+    store = store_of(app, ("tides.txt", b"The moon's gravity pulls the oceans and makes the tides."),
                       ("bread.txt", b"Yeast makes bread rise by releasing carbon dioxide."))  # fmt: skip
     model.turns.extend([call("file_search", json.dumps({"query": "what makes the tides"})), text("The moon.")])
     made = app.sdk.responses.create(model="scripted", input="Why tides?", include=["file_search_call.results"],
@@ -69,7 +46,7 @@ def test_max_output_tokens_caps_the_response_across_its_tool_loop(scripted: tupl
     """OpenAI's cap is the response's: each turn is given what the earlier ones left, and once they
     spent it the response ends ``incomplete`` with the results, the model not asked again."""
     app, model = scripted
-    store = _store_of(app, ("tides.txt", b"The moon's gravity pulls the oceans and makes the tides."))
+    store = store_of(app, ("tides.txt", b"The moon's gravity pulls the oceans and makes the tides."))
     search = call("file_search", json.dumps({"query": "tides"}))  # each scripted turn spends 5 output tokens
     model.turns.extend([search, search, search, search, text("never asked")])
     made = app.sdk.responses.create(model="scripted", input="Why tides?", max_output_tokens=16,
@@ -84,7 +61,7 @@ def test_max_output_tokens_caps_the_response_across_its_tool_loop(scripted: tupl
 def test_a_server_run_kind_is_forced_by_tool_choice(scripted: tuple[InProcess, ScriptedBackend]) -> None:
     """``tool_choice: {"type": "file_search"}``: the model must call the kind's function, then chooses freely."""
     app, model = scripted
-    store = _store_of(app, ("tides.txt", b"The moon's gravity pulls the oceans and makes the tides."))
+    store = store_of(app, ("tides.txt", b"The moon's gravity pulls the oceans and makes the tides."))
     model.turns.extend([call("file_search", json.dumps({"query": "tides"})), text("The moon.")])
     made = app.sdk.responses.create(model="scripted", input="Why tides?", tool_choice={"type": "file_search"},
                                     tools=[{"type": "file_search", "vector_store_ids": [store]}])  # fmt: skip
