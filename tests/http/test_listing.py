@@ -17,6 +17,18 @@ from responsa.config import ApiKey
 from tests.conftest import LiveServer, sqlite_server
 
 
+@pytest.fixture
+def client(app_client: openai.OpenAI) -> openai.OpenAI:
+    """Listing needs no socket: the app in process (tests/in_process.py), on each store."""
+    return app_client
+
+
+@pytest.fixture
+def http(app_http: httpx.Client) -> httpx.Client:
+    """Raw HTTP on the same app."""
+    return app_http
+
+
 def _listed(http: httpx.Client, **params: Any) -> dict[str, Any]:
     reply = http.get("/v1/responses", params=params)
     assert reply.status_code == 200, reply.text

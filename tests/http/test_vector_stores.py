@@ -15,6 +15,12 @@ from responsa.config import ApiKey
 from tests.conftest import LiveServer, sqlite_server
 
 
+@pytest.fixture
+def client(app_client: openai.OpenAI) -> openai.OpenAI:
+    """Vector stores and their ingestion need no socket: the app in process (tests/in_process.py), on each store."""
+    return app_client
+
+
 def make_pdf(text: str) -> bytes:
     """A one-page PDF showing ``text`` (Helvetica), with a correct cross-reference table."""
     stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
