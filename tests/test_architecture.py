@@ -181,6 +181,7 @@ def test_public_api_is_pinned() -> None:
         "Steer",
         "Steering",
         "inject_failure",
+        "load_features",
         "steer_failure",
         "steer_input",
         "successor_create",

@@ -45,6 +45,7 @@ from responsa.engine import (
     WebhookDeliverer,
     WebhookService,
     every,
+    load_features,
 )
 from responsa.engine.tools import ToolRegistry, load_tool_registry
 from responsa.engine.tools.code_interpreter import CodeInterpreterKind
@@ -224,15 +225,17 @@ async def _responses(made: Assembly) -> None:
         admission=(settings.max_generations, settings.max_queued_generations, settings.max_queue_wait_secs),
         lease=settings.background_lease_secs,
         cancel_poll=settings.cancel_poll_secs,
-        features=(  # in the order their runs take their hooks
-            PromptsFeature(prompts),
-            ConfigurationFeature(),
-            PromptCacheFeature(),
-            ModerationFeature(made.registry),
-            ReasoningContextFeature(),
-            ReasoningSealFeature(sealer),
-            CompactionFeature(made.compactor),
-            BackgroundWindowsFeature(),
+        features=load_features(
+            (  # in the order their runs take their hooks; then the plug-ins'
+                PromptsFeature(prompts),
+                ConfigurationFeature(),
+                PromptCacheFeature(),
+                ModerationFeature(made.registry),
+                ReasoningContextFeature(),
+                ReasoningSealFeature(sealer),
+                CompactionFeature(made.compactor),
+                BackgroundWindowsFeature(),
+            )
         ),
         files=made.files,
     )

@@ -6,7 +6,7 @@ from ._service import ResponseService
 from .features._background_windows import BackgroundWindowsFeature
 from .features._compaction import CompactionFeature, Compactor
 from .features._configuration import ConfigurationFeature
-from .features._features import FeatureRun, RequestFeature
+from .features._features import FeatureRun, RequestFeature, load_features
 from .features._moderation import ModerationFeature
 from .features._prompt_cache import PromptCacheFeature
 from .features._prompts import PromptLibrary, PromptsFeature
@@ -51,6 +51,7 @@ __all__ = [
     "Steer",
     "Steering",
     "inject_failure",
+    "load_features",
     "steer_failure",
     "steer_input",
     "successor_create",

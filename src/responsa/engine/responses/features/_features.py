@@ -3,25 +3,29 @@ the create at fixed points instead of a branch threaded through the opening, the
 model request.
 
 A feature (:class:`RequestFeature`) is registered once, at start (``ResponseSetup.features``, kept in a
-:class:`Features`). For each create that sets one of its ``fields`` it is asked whether the request names
-it (:meth:`RequestFeature.open`) and, once the context is known, whether the context does (an item of one
-of its ``items`` types: a ``configuration_update``, a ``compaction``, reasoning sent back); only those
-that answer with a :class:`FeatureRun` take part, so a plain create runs none. A run's hooks, in the
-order the create reaches them: ``waits`` (whether the run waits apart for its slot), ``revise`` (the
-request as sent: before it is checked, the feature may rewrite it), ``plan`` (the context known: read the
-store, work out what the response will say, revise the request by what the context says), ``read`` (the
-tools planned: the context as the model will read it), ``begin`` (the response object made: fill the
-fields the feature owns), ``screen_input`` (before the model reads the input: may keep it from the
-model), ``answer`` (the model about to be called: may answer in its place), ``fit`` (the context about to
-be fitted to the model's window: may make it smaller first), ``shape`` (each model request built: set
-what the feature decides of it), ``item_done`` (each output item complete), ``hold`` (the run's events as
-a stream sends them: may hold them back), ``screen_output`` (the model done: may withhold its output).
+:class:`Features`; plug-ins through the ``responsa.request_features`` entry points,
+:func:`load_features`). For each create that sets one of its ``fields`` it is asked whether the request
+names it (:meth:`RequestFeature.open`) and, once the context is known, whether the context does (an item
+of one of its ``items`` types: a ``configuration_update``, a ``compaction``, reasoning sent back); only
+those that answer with a :class:`FeatureRun` take part, so a plain create runs none. A run's hooks, in
+the order a plain create reaches them: ``revise`` (the request as sent: before it is checked, the feature
+may rewrite it), ``waits`` (whether the run waits apart for its slot), ``plan`` (the context known: read
+the store, work out what the response will say, revise the request by what the context says), ``read``
+(the tools planned: the context as the model will read it), ``screen_input`` (before the model reads the
+input: may keep it from the model), ``answer`` (the model about to be called: may answer in its place),
+``fit`` (the context about to be fitted to the model's window: may make it smaller first), ``shape``
+(each model request built: set what the feature decides of it), ``begin`` (the response object made: fill
+the fields the feature owns; made earlier where something comes before the model), ``hold`` (the run's
+events as a stream sends them: may hold them back), ``item_done`` (each item the model made, as it ends),
+``screen_output`` (the model done: may withhold its output).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from typing import Protocol
 
 from responsa.backends import Backend, ModelRequest, TokenUsage
@@ -31,6 +35,7 @@ from responsa.store import Store
 from ...tools import Recorded
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "Answer",
     "FeatureRun",
     "Features",
@@ -38,9 +43,15 @@ __all__ = [
     "RequestFeature",
     "held",
     "input_blocked",
+    "load_features",
     "output_withheld",
     "revised",
 ]
+
+logger = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "responsa.request_features"
+"""Where a distribution names its request features (a feature object, or a callable that makes one)."""
 
 Turns = AsyncIterator[list[StreamEvent]]
 """A run's events, in the batches a stream sends together."""
@@ -185,6 +196,22 @@ class Features:
                 run.rank = rank
                 opened[rank] = run
         return tuple(opened[rank] for rank in sorted(opened)) if len(opened) > len(runs) else runs
+
+
+def load_features(built_in: Sequence[RequestFeature]) -> tuple[RequestFeature, ...]:
+    """The built-in features, then the plug-ins' (the ``responsa.request_features`` entry points), in the
+    order their runs take their hooks. A plug-in that cannot be loaded stops the start."""
+    features = list(built_in)
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            loaded = entry.load()
+            features.append(loaded() if isinstance(loaded, type) or not hasattr(loaded, "open") else loaded)
+        except Exception as exc:
+            raise RuntimeError(
+                f"request feature plug-in {entry.name!r} ({entry.value}) could not be loaded: {exc}"
+            ) from exc
+        logger.info("request feature plug-in %s loaded from %s", entry.name, entry.value)
+    return tuple(features)
 
 
 def revised(features: Sequence[FeatureRun], request: CreateResponseRequest) -> CreateResponseRequest:

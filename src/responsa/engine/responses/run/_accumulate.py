@@ -290,8 +290,9 @@ class OutputBuilder:
         if isinstance(item, Message):
             read = self.emitter.read
             events += self.emitter.emit_all(closed_message(open_item, self.server.annotations, status, phase, read))
-            if not read:
+            if not read:  # no one reads its events: the timeline marks its end instead
                 self.timeline.item_at(False, where["output_index"], item)
+                self._item_done(item)
                 return events
         elif open_item.call is not None:  # a tool call: its kind fills it, and says what comes next
             closed = open_item.call.close(text, status, where)
@@ -307,10 +308,13 @@ class OutputBuilder:
             ended = close_reasoning(item, where, open_item.chunks, open_item.summary_chunks, asked)
             events += self.emitter.emit_all(ended)
             item.status = status
-        for feature in self.features:
-            feature.item_done(item)
+        self._item_done(item)
         events.append(self.emitter.done(item, where))
         return events
+
+    def _item_done(self, item: Item) -> None:
+        for feature in self.features:
+            feature.item_done(item)
 
     def end_turn(self, finish: Finish) -> list[StreamEvent]:
         """One model turn is over: close its open item and add up its usage. The response goes on."""
