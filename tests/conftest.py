@@ -26,6 +26,7 @@ from starlette.types import ASGIApp
 from responsa.config import Settings
 from responsa.serve import create_app
 from tests.in_process import app_client, app_http, in_process_app, session_store_url  # noqa: F401  # fixtures
+from tests.migrated import seed
 from tests.scripted import scripted  # noqa: F401  # a fixture
 
 
@@ -133,7 +134,9 @@ def start_serve(
 
 
 def serve(settings: Settings) -> _Serving:
-    """``with serve(settings) as server:`` runs a real responsa server for the block."""
+    """``with serve(settings) as server:`` runs a real responsa server for the block (a new SQLite
+    file starts migrated: see ``tests/migrated.py``)."""
+    seed(settings)
     return _Serving(create_app(settings), settings)
 
 

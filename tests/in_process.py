@@ -22,6 +22,7 @@ from starlette.testclient import TestClient
 from responsa.backends import Backend
 from responsa.config import Settings
 from responsa.serve import create_app
+from tests.migrated import seed
 
 __all__ = ["InProcess", "app_client", "app_http", "in_process", "in_process_app", "session_store_url"]
 
@@ -40,7 +41,9 @@ class InProcess:
 @contextmanager
 def in_process(settings: Settings, backends: Sequence[Backend] = ()) -> Iterator[InProcess]:
     """``create_app(settings, backends=backends)`` served in this process for the block, its lifespan
-    run at both ends (``backends``: a test's own, such as ``tests.scripted.ScriptedBackend``)."""
+    run at both ends (``backends``: a test's own, such as ``tests.scripted.ScriptedBackend``); a new
+    SQLite file starts migrated (see ``tests/migrated.py``)."""
+    seed(settings)
     with TestClient(create_app(settings, backends=backends), base_url=BASE, raise_server_exceptions=False) as http:
         sdk = openai.OpenAI(base_url=f"{BASE}/v1", api_key="-", http_client=http, max_retries=0)
         yield InProcess(http, sdk, settings)
