@@ -261,3 +261,21 @@ def http(server: LiveServer) -> Iterator[httpx.Client]:
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "responsa.db"
+
+
+LONG_TIMEOUT = 300
+"""A test given this long a timeout says it runs long (the fuzzer, the embedded model under Codex)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest files first, so that the two processes' last minutes are short files, not one long
+    one (``--dist loadfile`` hands out files in this order): files holding a test with a long timeout,
+    then the whole-server suites at the top of tests/ (real clients, crashes, processes), then the rest,
+    each group in its own order."""
+
+    def group(item: pytest.Item) -> int:
+        return 2 if item.path.parent.name != "tests" else 1
+
+    long_files = {item.path for item in items if any(
+        mark.args and mark.args[0] >= LONG_TIMEOUT for mark in item.iter_markers("timeout"))}  # fmt: skip
+    items.sort(key=lambda item: 0 if item.path in long_files else group(item))
