@@ -24,7 +24,16 @@ from responsa.config import Settings
 from responsa.serve import create_app
 from tests.migrated import seed
 
-__all__ = ["InProcess", "app_client", "app_http", "in_process", "in_process_app", "session_store_url"]
+__all__ = [
+    "InProcess",
+    "app_client",
+    "app_http",
+    "in_process",
+    "in_process_app",
+    "in_process_client",
+    "in_process_http",
+    "session_store_url",
+]
 
 BASE = "http://responsa.test"
 
@@ -74,3 +83,15 @@ def app_client(in_process_app: InProcess) -> openai.OpenAI:
 def app_http(in_process_app: InProcess) -> httpx.Client:
     """Raw HTTP on the in-process app (paths relative to its root)."""
     return in_process_app.http
+
+
+@pytest.fixture(name="client")
+def in_process_client(app_client: openai.OpenAI) -> openai.OpenAI:
+    """``client`` as the app in process, for a module that imports it: its tests need no socket."""
+    return app_client
+
+
+@pytest.fixture(name="http")
+def in_process_http(app_http: httpx.Client) -> httpx.Client:
+    """``http`` as raw HTTP on the app in process, for a module that imports it."""
+    return app_http

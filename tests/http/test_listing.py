@@ -15,18 +15,7 @@ import pytest
 
 from responsa.config import ApiKey
 from tests.conftest import LiveServer, sqlite_server
-
-
-@pytest.fixture
-def client(app_client: openai.OpenAI) -> openai.OpenAI:
-    """Listing needs no socket: the app in process (tests/in_process.py), on each store."""
-    return app_client
-
-
-@pytest.fixture
-def http(app_http: httpx.Client) -> httpx.Client:
-    """Raw HTTP on the same app."""
-    return app_http
+from tests.in_process import in_process_client, in_process_http  # noqa: F401  # client, http: the app in process
 
 
 def _listed(http: httpx.Client, **params: Any) -> dict[str, Any]:

@@ -7,18 +7,7 @@ import openai
 import pytest
 
 from tests.conftest import LiveServer
-
-
-@pytest.fixture
-def client(app_client: openai.OpenAI) -> openai.OpenAI:
-    """Create, retrieve, delete and input items need no socket: the app in process (tests/in_process.py), on each store."""
-    return app_client
-
-
-@pytest.fixture
-def http(app_http: httpx.Client) -> httpx.Client:
-    """Raw HTTP on the same app."""
-    return app_http
+from tests.in_process import in_process_client, in_process_http  # noqa: F401  # client, http: the app in process
 
 
 def test_create_returns_a_completed_response_echoing_its_parameters(client: openai.OpenAI) -> None:

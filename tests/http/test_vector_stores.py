@@ -13,12 +13,7 @@ import pytest
 
 from responsa.config import ApiKey
 from tests.conftest import LiveServer, sqlite_server
-
-
-@pytest.fixture
-def client(app_client: openai.OpenAI) -> openai.OpenAI:
-    """Vector stores and their ingestion need no socket: the app in process (tests/in_process.py), on each store."""
-    return app_client
+from tests.in_process import in_process_client  # noqa: F401  # client: the app in process
 
 
 def make_pdf(text: str) -> bytes:
