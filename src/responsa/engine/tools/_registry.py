@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from importlib.metadata import entry_points
 from typing import Any
 
 from responsa.protocol import Item
 
+from .._plugins import load_plugins
 from ._kind import ServerToolKind, ToolKind
 
 __all__ = ["ENTRY_POINT_GROUP", "ToolRegistry", "client_kinds", "hosted_phases", "load_tool_registry"]
@@ -131,13 +131,5 @@ def load_tool_registry(server_run: Sequence[ToolKind] = ()) -> ToolRegistry:
     """The client-run kinds, then ``server_run`` (configured by the caller), then the plug-ins' kinds.
     A plug-in that cannot be loaded, or that claims a type another kind has, stops the start."""
     registry = ToolRegistry([*client_kinds(), *server_run])
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            loaded = entry.load()
-            made = isinstance(loaded, type) or not hasattr(loaded, "tool_types")  # a class or a factory
-            kind = loaded() if made else loaded
-            registry.register(kind)
-        except Exception as exc:
-            raise RuntimeError(f"tool kind plug-in {entry.name!r} ({entry.value}) could not be loaded: {exc}") from exc
-        logger.info("tool kind plug-in %s loaded from %s", entry.name, entry.value)
+    load_plugins(ENTRY_POINT_GROUP, "tool kind", lambda loaded: hasattr(loaded, "tool_types"), registry.register)
     return registry

@@ -22,16 +22,15 @@ events as a stream sends them: may hold them back), ``item_done`` (each item the
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Protocol
 
 from responsa.backends import Backend, ModelRequest, TokenUsage
 from responsa.protocol import CreateResponseRequest, Item, ResponseObject, StreamEvent
 from responsa.store import Store
 
+from ..._plugins import load_plugins
 from ...tools import Recorded
 
 __all__ = [
@@ -47,8 +46,6 @@ __all__ = [
     "output_withheld",
     "revised",
 ]
-
-logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "responsa.request_features"
 """Where a distribution names its request features (a feature object, or a callable that makes one)."""
@@ -169,12 +166,7 @@ class Features:
         named = self._fields.intersection(request.model_fields_set)
         if not named:
             return ()
-        runs: dict[int, FeatureRun] = {}
-        for rank, feature in enumerate(self.all):
-            if not named.isdisjoint(feature.fields) and (run := feature.open(request, frozenset())) is not None:
-                run.rank = rank
-                runs[rank] = run
-        return tuple(runs.values())
+        return self._opened(request, frozenset(), (), lambda feature: not named.isdisjoint(feature.fields))
 
     def open_in_context(
         self, request: CreateResponseRequest, context_types: frozenset[type], runs: tuple[FeatureRun, ...]
@@ -183,16 +175,20 @@ class Features:
         holds) that the request did not."""
         if context_types.isdisjoint(self._items):  # most contexts: only messages and calls
             return runs
-        return self._opened(request, context_types, runs)
+        return self._opened(request, context_types, runs, lambda feature: not context_types.isdisjoint(feature.items))
 
     def _opened(
-        self, request: CreateResponseRequest, context_types: frozenset[type], runs: tuple[FeatureRun, ...]
+        self,
+        request: CreateResponseRequest,
+        context_types: frozenset[type],
+        runs: tuple[FeatureRun, ...],
+        asked: Callable[[RequestFeature], bool],
     ) -> tuple[FeatureRun, ...]:
+        """``runs`` with those of the features ``asked`` picks that are not open yet and that open, in
+        registration order (``rank``)."""
         opened = {run.rank: run for run in runs}
         for rank, feature in enumerate(self.all):
-            if rank in opened or context_types.isdisjoint(feature.items):
-                continue
-            if (run := feature.open(request, context_types)) is not None:
+            if rank not in opened and asked(feature) and (run := feature.open(request, context_types)) is not None:
                 run.rank = rank
                 opened[rank] = run
         return tuple(opened[rank] for rank in sorted(opened)) if len(opened) > len(runs) else runs
@@ -202,15 +198,7 @@ def load_features(built_in: Sequence[RequestFeature]) -> tuple[RequestFeature, .
     """The built-in features, then the plug-ins' (the ``responsa.request_features`` entry points), in the
     order their runs take their hooks. A plug-in that cannot be loaded stops the start."""
     features = list(built_in)
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            loaded = entry.load()
-            features.append(loaded() if isinstance(loaded, type) or not hasattr(loaded, "open") else loaded)
-        except Exception as exc:
-            raise RuntimeError(
-                f"request feature plug-in {entry.name!r} ({entry.value}) could not be loaded: {exc}"
-            ) from exc
-        logger.info("request feature plug-in %s loaded from %s", entry.name, entry.value)
+    load_plugins(ENTRY_POINT_GROUP, "request feature", lambda loaded: hasattr(loaded, "open"), features.append)
     return tuple(features)
 
 
