@@ -20,6 +20,7 @@ from openai.types.responses import (
 )
 
 from responsa.engine.tools import ToolRegistry
+from responsa.external import probe_sandbox
 from responsa.protocol import ITEM_TYPES, StreamEvent
 from tests.in_process import InProcess
 
@@ -51,11 +52,6 @@ NOT_EMITTED = {
     "response.audio.done": "no model here speaks audio",
     "response.audio.transcript.delta": "no model here speaks audio",
     "response.audio.transcript.done": "no model here speaks audio",
-    "response.shell_call_command.added": "the hosted shell is not served yet (issue 73): shell calls are the client's",
-    "response.shell_call_command.delta": "the hosted shell is not served yet (issue 73): shell calls are the client's",
-    "response.shell_call_command.done": "the hosted shell is not served yet (issue 73): shell calls are the client's",
-    "response.shell_call_output_content.delta": "the hosted shell is not served yet (issue 73)",
-    "response.shell_call_output_content.done": "the hosted shell is not served yet (issue 73)",
 }
 """Stream events of the SDK this server never emits, each with why."""
 
@@ -107,9 +103,10 @@ def test_every_tool_type_of_the_sdk_is_served_or_refused_by_name(app_http: httpx
         assert reply.status_code == 200, reply.text
 
 
-SUB_SHAPES_REFUSED = {("tool_search", "execution", "server"), ("shell", "environment.type", "container_auto"),
-                      ("shell", "environment.type", "container_reference")}  # fmt: skip
+SUB_SHAPES_REFUSED = {("tool_search", "execution", "server")}
 """Values of a tool's sub-shapes not served yet (issue 73 serves them): a 400 naming the field."""
+SANDBOXED = {("shell", "environment.type", "container_auto"), ("shell", "environment.type", "container_reference")}
+"""Values served where a sandbox runs (the hosted shell); without one, a 400 naming the field."""
 
 
 def sub_shapes() -> list[tuple[str, str, str]]:
@@ -128,9 +125,11 @@ def test_every_sub_shape_value_is_served_or_refused_by_name(app_http: httpx.Clie
     if field == "execution":
         tool["execution"] = value
     else:
-        tool["environment"] = {"type": value, **({"container_id": "cntr_1"} if value == "container_reference" else {})}
+        tool["environment"] = {"type": value}
+    if value == "container_reference":
+        tool["environment"]["container_id"] = app_http.post("/v1/containers", json={"name": "c"}).json()["id"]
     reply = app_http.post("/v1/responses", json={"model": "sim", "input": "Hi.", "tools": [tool]})
-    if (kind, field, value) in SUB_SHAPES_REFUSED:
+    if (kind, field, value) in SUB_SHAPES_REFUSED or ((kind, field, value) in SANDBOXED and probe_sandbox()):
         assert reply.status_code == 400 and reply.json()["error"]["param"] == f"tools[0].{field}"
     else:
         assert reply.status_code == 200, reply.text

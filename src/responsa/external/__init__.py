@@ -7,6 +7,7 @@ from ._mcp_policy import UrlPolicy
 from ._mcp_simulated import SimulatedMcp
 from ._pages import Page, PageFetcher, probe_page_extraction
 from ._sandbox import (
+    CommandRun,
     Execution,
     PythonSandbox,
     SandboxLimits,
@@ -21,6 +22,7 @@ from ._webhooks import Attempt, WebhookSender, new_secret, signature
 __all__ = [
     "Attempt",
     "CallOutcome",
+    "CommandRun",
     "Execution",
     "McpClient",
     "McpConnector",

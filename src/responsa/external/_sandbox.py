@@ -31,6 +31,7 @@ from anyio.abc import Process
 from responsa.protocol import probe_in_child
 
 __all__ = [
+    "CommandRun",
     "Execution",
     "PythonSandbox",
     "SandboxLimits",
@@ -54,6 +55,15 @@ class SandboxLimits:
     processes: int = 64
     output_characters: int = 65536
     file_bytes: int = 100 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    """How a shell command ended: its output, and its exit code (None: it ran past its time)."""
+
+    stdout: str
+    stderr: str
+    exit_code: int | None
 
 
 @dataclass(frozen=True)
@@ -212,27 +222,46 @@ class PythonSandbox:
 
     async def run(self, code: str) -> Execution:
         """Run one cell; a cell that outlives the deadline, or kills its Python, is an error."""
+        answer, stray, why = await self._ask({"code": code}, self.limits.call_seconds)
+        if answer is None:
+            return Execution(stray, f"{why}; the container's Python state was reset.")
+        return Execution(stray + str(answer.get("logs") or ""), answer.get("error"), list(answer.get("images") or []))
+
+    async def command(self, command: str, seconds: float, limit: int) -> CommandRun:
+        """Run one shell command in /mnt/data, past ``seconds`` killed (a ``timeout``), each of its
+        outputs cut to ``limit`` characters. The sandbox's deadline is the server's (``call_seconds``):
+        a command is given no more."""
+        seconds = min(seconds, self.limits.call_seconds)
+        answer, stray, why = await self._ask({"command": command, "seconds": seconds, "limit": limit}, seconds + 5)
+        if answer is None:
+            return CommandRun(stray, f"{why}; the container's Python state was reset.", None)
+        outcome = answer.get("outcome") or {}
+        exit_code = outcome.get("exit_code") if outcome.get("type") == "exit" else None
+        return CommandRun(str(answer.get("stdout") or ""), str(answer.get("stderr") or ""), exit_code)
+
+    async def _ask(self, request: dict[str, Any], seconds: float) -> tuple[dict[str, Any] | None, str, str]:
+        """The driver's answer to ``request`` (None where it gave none), what else it printed, and why
+        there is no answer (past ``seconds``: the sandbox is stopped; the next request starts another)."""
         async with self._lock:
             process = self._process or await self._start()
             assert process.stdin is not None and process.stdout is not None
             stray: list[str] = []
-            with anyio.move_on_after(self.limits.call_seconds) as deadline:
+            with anyio.move_on_after(seconds) as deadline:
                 try:
-                    await process.stdin.send((json.dumps({"code": code}) + "\n").encode())
+                    await process.stdin.send((json.dumps(request) + "\n").encode())
                     answer = await self._answer(process, stray)
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
                     answer = None
                 except anyio.get_cancelled_exc_class():  # the caller gave up (a cancelled response)
                     if not deadline.cancel_called:
-                        await self.close()  # its answer would be read as the next cell's: start over
+                        await self.close()  # its answer would be read as the next request's: start over
                     raise
             if deadline.cancelled_caught or answer is None:
                 await self.close()
-                why = (f"The code ran past its {self.limits.call_seconds:g} s limit" if deadline.cancelled_caught
+                why = (f"The code ran past its {seconds:g} s limit" if deadline.cancelled_caught
                        else "The code's Python ended (memory, or exit)")  # fmt: skip
-                return Execution("".join(stray), f"{why}; the container's Python state was reset.")
-            logs = "".join(stray) + str(answer.get("logs") or "")
-            return Execution(logs, answer.get("error"), list(answer.get("images") or []))
+                return None, "".join(stray), why
+            return answer, "".join(stray), ""
 
     async def _answer(self, process: Process, stray: list[str]) -> dict[str, Any] | None:
         """The driver's answer line; whatever else the code wrote to the real stdout is kept as output."""

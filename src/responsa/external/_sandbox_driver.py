@@ -1,7 +1,9 @@
-"""Runs inside the sandbox (never imported by the server): executes one code cell per line of JSON on
-stdin, in one namespace kept between cells (as a notebook does), and answers each with one line of
-JSON: the cell's output (stdout and stderr, the value of a last expression), its error, and the
-images matplotlib figures drew (PNG, base64)."""
+"""Runs inside the sandbox (never imported by the server): executes one request per line of JSON on
+stdin and answers each with one line of JSON. A code cell (``code``) runs in one namespace kept
+between cells (as a notebook does): its output (stdout and stderr, the value of a last expression),
+its error, and the images matplotlib figures drew (PNG, base64). A shell command (``command``) runs
+in ``/bin/sh`` in /mnt/data, in its own process group, killed whole at its deadline or its end: what
+it wrote to stdout and stderr (each cut to ``limit`` characters) and how it ended."""
 
 from __future__ import annotations
 
@@ -10,7 +12,11 @@ import base64
 import contextlib
 import io
 import json
+import os
+import signal
+import subprocess
 import sys
+import tempfile
 import traceback
 from typing import Any
 
@@ -62,7 +68,38 @@ def run(code: str) -> dict[str, Any]:
     return {"logs": logs, "error": error, "images": figures()}
 
 
+def captured(file: Any, limit: int) -> str:
+    """What a command wrote to ``file``, cut to ``limit`` characters (read no further than needed)."""
+    size = os.fstat(file.fileno()).st_size
+    file.seek(0)
+    text: str = file.read(limit * 4).decode("utf-8", errors="replace")
+    if len(text) > limit or size > limit * 4:
+        text = text[:limit] + f"\n[output truncated: {size} bytes in all]"
+    return text
+
+
+def shell(command: str, seconds: float, limit: int) -> dict[str, Any]:
+    """Run ``command``; its output goes to files of the sandbox's /tmp (capped in size by the sandbox),
+    never held whole in this process."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                   cwd="/mnt/data", start_new_session=True)  # fmt: skip
+        try:
+            code = process.wait(timeout=seconds)
+            outcome: dict[str, Any] = {"type": "exit", "exit_code": code if code >= 0 else 128 - code}
+        except subprocess.TimeoutExpired:
+            outcome = {"type": "timeout"}
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)  # what it left running goes with it
+        process.wait()
+        return {"logs": "", "stdout": captured(out, limit), "stderr": captured(err, limit), "outcome": outcome}
+
+
 for line in io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8"):
-    answer = run(json.loads(line)["code"])
+    request = json.loads(line)
+    if "command" in request:
+        answer = shell(request["command"], float(request["seconds"]), int(request.get("limit") or LIMIT))
+    else:
+        answer = run(request["code"])
     channel.write(json.dumps(answer) + "\n")
     channel.flush()

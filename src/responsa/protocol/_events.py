@@ -38,6 +38,9 @@ __all__ = [
     "ReasoningTextDone",
     "RefusalDeltaEvent",
     "RefusalDoneEvent",
+    "ShellCommandEvent",
+    "ShellOutputDelta",
+    "ShellOutputDone",
     "StreamEvent",
 ]
 
@@ -292,6 +295,39 @@ class CodeInterpreterCodeDone(_Event):
     code: str
 
 
+class ShellCommandEvent(_Event):
+    """A command of a hosted ``shell_call`` as it is written: ``added``, ``delta`` (a piece), ``done``
+    (the whole command). OpenAI's events name the item by ``output_index`` only."""
+
+    type: Literal["response.shell_call_command.added", "response.shell_call_command.delta",
+                  "response.shell_call_command.done"]  # fmt: skip
+    output_index: int
+    command_index: int
+    command: str | None = Field(default=None, exclude_if=is_none)
+    delta: str | None = Field(default=None, exclude_if=is_none)
+
+
+class ShellOutputDelta(_Event):
+    """What a hosted shell's command printed (``delta``: ``stdout`` and ``stderr``), on its
+    ``shell_call_output`` item."""
+
+    type: Literal["response.shell_call_output_content.delta"] = "response.shell_call_output_content.delta"
+    item_id: str
+    output_index: int
+    command_index: int
+    delta: dict[str, str]
+
+
+class ShellOutputDone(_Event):
+    """A hosted shell's command ended: its output (``stdout``, ``stderr``, ``outcome``)."""
+
+    type: Literal["response.shell_call_output_content.done"] = "response.shell_call_output_content.done"
+    item_id: str
+    output_index: int
+    command_index: int
+    output: list[dict[str, Any]]
+
+
 class ImagePartialEvent(_Event):
     """A partial image of an ``image_generation_call`` while it is drawn (``partial_images`` asks for them)."""
 
@@ -372,6 +408,9 @@ StreamEvent = (
     | McpCallArgumentsDone
     | HostedToolEvent
     | ImagePartialEvent
+    | ShellCommandEvent
+    | ShellOutputDelta
+    | ShellOutputDone
     | CodeInterpreterCodeDelta
     | CodeInterpreterCodeDone
     | ErrorEvent

@@ -75,13 +75,15 @@ class ShellAction(WirePart):
 
 
 class ShellCall(WirePart):
-    """The model asks the client to run shell commands."""
+    """The model's shell commands: for the client (``environment`` ``{"type": "local"}``) or run by the
+    server in a container (``{"type": "container_reference", "container_id": ...}``)."""
 
     type: Literal["shell_call"] = "shell_call"
     id: str | None = None
     call_id: str
     action: ShellAction
     status: CallStatus | None = None
+    environment: dict[str, Any] | None = None
 
 
 class ShellOutput(WirePart):

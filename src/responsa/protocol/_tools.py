@@ -13,14 +13,20 @@ __all__ = [
     "AllowedTools",
     "CodeInterpreterContainer",
     "CodeInterpreterTool",
+    "ContainerAuto",
+    "ContainerReference",
     "CustomTool",
     "CustomToolFormat",
     "FunctionTool",
     "HostedToolChoice",
+    "LocalShellEnvironment",
+    "LocalSkill",
     "McpTool",
     "NamedCustomChoice",
     "NamedFunctionChoice",
     "NamespaceTool",
+    "ShellEnvironment",
+    "ShellTool",
     "Tool",
     "ToolChoice",
     "ToolRef",
@@ -215,6 +221,51 @@ class CodeInterpreterTool(WirePart):
     """Required by OpenAI; ``auto`` here when left out."""
 
 
+class LocalSkill(WirePart):
+    name: str
+    description: str
+    path: str
+
+
+class LocalShellEnvironment(WirePart):
+    """The client's own machine runs the shell's commands; ``skills`` are folders there the model is told of."""
+
+    type: Literal["local"] = "local"
+    skills: list[LocalSkill] | None = None
+
+
+class ContainerAuto(WirePart):
+    """A container made for the request (or the one an earlier hosted shell call in the context used)."""
+
+    type: Literal["container_auto"] = "container_auto"
+    file_ids: list[str] | None = Field(default=None, max_length=100)
+    memory_limit: Literal["1g", "4g", "16g", "64g"] | None = None
+    network_policy: dict[str, Any] | None = None
+    skills: list[dict[str, Any]] | None = None
+
+
+class ContainerReference(WirePart):
+    """A running container of the tenant's (``/v1/containers``)."""
+
+    type: Literal["container_reference"] = "container_reference"
+    container_id: str
+
+
+ShellEnvironment = Annotated[LocalShellEnvironment | ContainerAuto | ContainerReference, Field(discriminator="type")]
+
+
+class ShellTool(WirePart):
+    """Shell commands: run by the client (``environment`` ``local`` or none), or by the server in a
+    container (OpenAI's hosted shell: ``container_auto``, ``container_reference``)."""
+
+    type: Literal["shell"] = "shell"
+    environment: ShellEnvironment | None = None
+
+    @property
+    def hosted(self) -> bool:
+        return self.environment is not None and self.environment.type != "local"
+
+
 class UnknownTool(WirePart):
     """A tool of another type (mcp, web_search, vendor tools): kept as sent."""
 
@@ -238,6 +289,7 @@ Tool = Annotated[
     | Annotated[WebSearchTool, Tag("web_search")]
     | Annotated[ImageGenerationTool, Tag("image_generation")]
     | Annotated[CodeInterpreterTool, Tag("code_interpreter")]
+    | Annotated[ShellTool, Tag("shell")]
     | Annotated[UnknownTool, Tag("other")],
     Discriminator(_tool_tag),
 ]

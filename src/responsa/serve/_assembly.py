@@ -52,6 +52,7 @@ from responsa.engine.tools.code_interpreter import CodeInterpreterKind
 from responsa.engine.tools.file_search import FileSearchKind
 from responsa.engine.tools.image_generation import ImageGenerationKind
 from responsa.engine.tools.mcp import McpKind
+from responsa.engine.tools.shell import ShellKind
 from responsa.engine.tools.web_search import WebSearchKind
 from responsa.external import SearchProvider
 from responsa.http import HttpLimits, Limiter, Metrics, Services, batch_lines
@@ -202,6 +203,7 @@ async def _tools(made: Assembly) -> None:
         WebSearchKind.configured(made.settings, made.provider, pages),
         ImageGenerationKind(made.registry),
         CodeInterpreterKind(made.containers, made.code_status),
+        ShellKind(made.containers, made.code_status),
     ])  # fmt: skip
 
 

@@ -1,5 +1,6 @@
-"""Code interpreter containers: their files (in the file store) and the sandboxed Python each runs."""
+"""Containers (the code interpreter's and the hosted shell's): their files (in the file store) and the
+sandbox each runs."""
 
-from ._containers import CodeRun, ContainerService, check_network_policy
+from ._containers import CodeRun, CommandOutcome, ContainerService, check_network_policy
 
-__all__ = ["CodeRun", "ContainerService", "check_network_policy"]
+__all__ = ["CodeRun", "CommandOutcome", "ContainerService", "check_network_policy"]

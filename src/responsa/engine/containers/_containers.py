@@ -24,7 +24,7 @@ from typing import Literal
 
 import anyio
 
-from responsa.external import Execution, SandboxLimits
+from responsa.external import CommandRun, Execution, SandboxLimits
 from responsa.protocol import (
     Conflict,
     ContainerExpiry,
@@ -41,7 +41,7 @@ from ..files import FileService
 from ._container_files import FoundFile, safe_name
 from ._machine import Machine
 
-__all__ = ["CodeRun", "ContainerService", "check_network_policy"]
+__all__ = ["CodeRun", "CommandOutcome", "ContainerService", "check_network_policy"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +56,14 @@ _LOOKED_UP = 500
 
 DEFAULT_MINUTES = 20
 DEFAULT_MEMORY = "1g"
+
+
+@dataclass(frozen=True)
+class CommandOutcome:
+    """A shell command's end, and the files it wrote or changed (now listed in the container)."""
+
+    ran: CommandRun
+    files: list[ContainerFileObject]
 
 
 @dataclass(frozen=True)
@@ -242,17 +250,32 @@ class ContainerService:
 
     async def run(self, container: ContainerObject, code: str) -> CodeRun:
         """Run a cell in the container's Python; the files it wrote are listed (``source: assistant``)."""
+        holder = await self._claim(container)
+        execution = await self._machine.sandbox(container).run(code)
+        if holder not in (None, self._machine.name):
+            execution = replace(execution, logs=RESTARTED + execution.logs)
+        return CodeRun(execution, await self._ran(container.id))
+
+    async def command(self, container: ContainerObject, command: str, seconds: float, limit: int) -> CommandOutcome:
+        """Run a shell command in the container (the hosted shell); the files it wrote are listed."""
+        await self._claim(container)
+        ran = await self._machine.sandbox(container).command(command, seconds, limit)
+        return CommandOutcome(ran, await self._ran(container.id))
+
+    async def _claim(self, container: ContainerObject) -> str | None:
+        """The container's sandbox made this process's (its files brought here first); the process that
+        held it before."""
         if self.unavailable is not None:
             raise InvalidRequest(f"Code cannot run on this server: {self.unavailable}.", code="unsupported_value")
         await self._store.touch_container(container.id, int(time.time()))
         holder = (await self._store.container_pythons([container.id])).get(container.id)
         if holder != self._machine.name:
             await self._take_over(container.id, holder)
-        execution = await self._machine.sandbox(container).run(code)
-        if holder not in (None, self._machine.name):
-            execution = replace(execution, logs=RESTARTED + execution.logs)
-        await self._store.touch_container(container.id, int(time.time()))
-        return CodeRun(execution, await self._sync(container.id))
+        return holder
+
+    async def _ran(self, container_id: str) -> list[ContainerFileObject]:
+        await self._store.touch_container(container_id, int(time.time()))
+        return await self._sync(container_id)
 
     async def _take_over(self, container_id: str, holder: str | None) -> None:
         """Make a fresh Python of this process's the container's, next to its files: those the store

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Closed",
     "OpenCall",
+    "OutputSlots",
     "Recorded",
     "Replay",
     "Route",
@@ -111,14 +112,28 @@ class ToolPlan:
         return {route.kind for route in self.routes.values()}
 
 
+class OutputSlots(Protocol):
+    """Where a server-run call puts output items of its own (the hosted shell's ``shell_call_output``)."""
+
+    def open(self, item: Item) -> tuple[Where, StreamEvent]:
+        """``item`` placed after the output so far: where it is, and its ``output_item.added`` (not yet
+        numbered). Until :meth:`close`, a cancel ends it ``incomplete``."""
+        ...
+
+    def close(self, item: Item, where: Where) -> StreamEvent:
+        """The ``output_item.done`` of ``item`` (a call's own, or one :meth:`open` placed), as it is now."""
+        ...
+
+
 @dataclass
 class ServerContext:
     """What a server-run call is run with: the response it belongs to, its run's trace span and
-    timeline, and what the answer written after the calls will cite."""
+    timeline, what the answer written after the calls will cite, and where items of its own go."""
 
     response: ResponseObject
     timeline: Timeline
     annotations: Annotations
+    slots: OutputSlots
     span: Any = None
 
 

@@ -123,7 +123,7 @@ def client_kinds() -> list[ToolKind]:
     """The built-in kinds the client runs (they need no service)."""
     from . import apply_patch, custom, function, shell, tool_search
 
-    return [function.KIND, custom.KIND, shell.SHELL, shell.LOCAL_SHELL, apply_patch.APPLY_PATCH,
+    return [function.KIND, custom.KIND, shell.LOCAL_SHELL, apply_patch.APPLY_PATCH,
             tool_search.TOOL_SEARCH]  # fmt: skip
 
 

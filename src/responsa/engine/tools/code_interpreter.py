@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import anyio
-
 from responsa.protocol import (
     CodeInterpreterCall,
     CodeInterpreterCodeDelta,
@@ -31,7 +29,6 @@ from responsa.protocol import (
     CodeInterpreterContainer,
     CodeInterpreterTool,
     CodeOutput,
-    ContainerObject,
     FunctionCall,
     FunctionCallOutput,
     FunctionTool,
@@ -44,6 +41,7 @@ from responsa.protocol import (
 )
 
 from ..containers import check_network_policy
+from ._container_session import ContainerSession, auto_session, named_session
 from ._hosted import hosted_end, hosted_event
 from ._kind import Closed, ItemEnd, Recorded, Replay, Route, ServerContext, ToolPlan, ToolSetup, Where
 from .custom import InputDecoder
@@ -75,30 +73,11 @@ _FUNCTION = FunctionTool(
 
 
 @dataclass
-class _Session:
-    """The request's container: known from the start, or made (under ``container_id``) when code first runs."""
-
-    containers: ContainerService
-    container_id: str
-    container: ContainerObject | None
-    auto: CodeInterpreterContainer | None = None
-    _making: anyio.Lock = field(default_factory=anyio.Lock)
-
-    async def ready(self) -> ContainerObject:
-        async with self._making:  # parallel calls of one turn share the one container
-            if self.container is None:
-                auto = self.auto or CodeInterpreterContainer()
-                self.container = await self.containers.new("code_interpreter", auto.memory_limit, auto.file_ids or [],
-                                                           container_id=self.container_id)  # fmt: skip
-            return self.container
-
-
-@dataclass
 class _Call:
     """A ``python`` call as the model writes it: its code streams; once complete, the server runs it."""
 
     item: CodeInterpreterCall
-    session: _Session
+    session: ContainerSession
     decoder: InputDecoder = field(default_factory=lambda: InputDecoder("code"))
 
     def opened(self, where: Where) -> Sequence[StreamEvent]:
@@ -118,7 +97,7 @@ class _Call:
 
 
 async def _run(
-    session: _Session, item: CodeInterpreterCall, context: ServerContext, where: Where
+    session: ContainerSession, item: CodeInterpreterCall, context: ServerContext, where: Where
 ) -> AsyncIterator[list[StreamEvent]]:
     """Run the code; what it printed and drew end the item, the files it wrote are cited."""
     yield [hosted_event("code_interpreter_call", "interpreting", where)]
@@ -168,15 +147,17 @@ class CodeInterpreterKind:
                 await containers.running(tool.container, param="tools.container")
             return []
         if isinstance(tool.container, str):
-            container = await containers.running(tool.container, param="tools.container")
-            session = _Session(containers, container.id, container)
+            session = await named_session(containers, tool.container, "tools.container")
         else:
-            session = await _auto_session(containers, tool.container, [*setup.history, *setup.input_items])
+            auto, context = tool.container, [*setup.history, *setup.input_items]
+            used = (item.container_id for item in reversed(context)
+                    if isinstance(item, CodeInterpreterCall) and item.container_id.startswith("cntr_"))  # fmt: skip
+            session = await auto_session(containers, used, NAME, auto.memory_limit, auto.file_ids or [])
         setup.tools.add(_FUNCTION, Route(NAME, FUNCTION, target=session), "tools")
         return []
 
     def open_call(self, route: Route, call_id: str) -> _Call:
-        session: _Session = route.target
+        session: ContainerSession = route.target
         item = CodeInterpreterCall(id=new_id("ci"), status="in_progress", code="", container_id=session.container_id)
         return _Call(item, session)
 
@@ -193,22 +174,6 @@ class CodeInterpreterKind:
                          status="completed"),
             FunctionCallOutput(call_id=call_id, output=_as_text(item), status="completed"),
         ]  # fmt: skip
-
-
-async def _auto_session(
-    containers: ContainerService, auto: CodeInterpreterContainer, context: Sequence[Item]
-) -> _Session:
-    """The running container of the context's last code call, else a new one (made when code first runs)."""
-    for item in reversed(context):
-        if isinstance(item, CodeInterpreterCall) and item.container_id.startswith("cntr_"):
-            try:
-                container = await containers.running(item.container_id)
-            except ResponsaError:
-                break
-            return _Session(containers, container.id, container)
-    for file_id in auto.file_ids or []:
-        await containers.check_file(file_id)  # 404 now, not once the model has written its code
-    return _Session(containers, new_id("cntr"), None, auto)
 
 
 def _as_text(item: CodeInterpreterCall) -> str:

@@ -1,31 +1,44 @@
-"""``shell`` (a list of commands) and ``local_shell`` (one argv), run on the client's machine. A ``shell``
-tool whose ``environment`` is a container (``container_auto``, ``container_reference``: OpenAI's hosted
-shell) is not served yet: a 400 naming it, never a call left for a client that waits for the server."""
+"""``shell`` (a list of commands) and ``local_shell`` (one argv).
+
+A ``shell`` tool with no ``environment``, or ``{"type": "local"}``, is the client's: its calls carry
+``environment: {"type": "local"}`` (what current SDKs look for before they run one) and end the
+response for the client. One in a container (``container_auto``, ``container_reference``: OpenAI's
+hosted shell) the server runs, in the container's sandbox (see ``_container_shell``), for any model."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from responsa.protocol import (
+    ContainerAuto,
     FunctionTool,
     InvalidRequest,
+    Item,
     LocalShellAction,
     LocalShellCall,
     LocalShellCallOutput,
     ShellAction,
     ShellCall,
     ShellCallOutput,
+    ShellTool,
     Tool,
+    ToolRef,
 )
 
+from ..containers import check_network_policy
 from ._arguments import as_int, as_strings
+from ._container_session import auto_session, named_session
+from ._container_shell import HostedShellCall, ShellLimits, fill_shell
 from ._fixed import FixedKind
+from ._kind import OpenCall, Recorded, Replay, Route, ToolPlan, ToolSetup
 
-__all__ = ["LOCAL_SHELL", "SHELL"]
+if TYPE_CHECKING:
+    from ..containers import ContainerService
 
+__all__ = ["LOCAL_SHELL", "ShellKind"]
 
-def _fill_shell(item: ShellCall, values: dict[str, Any]) -> None:
-    item.action = ShellAction(commands=as_strings(values.get("commands")), timeout_ms=as_int(values.get("timeout_ms")))
+LOCAL = {"type": "local"}
 
 
 def _fill_local_shell(item: LocalShellCall, values: dict[str, Any]) -> None:
@@ -55,45 +68,114 @@ def _action_arguments(item: ShellCall | LocalShellCall) -> dict[str, Any]:
     return item.action.model_dump(exclude={"type", "env"})
 
 
-_SHELL_DEFINITION = FunctionTool(
-    name="shell",
-    description="Run shell commands on the user's machine, in order; their output comes back.",
-    parameters={
-        "type": "object",
-        "properties": {
-            "commands": {"type": "array", "items": {"type": "string"}, "description": "Shell commands."},
-            "timeout_ms": {"type": "integer"},
-        },
-        "required": ["commands"],
+_PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "commands": {"type": "array", "items": {"type": "string"}, "description": "Shell commands."},
+        "timeout_ms": {"type": "integer"},
+        "max_output_length": {"type": "integer", "description": "Characters of each command's output to keep."},
     },
+    "required": ["commands"],
+}
+_CLIENT_DESCRIPTION = "Run shell commands on the user's machine, in order; their output comes back."
+_HOSTED = FunctionTool(
+    name="shell",
+    description=(
+        "Run shell commands in a sandboxed Linux container, in order, each in /bin/sh from /mnt/data (files "
+        "there persist between calls; save files for the user there and refer to them as sandbox:/mnt/data/NAME); "
+        "their stdout, stderr and exit codes come back. There is no internet access."
+    ),
+    parameters=_PARAMETERS,
 )
 
-
-def _shell_offered(tool: Tool, param: str) -> FunctionTool:
-    environment = (tool.model_extra or {}).get("environment")
-    kind = environment.get("type") if isinstance(environment, dict) else None
-    if kind not in (None, "local"):
-        raise InvalidRequest(f"A shell in a '{kind}' environment (the hosted shell) is not served here yet: "
-                             "only the client's own shell ('environment': {'type': 'local'}, or none) is.",
-                             param=f"{param}.environment.type", code="unsupported_value")  # fmt: skip
-    return _SHELL_DEFINITION
-
-
-SHELL = FixedKind(
+_CLIENT = FixedKind(
     name="shell",
     id_prefix="sh",
-    description=_SHELL_DEFINITION.description or "",
-    parameters=_SHELL_DEFINITION.parameters or {},
-    offered=_shell_offered,
+    description=_CLIENT_DESCRIPTION,
+    parameters=_PARAMETERS,
     new_item=lambda item_id, call_id: ShellCall(
-        id=item_id, call_id=call_id, action=ShellAction(commands=[]), status="in_progress"
+        id=item_id, call_id=call_id, action=ShellAction(commands=[]), status="in_progress", environment=dict(LOCAL)
     ),
-    fill=_fill_shell,
+    fill=fill_shell,
     call_type=ShellCall,
     call_arguments=_action_arguments,
     output_type=ShellCallOutput,
     output_text=_shell_result,
 )
+
+
+class ShellKind:
+    """``shell``: the client's calls as a fixed-shape kind; a container's run here (None: no sandbox,
+    a hosted shell is a 400 saying why)."""
+
+    name = "shell"
+    tool_types = ("shell",)
+    item_types: ClassVar[Mapping[str, str]] = _CLIENT.item_types
+
+    def __init__(
+        self,
+        containers: ContainerService | None,
+        status: dict[str, Any] | None = None,
+        limits: ShellLimits | None = None,
+    ) -> None:
+        """``status``: what ``/v1/server`` says of the hosted shell (the sandbox's, and why not)."""
+        self._containers = containers
+        self._limits = limits or ShellLimits()
+        self.status = status or {"enabled": containers is not None and containers.unavailable is None}
+
+    def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
+        """The client's shell is offered now; a container's checked now and offered by :meth:`prepare`."""
+        if not isinstance(tool, ShellTool) or not tool.hosted:
+            _CLIENT.offer(tool, tools, param)
+        elif isinstance(tool.environment, ContainerAuto):
+            check_network_policy(tool.environment.network_policy, f"{param}.environment.network_policy")
+            if tool.environment.skills:
+                raise InvalidRequest("Skills in a hosted shell's container are not served here yet.",
+                                     param=f"{param}.environment.skills", code="unsupported_value")  # fmt: skip
+
+    async def prepare(self, setup: ToolSetup) -> Sequence[Recorded]:
+        """The hosted shell offered, reaching its container (400 without a sandbox, or for a container
+        that is not running)."""
+        hosted = [(index, tool) for index, tool in enumerate(setup.request.tools)
+                  if isinstance(tool, ShellTool) and tool.hosted]  # fmt: skip
+        if not hosted:
+            return []
+        index, tool = hosted[0]
+        param = f"tools[{index}].environment"
+        containers = self._containers.for_tenant(setup.tenant) if self._containers is not None else None
+        if containers is None or containers.unavailable is not None:
+            why = containers.unavailable if containers is not None else "no sandbox is configured"
+            raise InvalidRequest(f"The hosted shell cannot run on this server: {why}.", param=f"{param}.type",
+                                 code="unsupported_value")  # fmt: skip
+        environment = tool.environment
+        if isinstance(environment, ContainerAuto):
+            used = _containers_used([*setup.history, *setup.input_items])
+            auto = environment
+            session = await auto_session(containers, used, self.name, auto.memory_limit, auto.file_ids or [])
+        else:
+            session = await named_session(containers, environment.container_id, f"{param}.container_id")  # type: ignore[union-attr]
+        setup.tools.add(_HOSTED, Route(self.name, self.name, target=session), f"tools[{index}]")
+        return []
+
+    def open_call(self, route: Route, call_id: str) -> OpenCall:
+        if route.target is None:
+            return _CLIENT.open_call(route, call_id)
+        return HostedShellCall.opening(route.target, call_id, self._limits)
+
+    def chosen(self, ref: ToolRef, name: str, route: Route) -> bool:
+        return ref.type == self.name
+
+    def replay(self, item: Item, context: Replay) -> list[Item] | None:
+        """Either shell's call and output, as a function call and its result."""
+        return _CLIENT.replay(item, context)
+
+
+def _containers_used(context: Sequence[Item]) -> Iterator[str]:
+    """The containers of the context's hosted shell calls, the last first."""
+    for item in reversed(context):
+        if isinstance(item, ShellCall) and (container_id := (item.environment or {}).get("container_id")):
+            yield container_id
+
 
 LOCAL_SHELL = FixedKind(
     name="local_shell",

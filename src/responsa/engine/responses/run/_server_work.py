@@ -44,11 +44,27 @@ class ServerWork:
 
     def context(self, span: Any = None) -> ServerContext:
         """What the server's calls run with: this response, its timeline, what the answer will cite."""
-        return ServerContext(self._emitter.response, self._emitter.timeline, self.annotations, span)
+        return ServerContext(self._emitter.response, self._emitter.timeline, self.annotations, self, span)
+
+    def open(self, item: Item) -> tuple[Where, StreamEvent]:
+        """An item a call makes as it runs, placed after the output so far (see ``OutputSlots``)."""
+        where = self._emitter.place(item)
+        self._unfinished.append(where)
+        return where, self._emitter.item_added(item, where["output_index"])
+
+    def close(self, item: Item, where: Where) -> StreamEvent:
+        """A call's item, or one it made, ended: a cancel no longer cuts it."""
+        self._finished(where)
+        return OutputItemEvent(type="response.output_item.done", output_index=where["output_index"],
+                               item=self._emitter.snapshot(item))  # fmt: skip
 
     def served(self, where: Where) -> None:
         """The call at ``where`` has run to its end."""
-        self._unfinished.remove(where)
+        self._finished(where)
+
+    def _finished(self, where: Where) -> None:
+        if where in self._unfinished:
+            self._unfinished.remove(where)
 
     def cut(self) -> list[StreamEvent]:
         """The server's calls a cancel stopped (or kept from starting) end ``incomplete`` (``failed``

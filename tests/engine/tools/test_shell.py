@@ -1,0 +1,211 @@
+"""The hosted shell (a ``shell`` tool in a container), run by the server for any model, and the client's
+shell calls marked ``local``: a scripted model writes the commands (the simulator cannot be told which),
+the real sandbox runs them. Skipped where no sandbox can run, unless RESPONSA_REQUIRE_SANDBOX is set
+(CI sets it); without one a hosted shell is a 400, tested everywhere."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from responsa.config import Settings
+from responsa.external import probe_sandbox
+from tests.http.test_streaming import parse_frames
+from tests.in_process import InProcess, in_process
+from tests.scripted import ScriptedBackend, call, text
+
+WHY_NOT = probe_sandbox()
+needs_sandbox = pytest.mark.skipif(WHY_NOT is not None, reason=f"no sandbox here: {WHY_NOT}")
+AUTO = {"type": "shell", "environment": {"type": "container_auto"}}
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InProcess, ScriptedBackend]]:
+    model = ScriptedBackend()
+    settings = Settings(db_url=f"sqlite:///{tmp_path_factory.mktemp('shell') / 'r.db'}", embedded=False)
+    with in_process(settings, backends=[model]) as served:
+        yield served, model
+
+
+def _commands(model: ScriptedBackend, *commands: str, answer: str = "Done.", **action: Any) -> None:
+    model.turns.append(call("shell", json.dumps({"commands": list(commands), **action})))
+    model.turns.append(text(answer))
+
+
+def _tool_result(model: ScriptedBackend) -> str:
+    """What the model read back as the shell's result, in its last request."""
+    outputs = [item for item in model.requests[-1].items if getattr(item, "type", None) == "function_call_output"]
+    return str(outputs[-1].output)
+
+
+@needs_sandbox
+def test_each_command_runs_in_a_container_and_the_model_reads_its_output(
+    app: tuple[InProcess, ScriptedBackend],
+) -> None:
+    served, model = app
+    _commands(model, "echo hello; echo oops >&2", "ls /no/such/place", answer="It said hello.")
+    reply = served.sdk.responses.create(model="scripted", input="Say hello in the shell.", tools=[AUTO])  # type: ignore[list-item]
+    assert [item.type for item in reply.output] == ["shell_call", "shell_call_output", "message"]
+    shell_call, output = reply.output[0], reply.output[1]
+    assert shell_call.type == "shell_call" and output.type == "shell_call_output"
+    assert shell_call.status == "completed" and shell_call.action.commands == [
+        "echo hello; echo oops >&2",
+        "ls /no/such/place",
+    ]
+    assert shell_call.environment is not None and shell_call.environment.type == "container_reference"
+    container_id = shell_call.environment.container_id  # type: ignore[union-attr]
+    assert container_id.startswith("cntr_") and served.sdk.containers.retrieve(container_id).status == "running"
+    assert output.call_id == shell_call.call_id and output.status == "completed"
+    first, second = output.output
+    assert (first.stdout, first.stderr, first.outcome.type, first.outcome.exit_code) == ("hello\n", "oops\n", "exit", 0)  # type: ignore[union-attr]
+    assert second.outcome.type == "exit" and second.outcome.exit_code != 0 and "No such file" in second.stderr  # type: ignore[union-attr]
+    assert "hello" in _tool_result(model) and "No such file" in _tool_result(model)
+    assert reply.output_text == "It said hello."
+    assert [tool.name for tool in model.requests[-2].tools] == ["shell"]
+    assert served.sdk.responses.retrieve(reply.id).model_dump() == reply.model_dump()
+
+
+@needs_sandbox
+def test_the_stream_has_openai_s_shell_events_in_order(app: tuple[InProcess, ScriptedBackend]) -> None:
+    served, model = app
+    _commands(model, "printf one", "printf two >&2")
+    body = {"model": "scripted", "input": "Run two commands.", "stream": True, "tools": [AUTO]}
+    events = parse_frames(served.http.post("/v1/responses", json=body).content)
+    call_events = [event["type"] for event in events if event.get("output_index") == 0]
+    assert call_events == ["response.output_item.added",
+                           *["response.shell_call_command.added", "response.shell_call_command.delta",
+                             "response.shell_call_command.done"] * 2,
+                           "response.output_item.done"]  # fmt: skip
+    commands = [event for event in events if event["type"] == "response.shell_call_command.done"]
+    assert [(event["command_index"], event["command"]) for event in commands] == [
+        (0, "printf one"),
+        (1, "printf two >&2"),
+    ]
+    output_events = [event for event in events if event.get("output_index") == 1]
+    assert [event["type"] for event in output_events] == ["response.output_item.added",
+                                                          *["response.shell_call_output_content.delta",
+                                                            "response.shell_call_output_content.done"] * 2,
+                                                          "response.output_item.done"]  # fmt: skip
+    item_id = output_events[0]["item"]["id"]
+    assert output_events[0]["item"]["status"] == "in_progress" and item_id.startswith("sho_")
+    deltas = [event for event in output_events if event["type"].endswith("content.delta")]
+    assert [event["delta"] for event in deltas] == [{"stdout": "one", "stderr": ""}, {"stdout": "", "stderr": "two"}]
+    assert {event["item_id"] for event in output_events[1:-1]} == {item_id}
+    done = output_events[-1]["item"]
+    assert [entry["outcome"] for entry in done["output"]] == [{"type": "exit", "exit_code": 0}] * 2
+    assert events[-1]["type"] == "response.completed"
+    assert [item["type"] for item in events[-1]["response"]["output"]] == ["shell_call", "shell_call_output", "message"]
+
+
+@needs_sandbox
+def test_files_the_commands_write_are_container_files_cited_and_kept_for_the_next_turn(
+    app: tuple[InProcess, ScriptedBackend],
+) -> None:
+    served, model = app
+    _commands(model, "echo 'a,b' > /mnt/data/table.csv", answer="Here: sandbox:/mnt/data/table.csv")
+    first = served.sdk.responses.create(model="scripted", input="Make a CSV.", tools=[AUTO])  # type: ignore[list-item]
+    container_id = first.output[0].environment.container_id  # type: ignore[union-attr]
+    [annotation] = first.output[2].content[0].annotations  # type: ignore[union-attr]
+    assert annotation.type == "container_file_citation" and annotation.container_id == container_id  # type: ignore[union-attr]
+    [listed] = served.sdk.containers.files.list(container_id).data
+    assert listed.path == "/mnt/data/table.csv" and listed.source == "assistant" and annotation.file_id == listed.id  # type: ignore[union-attr]
+    assert served.sdk.containers.files.content.retrieve(listed.id, container_id=container_id).read() == b"a,b\n"
+    _commands(model, "cat table.csv")
+    second = served.sdk.responses.create(
+        model="scripted", input="Show it.", tools=[AUTO], previous_response_id=first.id
+    )  # type: ignore[list-item]
+    assert second.output[0].environment.container_id == container_id  # type: ignore[union-attr]  # the context's container
+    assert second.output[1].output[0].stdout == "a,b\n"  # type: ignore[union-attr]
+
+
+@needs_sandbox
+def test_a_referenced_container_gets_what_the_commands_write(app: tuple[InProcess, ScriptedBackend]) -> None:
+    served, model = app
+    container = served.sdk.containers.create(name="work")
+    _commands(model, "mkdir -p out && echo done > out/result.txt")
+    tool = {"type": "shell", "environment": {"type": "container_reference", "container_id": container.id}}
+    reply = served.sdk.responses.create(model="scripted", input="Write a result.", tools=[tool])  # type: ignore[list-item]
+    assert reply.output[0].environment.container_id == container.id  # type: ignore[union-attr]
+    assert [file.path for file in served.sdk.containers.files.list(container.id).data] == ["/mnt/data/out/result.txt"]
+
+
+@needs_sandbox
+def test_a_command_past_its_time_is_a_timeout_and_output_is_cut_where_asked(
+    app: tuple[InProcess, ScriptedBackend],
+) -> None:
+    served, model = app
+    _commands(model, "echo started; sleep 20", "yes | head -c 5000", timeout_ms=500, max_output_length=100)
+    reply = served.sdk.responses.create(model="scripted", input="Wait, then print a lot.", tools=[AUTO])  # type: ignore[list-item]
+    slow, loud = reply.output[1].output  # type: ignore[union-attr]
+    assert slow.outcome.type == "timeout" and slow.stdout == "started\n"
+    assert loud.outcome.exit_code == 0 and loud.stdout.startswith("y\n" * 50) and "truncated" in loud.stdout  # type: ignore[union-attr]
+    assert len(loud.stdout) < 200 and reply.output[1].max_output_length == 100  # type: ignore[union-attr]
+
+
+@needs_sandbox
+def test_the_commands_cannot_reach_the_network_or_the_hosts_files(app: tuple[InProcess, ScriptedBackend]) -> None:
+    served, model = app
+    secret = Path(__file__).resolve()
+    _commands(
+        model,
+        f"cat {secret}",
+        "cat /etc/hostname; ls /root",
+        "python3 -c \"import socket; socket.create_connection(('127.0.0.1', 80), 2)\"",
+    )
+    reply = served.sdk.responses.create(model="scripted", input="Look around.", tools=[AUTO])  # type: ignore[list-item]
+    host_file, elsewhere, network = reply.output[1].output  # type: ignore[union-attr]
+    assert host_file.outcome.exit_code != 0 and "No such file" in host_file.stderr  # type: ignore[union-attr]
+    assert "root" not in elsewhere.stdout
+    assert network.outcome.exit_code != 0 and ("unreachable" in network.stderr or "refused" in network.stderr)  # type: ignore[union-attr]
+
+
+def test_the_clients_shell_calls_say_they_are_local(app: tuple[InProcess, ScriptedBackend]) -> None:
+    served, model = app
+    for tool in ({"type": "shell"}, {"type": "shell", "environment": {"type": "local"}}):
+        model.turns.append(call("shell", json.dumps({"commands": ["ls"]})))
+        reply = served.sdk.responses.create(model="scripted", input="List files.", tools=[tool])  # type: ignore[list-item]
+        [shell_call] = reply.output
+        assert shell_call.type == "shell_call" and shell_call.environment is not None
+        assert shell_call.environment.type == "local" and shell_call.action.commands == ["ls"]
+
+
+def test_a_hosted_shell_without_a_sandbox_is_refused_naming_it(tmp_path: Path) -> None:
+    settings = Settings(db_url=f"sqlite:///{tmp_path / 'r.db'}", embedded=False, code_interpreter=False)
+    with in_process(settings, backends=[ScriptedBackend()]) as served:
+        reply = served.http.post("/v1/responses", json={"model": "scripted", "input": "hi", "tools": [AUTO]})
+        assert reply.status_code == 400
+        assert reply.json()["error"]["param"] == "tools[0].environment.type"
+        assert "hosted shell cannot run" in reply.json()["error"]["message"]
+        assert served.http.get("/v1/server").json()["hosted_tools"]["shell"]["enabled"] is False
+
+
+@pytest.mark.parametrize(
+    ("environment", "status", "param"),
+    [
+        ({"type": "container_reference", "container_id": "cntr_missing"}, 404, "tools[0].environment.container_id"),
+        (
+            {"type": "container_auto", "network_policy": {"type": "allowlist", "allowed_domains": ["x.org"]}},
+            400,
+            "tools[0].environment.network_policy.type",
+        ),
+        ({"type": "container_auto", "file_ids": ["file-missing"]}, 404, None),
+        ({"type": "container_cloud"}, 400, None),
+    ],
+)
+def test_bad_environments_are_refused_before_the_model_runs(
+    app: tuple[InProcess, ScriptedBackend], environment: dict[str, Any], status: int, param: str | None
+) -> None:
+    served, model = app
+    asked = len(model.requests)
+    reply = served.http.post("/v1/responses", json={"model": "scripted", "input": "hi",
+                                                    "tools": [{"type": "shell", "environment": environment}]})  # fmt: skip
+    if WHY_NOT is not None and status == 404:
+        status, param = 400, "tools[0].environment.type"  # no sandbox: refused before the container is looked up
+    assert reply.status_code == status, reply.text
+    if param is not None:
+        assert reply.json()["error"]["param"] == param
+    assert len(model.requests) == asked
