@@ -5,20 +5,27 @@ the real sandbox runs them. Skipped where no sandbox can run, unless RESPONSA_RE
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
 
 from responsa.config import Settings
 from responsa.external import probe_sandbox
+from tests.backends.mock_upstream import MockUpstream, Stream, text_chunks
+from tests.conftest import LiveServer, serve, serve_app
 from tests.http.test_streaming import parse_frames
 from tests.in_process import InProcess, in_process
 from tests.scripted import ScriptedBackend, call, text
 
 WHY_NOT = probe_sandbox()
+if WHY_NOT is not None and os.environ.get("RESPONSA_REQUIRE_SANDBOX"):
+    pytest.fail(f"RESPONSA_REQUIRE_SANDBOX is set but no sandbox can run: {WHY_NOT}", pytrace=False)
 needs_sandbox = pytest.mark.skipif(WHY_NOT is not None, reason=f"no sandbox here: {WHY_NOT}")
 AUTO = {"type": "shell", "environment": {"type": "container_auto"}}
 
@@ -209,3 +216,92 @@ def test_bad_environments_are_refused_before_the_model_runs(
     if param is not None:
         assert reply.json()["error"]["param"] == param
     assert len(model.requests) == asked
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[MockUpstream]:
+    mock = MockUpstream(models=("up-model",))
+    with serve_app(mock.app) as live:
+        mock.url = f"{live.url}/v1"  # type: ignore[attr-defined]
+        yield mock
+
+
+@pytest.fixture(scope="module")
+def live(upstream: MockUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A live server whose models are the simulator and a scripted upstream."""
+    db = f"sqlite:///{tmp_path_factory.mktemp('shell-live') / 'r.db'}"
+    with serve(Settings(db_url=db, embedded=False, upstreams=(upstream.url,))) as server:  # type: ignore[attr-defined]
+        yield server
+
+
+def _upstream_commands(upstream: MockUpstream, *commands: str, answer: str = "Done.") -> None:
+    arguments = json.dumps({"commands": list(commands)})
+    call = {"index": 0, "id": "call_0", "type": "function", "function": {"name": "shell", "arguments": arguments}}
+    upstream.script.append(Stream([{"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]},
+                                   {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}]))  # fmt: skip
+    upstream.script.append(Stream(text_chunks(answer)))
+
+
+def _run_agent(base_url: str, model: str, environment: dict[str, Any], ask: str, **settings: Any) -> Any:
+    """The Agents SDK's own ShellTool with a hosted environment, as written for OpenAI."""
+    os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
+    import agents
+
+    agents.set_tracing_disabled(True)
+
+    async def run() -> Any:
+        async with openai.AsyncOpenAI(base_url=base_url, api_key="-", max_retries=0) as sdk:
+            agent = agents.Agent(
+                name="operator",
+                tools=[agents.ShellTool(environment=environment)],  # type: ignore[arg-type]
+                model=agents.OpenAIResponsesModel(model=model, openai_client=sdk),
+                model_settings=agents.ModelSettings(**settings),
+            )
+            return await agents.Runner.run(agent, ask, max_turns=3)
+
+    return asyncio.run(run())
+
+
+@needs_sandbox
+def test_an_agents_sdk_shell_tool_in_an_auto_container_gets_the_servers_output(
+    live: LiveServer, upstream: MockUpstream
+) -> None:
+    """The SDK skips local execution for a hosted shell and waits for the server's output: it gets it."""
+    _upstream_commands(upstream, "echo $((6 * 7))", answer="The answer is 42.")
+    result = _run_agent(live.v1, "up-model", {"type": "container_auto"}, "Compute 6*7 in the shell.")
+    assert result.final_output == "The answer is 42."
+    [shell_call] = [item.raw_item for item in result.new_items if item.type == "tool_call_item"]
+    [output] = [item.raw_item for item in result.new_items if item.type == "tool_call_output_item"]
+    shell_call, output = dict(shell_call), output if isinstance(output, dict) else output.model_dump()
+    assert shell_call["environment"]["type"] == "container_reference"
+    assert output["type"] == "shell_call_output" and output["output"][0]["stdout"] == "42\n"
+    assert "42" in str(upstream.requests[-1]["messages"])
+
+
+@needs_sandbox
+def test_an_agents_sdk_shell_tool_in_a_referenced_container_writes_its_files(
+    live: LiveServer, upstream: MockUpstream
+) -> None:
+    with openai.OpenAI(base_url=live.v1, api_key="-", max_retries=0) as client:
+        container = client.containers.create(name="agent-work")
+        _upstream_commands(upstream, "echo notes > notes.txt", answer="Saved.")
+        environment = {"type": "container_reference", "container_id": container.id}
+        result = _run_agent(live.v1, "up-model", environment, "Save notes.")
+        assert result.final_output == "Saved."
+        [file] = client.containers.files.list(container.id).data
+        assert file.path == "/mnt/data/notes.txt"
+        assert client.containers.files.content.retrieve(file.id, container_id=container.id).read() == b"notes\n"
+
+
+@needs_sandbox
+def test_the_simulator_runs_commands_when_forced(live: LiveServer) -> None:
+    """Whatever the simulator writes, held to the call, really runs (the packaged 135M model does not
+    finish a call of a list of commands within 400 tokens: see docs/tools.md)."""
+    with openai.OpenAI(base_url=live.v1, api_key="-", max_retries=0) as client:
+        reply = client.responses.create(model="sim", input="Run the command: ls", tools=[AUTO],  # type: ignore[list-item]
+                                        tool_choice={"type": "shell"})  # type: ignore[arg-type]  # fmt: skip
+    assert [item.type for item in reply.output][:2] == ["shell_call", "shell_call_output"]
+    shell_call, output = reply.output[0], reply.output[1]
+    assert shell_call.environment.type == "container_reference"  # type: ignore[union-attr]
+    assert shell_call.action.commands and len(output.output) == len(shell_call.action.commands)  # type: ignore[union-attr]
+    assert all(entry.outcome.type in ("exit", "timeout") for entry in output.output)  # type: ignore[union-attr]

@@ -63,6 +63,12 @@ def _hosted_types(request: CreateResponseRequest, plan: ToolPlan) -> set[str]:
     return {tool.type for tool in request.tools if tool.type in hosted}
 
 
+def _planned_later(request: CreateResponseRequest, plan: ToolPlan) -> set[str]:
+    """The request's tool types (hosted, or run by a server-run kind, which offers its tools after this
+    check: a hosted shell) that a choice may name though the client plan has no tool of them yet."""
+    return _hosted_types(request, plan) | {tool.type for tool in request.tools if plan.kinds.server_kinds([tool.type])}
+
+
 def _ref_known(ref: ToolRef, request: CreateResponseRequest, client: ToolPlan, labels: set[str]) -> bool:
     if ref.type == "mcp":
         return ref.server_label in labels
@@ -70,7 +76,7 @@ def _ref_known(ref: ToolRef, request: CreateResponseRequest, client: ToolPlan, l
         return bool(ref.name) and bool(client.names_in(ref.name or ""))
     if ref.type in ("function", "custom"):
         return any(_ref_matches(client, ref, name, route) for name, route in client.routes.items())
-    return ref.type in client.routes or ref.type in _hosted_types(request, client)
+    return ref.type in client.routes or ref.type in _planned_later(request, client)
 
 
 def _ref_matches(plan: ToolPlan, ref: ToolRef, name: str, route: Route) -> bool:
@@ -82,7 +88,7 @@ def check_tool_choice(request: CreateResponseRequest, client: ToolPlan) -> None:
     """400 for a choice that names a tool the request does not have."""
     choice = request.tool_choice
     labels = {tool.server_label for tool in request.tools if isinstance(tool, McpTool)}
-    if choice == "required" and not client.tools and not labels and not _hosted_types(request, client):
+    if choice == "required" and not client.tools and not labels and not _planned_later(request, client):
         raise InvalidRequest("tool_choice 'required' needs at least one tool in 'tools'.", param="tool_choice")
     if isinstance(choice, NamedFunctionChoice | NamedCustomChoice) and _named(choice, client) is None:
         raise InvalidRequest(f"Tool choice '{choice.name}' not found in 'tools' parameter.", param="tool_choice")
@@ -97,7 +103,7 @@ def check_tool_choice(request: CreateResponseRequest, client: ToolPlan) -> None:
         known = (
             choice.server_label in labels
             if choice.type == "mcp"
-            else choice.type in _hosted_types(request, client) or _by_type(choice.type, client)
+            else choice.type in _planned_later(request, client) or _by_type(choice.type, client)
         )
         if not known:
             raise InvalidRequest(
