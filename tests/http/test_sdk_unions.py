@@ -103,8 +103,8 @@ def test_every_tool_type_of_the_sdk_is_served_or_refused_by_name(app_http: httpx
         assert reply.status_code == 200, reply.text
 
 
-SUB_SHAPES_REFUSED = {("tool_search", "execution", "server")}
-"""Values of a tool's sub-shapes not served yet (issue 73 serves them): a 400 naming the field."""
+SUB_SHAPES_REFUSED: set[tuple[str, str, str]] = set()
+"""Values of a tool's sub-shapes not served here: a 400 naming the field (none now)."""
 SANDBOXED = {("shell", "environment.type", "container_auto"), ("shell", "environment.type", "container_reference")}
 """Values served where a sandbox runs (the hosted shell); without one, a 400 naming the field."""
 

@@ -128,7 +128,7 @@ class McpTool(WirePart):
     allowed_callers: list[str] | None = None
     """``direct`` (the model calls the tools); ``programmatic`` calls are not made here (a 400 without ``direct``)."""
     defer_loading: bool | None = None
-    """Tools discovered through a server-run tool search: not run here (``true`` is a 400)."""
+    """Its tools wait for the request's server-run tool search to load them (offered at once without one)."""
     allowed_tools: list[str] | dict[str, Any] | None = None
     """Tool names, or ``{"tool_names": [...]}``."""
     require_approval: Literal["always", "never"] | dict[str, Any] | None = None

@@ -284,8 +284,7 @@ def test_an_authorization_token_reaches_the_server_as_a_bearer_but_is_never_echo
 @pytest.mark.parametrize(
     ("extra", "param"),
     [({"connector_id": "connector_gmail"}, "tools[0].connector_id"), ({"tunnel_id": "tun_1"}, "tools[0].tunnel_id"),
-     ({"allowed_callers": ["programmatic"]}, "tools[0].allowed_callers"),
-     ({"defer_loading": True}, "tools[0].defer_loading")],
+     ({"allowed_callers": ["programmatic"]}, "tools[0].allowed_callers")],
 )  # fmt: skip
 def test_what_no_mcp_server_here_can_do_is_a_400(
     mcp: McpServer, http: httpx.Client, extra: dict[str, Any], param: str

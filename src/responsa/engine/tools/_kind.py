@@ -75,20 +75,41 @@ class Route:
 @dataclass
 class ToolPlan:
     """A request's tools as the model sees them, and the way back from the model's names to their kinds
-    (``kinds``: the server's)."""
+    (``kinds``: the server's). Under a tool search the server runs (``defers``), tools marked
+    ``defer_loading`` wait in ``deferred`` until a search loads them (``loaded``: those an earlier
+    search of the context loaded, offered at once)."""
 
     kinds: ToolRegistry
     tools: list[FunctionTool] = field(default_factory=list)
     routes: dict[str, Route] = field(default_factory=dict)
+    defers: bool = False
+    loaded: frozenset[str] = frozenset()
+    deferred: dict[str, tuple[FunctionTool, Route, dict[str, Any]]] = field(default_factory=dict)
+    """Each waiting tool by model-visible name: what the model will see, its route, and its definition
+    as a ``tool_search_output`` lists it."""
 
     def model_name(self, name: str, namespace: str | None) -> str:
-        return f"{namespace}{SEPARATOR}{name}" if namespace else name
+        """``<namespace>__<name>``; a function in a namespace of its own name (a deferred top-level
+        function, as OpenAI's calls of one name it) is known by its name alone."""
+        return f"{namespace}{SEPARATOR}{name}" if namespace and namespace != name else name
 
-    def add(self, tool: FunctionTool, route: Route, param: str) -> None:
-        if tool.name in self.routes:
+    def add(self, tool: FunctionTool, route: Route, param: str, deferred: dict[str, Any] | None = None) -> None:
+        """Offer ``tool``; ``deferred`` (its definition), where the request's tool search may hold it back."""
+        if tool.name in self.routes or tool.name in self.deferred:
             raise InvalidRequest(f"Duplicate tool name '{tool.name}'.", param=f"{param}.name")
+        if deferred is not None and self.defers and tool.name not in self.loaded:
+            self.deferred[tool.name] = (tool, route, deferred)
+            return
         self.routes[tool.name] = route
         self.tools.append(tool)
+
+    def load(self, names: Sequence[str]) -> list[dict[str, Any]]:
+        """Offer the deferred tools ``names`` from now on (a new list: a model request made before keeps
+        what it offered); their definitions."""
+        loaded = [self.deferred.pop(name) for name in names]
+        self.routes.update((tool.name, route) for tool, route, _ in loaded)
+        self.tools = [*self.tools, *(tool for tool, _, _ in loaded)]
+        return [definition for _, _, definition in loaded]
 
     def grammars(self) -> dict[str, tuple[str, str]]:
         """The custom tools whose input has a grammar: ``(syntax, definition)`` by model-visible name."""

@@ -7,10 +7,11 @@ from collections.abc import Sequence
 
 from pydantic import TypeAdapter, ValidationError
 
-from responsa.protocol import AdditionalTools, Item, Message, Reasoning, Tool, ToolSearchOutput
+from responsa.protocol import AdditionalTools, Item, Message, Reasoning, Tool, ToolSearchOutput, ToolSearchTool
 
 from ._kind import OpenCall, Recorded, Replay, Route, ToolPlan, ToolSetup
 from ._registry import ToolRegistry
+from ._tool_catalog import loaded_names
 
 __all__ = ["open_call", "plan_client_tools", "prepare_server_tools", "replayed"]
 
@@ -25,15 +26,19 @@ def plan_client_tools(
     input_start: int = 0,
 ) -> ToolPlan:
     """The tools of a request that need no server service to offer (the client-run ones), plus those a
-    ``tool_search_output`` or an ``additional_tools`` item in the context made available; 400 for
+    ``tool_search_output`` or an ``additional_tools`` item in the context made available (a server-run
+    search's output loads the deferred tools it names); 400 for
     duplicate names. ``classes``: those of the context's items, where the caller has them (a scan of
     the whole context saved). ``input_start``: where the request's input starts in ``context``, so
     that a 400 on an ``additional_tools`` item names ``input[i].tools[j]``."""
     in_context = frozenset(map(type, context)) if classes is None else classes
     found: list[Tool] = []
+    loaded: set[str] = set()
     if ToolSearchOutput in in_context:
         for item in context:
-            if isinstance(item, ToolSearchOutput):
+            if isinstance(item, ToolSearchOutput) and item.execution == "server":  # the server's: held back here
+                loaded |= loaded_names(item.tools)
+            elif isinstance(item, ToolSearchOutput):
                 try:
                     found += _tools_adapter.validate_python(item.tools)
                 except ValidationError:
@@ -41,7 +46,8 @@ def plan_client_tools(
     offered = [(tool, f"tools[{index}]") for index, tool in enumerate([*tools, *found])]
     if AdditionalTools in in_context:
         offered = with_additional(offered, _added(context, input_start))
-    plan = ToolPlan(kinds)
+    defers = any(isinstance(tool, ToolSearchTool) and tool.execution != "client" for tool in tools)
+    plan = ToolPlan(kinds, defers=defers, loaded=frozenset(loaded))
     for tool, param in offered:
         kind = kinds.for_tool(tool.type)
         if kind is not None:

@@ -123,8 +123,7 @@ def client_kinds() -> list[ToolKind]:
     """The built-in kinds the client runs (they need no service)."""
     from . import apply_patch, custom, function, shell, tool_search
 
-    return [function.KIND, custom.KIND, shell.LOCAL_SHELL, apply_patch.APPLY_PATCH,
-            tool_search.TOOL_SEARCH]  # fmt: skip
+    return [function.KIND, custom.KIND, shell.LOCAL_SHELL, apply_patch.APPLY_PATCH, tool_search.TOOL_SEARCH]
 
 
 def load_tool_registry(server_run: Sequence[ToolKind] = ()) -> ToolRegistry:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from responsa.protocol import (
     CustomTool,
@@ -57,11 +57,15 @@ class FunctionKind:
     """An output in a request's context must answer a call of it, by ``call_id`` (as OpenAI checks)."""
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
+        """Each function (a namespace's as ``<namespace>__<name>``); one marked ``defer_loading`` (or in a
+        namespace so marked) with the definition a tool search loads it by."""
         if isinstance(tool, NamespaceTool):
+            whole = _defers(tool)
             for index, inner in enumerate(tool.tools):
-                offer_named(inner, tools, tool.name, f"{param}.tools[{index}]")
+                loadable = _loadable(inner, tool) if whole or _defers(inner) else None
+                offer_named(inner, tools, tool.name, f"{param}.tools[{index}]", loadable)
         elif isinstance(tool, FunctionTool):
-            offer_named(tool, tools, None, param)
+            offer_named(tool, tools, None, param, _loadable(tool) if _defers(tool) else None)
 
     def transcribe(self, item: Item) -> str | None:
         """Its items' lines in a compaction's transcript."""
@@ -92,9 +96,16 @@ class FunctionKind:
         return None if call is item else [call]  # a plain function call is read as it is
 
 
-def offer_named(tool: FunctionTool | CustomTool, tools: ToolPlan, namespace: str | None, param: str) -> None:
+def offer_named(
+    tool: FunctionTool | CustomTool,
+    tools: ToolPlan,
+    namespace: str | None,
+    param: str,
+    deferred: dict[str, Any] | None = None,
+) -> None:
     """A function or custom tool, in ``namespace`` when it is in one; 400 for parameters that are no
-    JSON Schema."""
+    JSON Schema. ``deferred``: its definition, where a tool search may hold it back (a custom tool is
+    offered at once)."""
     if isinstance(tool, CustomTool):
         custom.offer_named(tool, tools, namespace, param)
         return
@@ -102,7 +113,24 @@ def offer_named(tool: FunctionTool | CustomTool, tools: ToolPlan, namespace: str
         check_schema(tool.parameters, f"{param}.parameters")
     name = tools.model_name(tool.name, namespace)
     function = tool if namespace is None else tool.model_copy(update={"name": name})
-    tools.add(function, Route("function", tool.name, namespace, asynchronous=asks_async(tool, param)), param)
+    if deferred is not None and namespace is None and tools.defers:
+        namespace = tool.name  # a deferred top-level function is called in a namespace of its own name, as at OpenAI
+    route = Route("function", tool.name, namespace, asynchronous=asks_async(tool, param))
+    tools.add(function, route, param, deferred)
+
+
+def _defers(tool: FunctionTool | CustomTool | NamespaceTool) -> bool:
+    return (tool.model_extra or {}).get("defer_loading") is True
+
+
+def _loadable(tool: FunctionTool | CustomTool, namespace: NamespaceTool | None = None) -> dict[str, Any]:
+    """``tool`` as a ``tool_search_output`` lists it once loaded (a namespace's in its namespace)."""
+    definition = tool.model_dump(mode="json", exclude_none=True)
+    definition.pop("defer_loading", None)
+    if namespace is None:
+        return definition
+    return {"type": "namespace", "name": namespace.name, "description": namespace.description or "",
+            "tools": [definition]}  # fmt: skip
 
 
 KIND = FunctionKind()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from responsa import tracing
 from responsa.config import Settings
@@ -94,10 +94,20 @@ async def _offer(servers: dict[str, McpServer], setup: ToolSetup) -> list[McpLis
         for tool in listing.tools:
             if allowed is not None and tool.name not in allowed:
                 continue
-            name = tool.name if tool.name not in setup.tools.routes else f"{label}_{tool.name}"
+            taken = tool.name in setup.tools.routes or tool.name in setup.tools.deferred
+            name = f"{label}_{tool.name}" if taken else tool.name
             function = FunctionTool(name=name, description=tool.description, parameters=tool.input_schema)
-            setup.tools.add(function, Route("mcp", tool.name, target=server), "tools")
+            setup.tools.add(
+                function, Route("mcp", tool.name, target=server), "tools", _loadable(server.tool, tool.name)
+            )
     return fresh
+
+
+def _loadable(tool: McpTool, name: str) -> dict[str, Any] | None:
+    """A tool of a server marked ``defer_loading`` as a tool search's output lists it once loaded."""
+    if not tool.defer_loading:
+        return None
+    return {"type": "mcp", "server_label": tool.server_label, "server_url": tool.server_url, "allowed_tools": [name]}
 
 
 def _approvals(setup: ToolSetup) -> list[tuple[McpApprovalRequest, McpApprovalResponse]]:
@@ -239,10 +249,6 @@ class McpKind:
         if tool.allowed_callers is not None and "direct" not in tool.allowed_callers:
             raise InvalidRequest("Only 'direct' calls of MCP tools are made here: 'allowed_callers' must include it.",
                                  param=f"{param}.allowed_callers", code="unsupported_value")  # fmt: skip
-        if tool.defer_loading:
-            raise InvalidRequest("'defer_loading' is not supported: this server offers an MCP server's tools "
-                                 "to the model directly.", param=f"{param}.defer_loading",
-                                 code="unsupported_value")  # fmt: skip
 
     async def prepare(self, setup: ToolSetup) -> list[Recorded]:
         """List the servers' tools and offer them; run the calls the client approved (declined ones are not)."""
