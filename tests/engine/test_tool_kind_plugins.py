@@ -63,13 +63,13 @@ def test_a_plugin_kind_is_offered_called_and_answered(tmp_path: Path) -> None:
 def test_a_kind_cannot_take_a_type_another_kind_has() -> None:
     class Impostor(EchoKind):
         name = "impostor"
-        tool_types = ("shell",)
+        tool_types = ("apply_patch",)
         item_types = ()
 
     registry = ToolRegistry(client_kinds())
-    with pytest.raises(ValueError, match="tool type 'shell' already registered"):
+    with pytest.raises(ValueError, match="tool type 'apply_patch' already registered"):
         registry.register(Impostor())
-    assert registry.for_tool("shell") is not None and registry.for_tool("shell").name == "shell"  # type: ignore[union-attr]
+    assert registry.for_tool("apply_patch").name == "apply_patch"  # type: ignore[union-attr]
 
 
 def test_a_server_run_plugin_kind_runs_on_the_server_with_its_own_service(tmp_path: Path) -> None:
