@@ -84,7 +84,7 @@ def _runtime_binds() -> list[str]:
     return binds
 
 
-def _sandbox(directory: Path) -> list[str]:
+def _sandbox(directory: Path, skills: Path | None = None) -> list[str]:
     """bubblewrap's arguments: fresh /proc, /dev and /tmp first (the runtime may live under /tmp: its
     binds go on top), then the read-only runtime and driver, then the container at /mnt/data."""
     environment = {"HOME": "/mnt/data", "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp",
@@ -94,16 +94,18 @@ def _sandbox(directory: Path) -> list[str]:
                  "--clearenv", "--hostname", "sandbox", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
                  *_runtime_binds(), "--ro-bind", str(DRIVER), _INSIDE_DRIVER,
                  "--bind", str(directory), "/mnt/data", "--chdir", "/mnt/data"]  # fmt: skip
+    if skills is not None:  # the container's skills, read-only (what is added later shows through the bind)
+        arguments += ["--ro-bind", str(skills), "/mnt/skills"]
     for name, value in environment.items():
         arguments += ["--setenv", name, value]
     return arguments
 
 
-def _command(directory: Path, limits: SandboxLimits) -> list[str]:
+def _command(directory: Path, limits: SandboxLimits, skills: Path | None = None) -> list[str]:
     limited = ["prlimit", f"--as={limits.memory_bytes * 4}", f"--fsize={limits.file_bytes}", "--nofile=256",
                "--core=0", "--"]  # fmt: skip
     driver = [sys.executable, "-I", "-u", _INSIDE_DRIVER, str(limits.output_characters)]
-    return [*limited, *_sandbox(directory), *driver]
+    return [*limited, *_sandbox(directory, skills), *driver]
 
 
 def probe_sandbox() -> str | None:
@@ -206,9 +208,11 @@ class PythonSandbox:
     """One container's Python: a variable a cell sets is there in the next; past a call's deadline the
     sandbox is killed and the next call starts a fresh one."""
 
-    def __init__(self, directory: Path, limits: SandboxLimits | None = None) -> None:
+    def __init__(self, directory: Path, limits: SandboxLimits | None = None, skills: Path | None = None) -> None:
+        """``skills``: a directory seen read-only at /mnt/skills (the container's skills)."""
         self.directory = directory
         self.limits = limits or SandboxLimits()
+        self.skills = skills
         self._process: Process | None = None
         self._cgroup: _Cgroup | None = None
         self._lock = anyio.Lock()
@@ -216,7 +220,9 @@ class PythonSandbox:
     async def _start(self) -> Process:
         self.directory.mkdir(parents=True, exist_ok=True)
         self._cgroup = _Cgroup(self.limits)
-        command = self._cgroup.wrap(_command(self.directory, self.limits))
+        if self.skills is not None:
+            self.skills.mkdir(parents=True, exist_ok=True)
+        command = self._cgroup.wrap(_command(self.directory, self.limits, self.skills))
         self._process = await anyio.open_process(command, env={"PATH": "/usr/bin:/bin"}, start_new_session=True)
         return self._process
 

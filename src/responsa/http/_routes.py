@@ -28,6 +28,7 @@ from ._openapi import openapi_route
 from ._parsing import item_list_body, page_body, paging, read_model, response_filter
 from ._server_routes import server_routes
 from ._services import services, tenant_of
+from ._skill_routes import skill_routes
 from ._sse import sse_logged, sse_response, sse_stream
 from ._vector_store_routes import vector_store_routes
 from ._webhook_routes import webhook_routes
@@ -187,6 +188,7 @@ def routes() -> list[BaseRoute]:
             *container_routes(prefix),
             *batch_routes(prefix),
             *webhook_routes(prefix),
+            *skill_routes(prefix),
             *image_routes(prefix),
         ]
     return [*table, *console_routes()]

@@ -22,6 +22,7 @@ from responsa.engine import (
     VectorStoreService,
     WebhookService,
 )
+from responsa.engine.skills import SkillService
 from responsa.engine.tools import ToolRegistry
 from responsa.protocol import Capability
 from responsa.store import StoreHealth
@@ -70,6 +71,8 @@ class Services:
     """``POST /v1/images/generations``, by the images model an upstream serves."""
     batches: BatchService
     webhooks: WebhookService
+    skills: SkillService
+    """``/v1/skills``, and the skills a hosted shell's container mounts."""
     store_health: Callable[[], Awaitable[StoreHealth]]
     """Whether the store can serve now (``/health``)."""
     processes: int = 1

@@ -140,6 +140,7 @@ from ._response import (
     ResponseStatus,
     Usage,
 )
+from ._skills import ContainerSkill, InlineSkill, InlineSkillSource, SkillObject, SkillReference, SkillVersionObject
 from ._tool_calls import (
     OPTIONAL_DATA_ITEMS,
     ApplyPatchCall,
@@ -255,6 +256,7 @@ __all__ = [
     "ContainerFileObject",
     "ContainerObject",
     "ContainerReference",
+    "ContainerSkill",
     "ContentPart",
     "ContentPartEvent",
     "Conversation",
@@ -296,6 +298,8 @@ __all__ = [
     "ImageGenerationTool",
     "ImagePartialEvent",
     "IncompleteDetails",
+    "InlineSkill",
+    "InlineSkillSource",
     "InputFile",
     "InputImage",
     "InputText",
@@ -366,6 +370,9 @@ __all__ = [
     "ShellOutputDelta",
     "ShellOutputDone",
     "ShellTool",
+    "SkillObject",
+    "SkillReference",
+    "SkillVersionObject",
     "StorageUnavailable",
     "StreamEvent",
     "SummaryText",

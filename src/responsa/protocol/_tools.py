@@ -7,6 +7,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from ._base import WireModel, WirePart, member_tags
+from ._skills import ContainerSkill
 
 __all__ = [
     "CLIENT_TOOL_TYPES",
@@ -241,7 +242,7 @@ class ContainerAuto(WirePart):
     file_ids: list[str] | None = Field(default=None, max_length=100)
     memory_limit: Literal["1g", "4g", "16g", "64g"] | None = None
     network_policy: dict[str, Any] | None = None
-    skills: list[dict[str, Any]] | None = None
+    skills: list[ContainerSkill] | None = Field(default=None, max_length=50)
 
 
 class ContainerReference(WirePart):

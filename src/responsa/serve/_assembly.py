@@ -47,6 +47,7 @@ from responsa.engine import (
     every,
     load_features,
 )
+from responsa.engine.skills import SkillService
 from responsa.engine.tools import ToolRegistry, load_tool_registry
 from responsa.engine.tools.code_interpreter import CodeInterpreterKind
 from responsa.engine.tools.file_search import FileSearchKind
@@ -90,6 +91,7 @@ class Assembly:
     provider: SearchProvider | None
     capabilities: list[Capability]
     files: FileService
+    skills: SkillService
     containers: ContainerService
     code_status: dict[str, Any]
     vector_stores: VectorStoreService
@@ -181,6 +183,7 @@ async def _files_and_containers(made: Assembly) -> None:
     """Files, and the code containers in their sandbox (as probed), idle ones expired."""
     settings = made.settings
     made.files = FileService(made.store.files(), settings.max_file_bytes, PART_BYTES)
+    made.skills = SkillService(made.store.skills())
     sandbox = by_name(made.capabilities)["code_sandbox"]
     made.containers, made.code_status = await containers_service(settings, made.store, made.files, sandbox)
     made.stack.push_async_callback(made.containers.aclose)
@@ -203,7 +206,7 @@ async def _tools(made: Assembly) -> None:
         WebSearchKind.configured(made.settings, made.provider, pages),
         ImageGenerationKind(made.registry),
         CodeInterpreterKind(made.containers, made.code_status),
-        ShellKind(made.containers, made.code_status),
+        ShellKind(made.containers, made.code_status, skills=made.skills),
     ])  # fmt: skip
 
 
@@ -299,6 +302,7 @@ async def _services(made: Assembly) -> None:
         images=ImagesApi(made.registry),
         batches=made.batches,
         webhooks=made.webhooks,
+        skills=made.skills,
         store_health=made.store.check_health,
         processes=1 if made.group is None else made.group.size,
     )

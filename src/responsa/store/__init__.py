@@ -17,6 +17,7 @@ from ._base import (
 )
 from ._batch_repository import BatchFile, BatchRepository, ClaimedBatch, ClaimedLine, InputLine
 from ._container_repository import ContainerRepository
+from ._skill_repository import SkillRepository, SkillRow, SkillVersionRow
 from ._vector_store_repository import ChunkHit, StoredBatch, StoredFile, StoredVectorStore, VectorStoreRepository
 from ._webhook_repository import Delivery, DueDelivery, WebhookEndpointRow, WebhookRepository, event_payload, secrets_of
 from .sql import SqlStore, schema_state
@@ -41,6 +42,9 @@ __all__ = [
     "ResponsePage",
     "ResponseRepository",
     "Retention",
+    "SkillRepository",
+    "SkillRow",
+    "SkillVersionRow",
     "SqlStore",
     "Store",
     "StoreHealth",

@@ -16,10 +16,11 @@ OpenAI's do.
 from __future__ import annotations
 
 import logging
+import shutil
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 import anyio
@@ -247,6 +248,22 @@ class ContainerService:
         file = await self.file(container_id, file_id)
         await self._store.delete_container_files(container_id, [file.id])
         self._machine.directory(container_id).remove(file.path)
+
+    async def mount_skills(self, container_id: str, skills: Mapping[str, Mapping[PurePosixPath, bytes]]) -> None:
+        """Each skill's files (checked paths inside its folder) at /mnt/skills/<name> of the container,
+        read-only there, on this machine (a skill of the same name replaced)."""
+        root = self._machine.skills(container_id)
+
+        def write() -> None:
+            for name, files in skills.items():
+                folder = root / name
+                shutil.rmtree(folder, ignore_errors=True)
+                for path, data in files.items():
+                    target = folder.joinpath(*path.parts)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(data)
+
+        await anyio.to_thread.run_sync(write)
 
     async def run(self, container: ContainerObject, code: str) -> CodeRun:
         """Run a cell in the container's Python; the files it wrote are listed (``source: assistant``)."""

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import socket
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -70,13 +71,19 @@ class Machine:
         sandbox = self.sandboxes.get(container.id)
         if sandbox is None:
             limits = replace(self.limits, memory_bytes=_MEMORY.get(container.memory_limit, _GIB))
-            sandbox = self.sandboxes[container.id] = PythonSandbox(self.root / container.id, limits)
+            sandbox = PythonSandbox(self.root / container.id, limits, self.skills(container.id))
+            self.sandboxes[container.id] = sandbox
         return sandbox
 
+    def skills(self, container_id: str) -> Path:
+        """Where the container's skills are kept on this machine (seen at /mnt/skills, read-only)."""
+        return self.root / ".skills" / container_id
+
     async def release(self, container_id: str) -> None:
-        """Stop the container's Python and remove its files."""
+        """Stop the container's Python and remove its files and skills."""
         await self.stop(container_id)
         await anyio.to_thread.run_sync(self.directory(container_id).remove_all)
+        await anyio.to_thread.run_sync(partial(shutil.rmtree, self.skills(container_id), ignore_errors=True))
 
     async def stop(self, container_id: str) -> None:
         """Stop the container's Python here, if it has one."""

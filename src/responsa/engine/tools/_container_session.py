@@ -4,8 +4,9 @@ id its calls already carry) when the first of them runs."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 import anyio
@@ -29,6 +30,8 @@ class ContainerSession:
     """A new container's name (its kind's)."""
     memory_limit: str | None = None
     file_ids: Sequence[str] = ()
+    skills: Mapping[str, Mapping[PurePosixPath, bytes]] = field(default_factory=dict)
+    """Skills the container is to have at /mnt/skills (mounted when it is first used)."""
     _making: anyio.Lock = field(default_factory=anyio.Lock)
 
     async def ready(self) -> ContainerObject:
@@ -36,6 +39,9 @@ class ContainerSession:
             if self.container is None:
                 self.container = await self.containers.new(self.name, self.memory_limit, list(self.file_ids),
                                                            container_id=self.container_id)  # fmt: skip
+            if self.skills:
+                await self.containers.mount_skills(self.container_id, self.skills)
+                self.skills = {}
             return self.container
 
 

@@ -27,6 +27,7 @@ from responsa.protocol import (
 )
 
 from ..containers import check_network_policy
+from ..skills import Bundle, unpack
 from ._arguments import as_int, as_strings
 from ._container_session import auto_session, named_session
 from ._container_shell import HostedShellCall, ShellLimits, fill_shell
@@ -35,6 +36,7 @@ from ._kind import OpenCall, Recorded, Replay, Route, ToolPlan, ToolSetup
 
 if TYPE_CHECKING:
     from ..containers import ContainerService
+    from ..skills import SkillService
 
 __all__ = ["LOCAL_SHELL", "ShellKind"]
 
@@ -88,6 +90,10 @@ _HOSTED = FunctionTool(
     parameters=_PARAMETERS,
 )
 
+_CLIENT_SHELL = FunctionTool(name="shell", description=_CLIENT_DESCRIPTION, parameters=_PARAMETERS)
+MOUNTED = "/mnt/skills"
+"""Where a container's skills are, read-only."""
+
 _CLIENT = FixedKind(
     name="shell",
     id_prefix="sh",
@@ -117,21 +123,25 @@ class ShellKind:
         containers: ContainerService | None,
         status: dict[str, Any] | None = None,
         limits: ShellLimits | None = None,
+        skills: SkillService | None = None,
     ) -> None:
-        """``status``: what ``/v1/server`` says of the hosted shell (the sandbox's, and why not)."""
+        """``status``: what ``/v1/server`` says of the hosted shell (the sandbox's, and why not);
+        ``skills``: the tenants' skills a container may mount."""
         self._containers = containers
+        self._skills = skills
         self._limits = limits or ShellLimits()
         self.status = status or {"enabled": containers is not None and containers.unavailable is None}
 
     def offer(self, tool: Tool, tools: ToolPlan, param: str) -> None:
-        """The client's shell is offered now; a container's checked now and offered by :meth:`prepare`."""
+        """The client's shell is offered now (told of its local skills); a container's checked now and
+        offered by :meth:`prepare`."""
         if not isinstance(tool, ShellTool) or not tool.hosted:
-            _CLIENT.offer(tool, tools, param)
+            local = tool.environment if isinstance(tool, ShellTool) else None
+            skills = [(skill.name, skill.description, skill.path) for skill in (local and local.skills) or []]  # type: ignore[union-attr]
+            offered = _CLIENT_SHELL.model_copy(update={"description": _with_skills(_CLIENT_DESCRIPTION, skills)})
+            tools.add(offered, Route(self.name, self.name), param)
         elif isinstance(tool.environment, ContainerAuto):
             check_network_policy(tool.environment.network_policy, f"{param}.environment.network_policy")
-            if tool.environment.skills:
-                raise InvalidRequest("Skills in a hosted shell's container are not served here yet.",
-                                     param=f"{param}.environment.skills", code="unsupported_value")  # fmt: skip
 
     async def prepare(self, setup: ToolSetup) -> Sequence[Recorded]:
         """The hosted shell offered, reaching its container (400 without a sandbox, or for a container
@@ -148,13 +158,19 @@ class ShellKind:
             raise InvalidRequest(f"The hosted shell cannot run on this server: {why}.", param=f"{param}.type",
                                  code="unsupported_value")  # fmt: skip
         environment = tool.environment
+        bundles: list[Bundle] = []
         if isinstance(environment, ContainerAuto):
             used = _containers_used([*setup.history, *setup.input_items])
             auto = environment
             session = await auto_session(containers, used, self.name, auto.memory_limit, auto.file_ids or [])
+            if auto.skills and self._skills is not None:
+                bundles = await self._skills.for_tenant(setup.tenant).mounted(auto.skills, f"{param}.skills")
+                session.skills = {bundle.name: unpack(bundle.archive) for bundle in bundles}
         else:
             session = await named_session(containers, environment.container_id, f"{param}.container_id")  # type: ignore[union-attr]
-        setup.tools.add(_HOSTED, Route(self.name, self.name, target=session), f"tools[{index}]")
+        skills = [(bundle.name, bundle.description, f"{MOUNTED}/{bundle.name}") for bundle in bundles]
+        offered = _HOSTED.model_copy(update={"description": _with_skills(_HOSTED.description or "", skills)})
+        setup.tools.add(offered, Route(self.name, self.name, target=session), f"tools[{index}]")
         return []
 
     def open_call(self, route: Route, call_id: str) -> OpenCall:
@@ -168,6 +184,18 @@ class ShellKind:
     def replay(self, item: Item, context: Replay) -> list[Item] | None:
         """Either shell's call and output, as a function call and its result."""
         return _CLIENT.replay(item, context)
+
+
+def _with_skills(description: str, skills: Sequence[tuple[str, str, str]]) -> str:
+    """The shell's description, telling the model of its skills: name, description and folder (whose
+    ``SKILL.md`` it reads before it uses one), as OpenAI tells its models."""
+    if not skills:
+        return description
+    listed = "\n".join(f"- {name}: {what} (folder: {folder}; read {folder}/SKILL.md first)"
+                       for name, what, folder in skills)  # fmt: skip
+    return (
+        f"{description}\nSkills available (instructions and files for a task; use one when the task matches):\n{listed}"
+    )
 
 
 def _containers_used(context: Sequence[Item]) -> Iterator[str]:

@@ -25,6 +25,7 @@ from ._files import SqlFiles
 from ._migrate import SchemaTooNew, newer_than_known, schema_version, upgrade_in_child, upgrade_to_head
 from ._paging import dump_item, item_page, load_item
 from ._response_listing import list_rows
+from ._skills import SqlSkills
 from ._tables import SCHEMA_VERSION, conversation_items, conversations, response_events, response_items, responses
 from ._vector_stores import SqlVectorStores
 from ._webhooks import SqlWebhooks, announce
@@ -87,6 +88,10 @@ class SqlStore:
     def webhooks(self) -> SqlWebhooks:
         """The webhook endpoints of this view's tenant and the outbox of deliveries."""
         return SqlWebhooks(self._db, self.tenant)
+
+    def skills(self) -> SqlSkills:
+        """The skills of this view's tenant and their versions."""
+        return SqlSkills(self._db, self.tenant)
 
     def _live_response(self, response_id: str) -> dict[str, Any]:
         return {"response_id": response_id, **live(self.tenant, self.retention.response_ttl)}

@@ -36,6 +36,8 @@ __all__ = [
     "response_items",
     "response_removals",
     "responses",
+    "skill_versions",
+    "skills",
     "store_probe",
     "vector_store_file_batches",
     "vector_store_files",
@@ -44,7 +46,7 @@ __all__ = [
     "webhook_endpoints",
 ]
 
-SCHEMA_VERSION = "0017"
+SCHEMA_VERSION = "0018"
 """The newest migration's revision (a test keeps the two equal): a store already there skips Alembic."""
 
 metadata = MetaData()
@@ -345,3 +347,29 @@ webhook_deliveries = Table(
 )
 Index("ix_webhook_deliveries_due", webhook_deliveries.c.state, webhook_deliveries.c.next_attempt_at)
 Index("ix_webhook_deliveries_endpoint", webhook_deliveries.c.endpoint_id, webhook_deliveries.c.id)
+
+skills = Table(
+    "skills",
+    metadata,
+    Column("id", String(80), primary_key=True),
+    Column("tenant", String(80), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("description", Text, nullable=False),
+    Column("default_version", Integer, nullable=False),
+    Column("latest_version", Integer, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+)
+Index("ix_skills_tenant_id", skills.c.tenant, skills.c.id)
+
+skill_versions = Table(
+    "skill_versions",
+    metadata,
+    Column("skill_id", String(80), primary_key=True),
+    Column("version", Integer, primary_key=True),
+    Column("id", String(80), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("description", Text, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    # The skill's files as one zip (checked on upload: engine/skills/_bundle.py).
+    Column("bundle", LargeBinary, nullable=False),
+)
