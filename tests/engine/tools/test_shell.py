@@ -305,3 +305,20 @@ def test_the_simulator_runs_commands_when_forced(live: LiveServer) -> None:
     assert shell_call.environment.type == "container_reference"  # type: ignore[union-attr]
     assert shell_call.action.commands and len(output.output) == len(shell_call.action.commands)  # type: ignore[union-attr]
     assert all(entry.outcome.type in ("exit", "timeout") for entry in output.output)  # type: ignore[union-attr]
+
+
+@needs_sandbox
+def test_an_agents_sdk_shell_tool_with_a_skill_reads_it_in_its_container(
+    live: LiveServer, upstream: MockUpstream
+) -> None:
+    with openai.OpenAI(base_url=live.v1, api_key="-", max_retries=0) as client:
+        manifest = b"---\nname: greeter\ndescription: Greets people by name.\n---\nSay: hello, NAME.\n"
+        skill = client.skills.create(files=[("greeter/SKILL.md", manifest)])
+    _upstream_commands(upstream, "cat /mnt/skills/greeter/SKILL.md", answer="hello, Ada.")
+    environment = {"type": "container_auto", "skills": [{"type": "skill_reference", "skill_id": skill.id}]}
+    result = _run_agent(live.v1, "up-model", environment, "Greet Ada.")
+    assert result.final_output == "hello, Ada."
+    [output] = [item.raw_item for item in result.new_items if item.type == "tool_call_output_item"]
+    output = output if isinstance(output, dict) else output.model_dump()
+    assert output["output"][0]["stdout"] == manifest.decode()
+    assert "greeter: Greets people by name." in upstream.requests[-2]["tools"][0]["function"]["description"]

@@ -209,3 +209,32 @@ def test_an_agents_sdk_tool_search_tool_finds_and_runs_a_deferred_function(
     assert "get_weather" in [tool["function"]["name"] for tool in upstream.requests[-2]["tools"]]
     kinds = [item.type for item in result.new_items]
     assert "tool_search_call_item" in kinds and "tool_search_output_item" in kinds
+
+
+def test_an_agents_sdk_tool_search_tool_finds_a_deferred_mcp_servers_tool(
+    live: LiveServer, upstream: MockUpstream
+) -> None:
+    """The SDK's HostedMCPTool marked defer_loading, behind its ToolSearchTool: the server's search
+    loads the MCP tool, the model calls it, the server runs it."""
+    import agents
+
+    agents.set_tracing_disabled(True)
+    recorder = streamable_app()
+    with serve_app(recorder) as mcp:
+        server = {"type": "mcp", "server_label": "calc", "server_url": f"{mcp.url}/mcp", "defer_loading": True,
+                  "require_approval": "never"}  # fmt: skip
+        _upstream_call(upstream, "tool_search", {"query": "add two integers"}, "call_search")
+        _upstream_call(upstream, "add", {"a": 20, "b": 22}, "call_add")
+        upstream.script.append(Stream(text_chunks("It is 42.")))
+
+        async def run() -> Any:
+            async with openai.AsyncOpenAI(base_url=live.v1, api_key="-", max_retries=0) as sdk:
+                agent = agents.Agent(name="calc", tools=[agents.HostedMCPTool(tool_config=server),  # type: ignore[arg-type]
+                                                         agents.ToolSearchTool()],
+                                     model=agents.OpenAIResponsesModel(model="up-model", openai_client=sdk))  # fmt: skip
+                return await agents.Runner.run(agent, "20+22?", max_turns=3)
+
+        result = asyncio.run(run())
+    assert result.final_output == "It is 42."
+    assert [tool["function"]["name"] for tool in upstream.requests[-3]["tools"]] == ["tool_search"]
+    assert "42" in str(upstream.requests[-1]["messages"])
