@@ -148,3 +148,29 @@ async def test_files_brought_back_never_go_through_a_link_the_code_made(tmp_path
         await two.aclose()
     finally:
         await store.aclose()
+
+
+@pytest.mark.skipif(probe_sandbox() is not None, reason="no sandbox here")
+async def test_a_containers_skills_follow_it_to_a_replica_and_go_with_it(db_url: str, tmp_path: Path) -> None:
+    """Replica A mounts a skill; replica B (another containers directory) runs a command in the container:
+    the skill is at /mnt/skills there too, read from the store. Deleting the container removes them."""
+    from pathlib import PurePosixPath
+
+    store = SqlStore(db_url)
+    await store.migrate()
+    try:
+        files = FileService(store.files(), 1024 * 1024, PART_BYTES)
+        a, b = (ContainerService(store.containers(), files, tmp_path / place, SandboxLimits()).for_tenant("t")
+                for place in ("a", "b"))  # fmt: skip
+        skill = {"greeter": {PurePosixPath("SKILL.md"): b"---\nname: greeter\n---\n", PurePosixPath("bin/hi"): b"hi"}}
+        container = await a.create(CreateContainerRequest(name="skilled"), skill)
+        assert (tmp_path / "a" / ".skills" / container.id / "greeter" / "bin" / "hi").read_bytes() == b"hi"
+        ran = await b.command(container, "cat /mnt/skills/greeter/bin/hi; ls /mnt/skills", 10, 1000)
+        assert ran.ran.stdout == "higreeter\n" and ran.ran.exit_code == 0
+        await b.delete(container.id)
+        assert await store.containers().container_skills(container.id) == {}
+        assert not (tmp_path / "b" / ".skills" / container.id).exists()
+        await a.aclose()
+        await b.aclose()
+    finally:
+        await store.aclose()

@@ -10,6 +10,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from responsa.engine import ContainerService
+from responsa.engine.skills import unpack
 from responsa.protocol import CreateContainerFileRequest, CreateContainerRequest, DeletedObject, InvalidRequest
 
 from ._errors import json_response
@@ -29,7 +30,11 @@ def _ids(request: Request) -> tuple[str, str]:
 
 
 async def create_container(request: Request) -> Response:
-    container = await _service(request).create(await read_model(request, CreateContainerRequest))
+    """A container; the skills it names are the tenant's (or given inline), checked before it is made."""
+    body = await read_model(request, CreateContainerRequest)
+    skills = services(request).skills.for_tenant(tenant_of(request))
+    bundles = await skills.mounted(body.skills, "skills") if body.skills else []
+    container = await _service(request).create(body, {bundle.name: unpack(bundle.archive) for bundle in bundles})
     return json_response(container.model_dump(mode="json"))
 
 

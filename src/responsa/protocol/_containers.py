@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ._base import WireModel, WirePart
+from ._skills import ContainerSkill
 
 __all__ = [
     "MEMORY_LIMITS",
@@ -56,7 +57,7 @@ class CreateContainerRequest(WireModel):
     file_ids: list[str] = Field(default_factory=list, max_length=100)
     memory_limit: Literal["1g", "4g", "16g", "64g"] | None = None
     network_policy: dict[str, Any] | None = None
-    skills: list[Any] | None = None
+    skills: list[ContainerSkill] | None = Field(default=None, max_length=50)
 
 
 class CreateContainerFileRequest(WireModel):

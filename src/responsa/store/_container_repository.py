@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 from responsa.protocol import ContainerFileObject, ContainerObject
@@ -60,6 +61,13 @@ class ContainerRepository(Protocol):
 
     async def put_container_file_bytes(self, container_id: str, file_id: str, parts: list[bytes]) -> None:
         """The file's bytes now, in parts (what was stored before is replaced, at once)."""
+
+    async def put_container_skills(self, container_id: str, skills: Mapping[str, Mapping[str, bytes]]) -> None:
+        """The files (by path inside each skill's folder) of the skills the container mounts, by name
+        (a skill of the same name replaced)."""
+        ...
+
+    async def container_skills(self, container_id: str) -> dict[str, dict[str, bytes]]: ...
 
     async def container_file_part(self, file_id: str, position: int) -> bytes | None:
         """One part of a file's stored bytes (None past the last, or for a file stored without them)."""

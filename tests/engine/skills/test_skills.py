@@ -189,3 +189,21 @@ def test_nothing_is_written_outside_a_skill(app: tuple[InProcess, ScriptedBacken
 
     bundle = read_bundle(FILES)
     assert sorted(str(path) for path in unpack(bundle.archive)) == ["SKILL.md", "scripts/add.py"]
+
+
+@needs_sandbox
+def test_a_container_made_with_skills_mounts_them(app: tuple[InProcess, ScriptedBackend]) -> None:
+    """The Containers API's ``skills``; a hosted shell in that container reads them."""
+    served, model = app
+    skill = served.sdk.skills.create(files=FILES)
+    container = served.sdk.containers.create(
+        name="with-skills", skills=[{"type": "skill_reference", "skill_id": skill.id}]
+    )  # type: ignore[list-item]
+    model.turns += [call("shell", json.dumps({"commands": ["ls /mnt/skills/basic-math"]})), text("Seen.")]
+    tool = {"type": "shell", "environment": {"type": "container_reference", "container_id": container.id}}
+    reply = served.sdk.responses.create(model="scripted", input="What skills?", tools=[tool])  # type: ignore[list-item]
+    assert reply.output[1].output[0].stdout.split() == ["SKILL.md", "scripts"]  # type: ignore[union-attr]
+    missing = served.http.post(
+        "/v1/containers", json={"name": "x", "skills": [{"type": "skill_reference", "skill_id": "skill_none"}]}
+    )
+    assert missing.status_code == 404 and missing.json()["error"]["param"] == "skills[0].skill_id"

@@ -103,14 +103,17 @@ class ContainerService:
             )  # fmt: skip
         return view
 
-    async def create(self, request: CreateContainerRequest) -> ContainerObject:
-        """A running container with ``file_ids`` copied in under their names."""
+    async def create(
+        self, request: CreateContainerRequest, skills: Mapping[str, Mapping[PurePosixPath, bytes]] | None = None
+    ) -> ContainerObject:
+        """A running container with ``file_ids`` copied in under their names, and ``skills`` (the request's,
+        resolved by the caller) mounted."""
         check_network_policy(request.network_policy, "network_policy")
-        if request.skills:
-            raise InvalidRequest("Skills are not supported in containers here.", param="skills",
-                                 code="unsupported_parameter")  # fmt: skip
-        return await self.new(request.name, request.memory_limit, request.file_ids,
-                              (request.expires_after or ContainerExpiry(minutes=DEFAULT_MINUTES)).minutes)  # fmt: skip
+        minutes = (request.expires_after or ContainerExpiry(minutes=DEFAULT_MINUTES)).minutes
+        container = await self.new(request.name, request.memory_limit, request.file_ids, minutes)
+        if skills:
+            await self.mount_skills(container.id, skills)
+        return container
 
     async def new(
         self,
@@ -251,19 +254,11 @@ class ContainerService:
 
     async def mount_skills(self, container_id: str, skills: Mapping[str, Mapping[PurePosixPath, bytes]]) -> None:
         """Each skill's files (checked paths inside its folder) at /mnt/skills/<name> of the container,
-        read-only there, on this machine (a skill of the same name replaced)."""
-        root = self._machine.skills(container_id)
-
-        def write() -> None:
-            for name, files in skills.items():
-                folder = root / name
-                shutil.rmtree(folder, ignore_errors=True)
-                for path, data in files.items():
-                    target = folder.joinpath(*path.parts)
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_bytes(data)
-
-        await anyio.to_thread.run_sync(write)
+        read-only there (a skill of the same name replaced); kept in the store too, so that a process
+        on another machine that takes the container over mounts them as well."""
+        stored = {name: {str(path): data for path, data in files.items()} for name, files in skills.items()}
+        await self._store.put_container_skills(container_id, stored)
+        await anyio.to_thread.run_sync(_write_skills, self._machine.skills(container_id), stored)
 
     async def run(self, container: ContainerObject, code: str) -> CodeRun:
         """Run a cell in the container's Python; the files it wrote are listed (``source: assistant``)."""
@@ -314,6 +309,9 @@ class ContainerService:
                 logger.warning("container %s: not restoring %s through a link", container_id, path)
         found = await anyio.to_thread.run_sync(directory.scan)
         self._machine.seen[container_id] = {entry.path: (entry.size, entry.modified) for entry in found}
+        skills = await self._store.container_skills(container_id)
+        if skills:  # those it mounts, as the store keeps them
+            await anyio.to_thread.run_sync(_write_skills, self._machine.skills(container_id), skills)
         await self._store.claim_container_python(container_id, self._machine.name)
 
     async def _sync(self, container_id: str) -> list[ContainerFileObject]:
@@ -367,6 +365,27 @@ class ContainerService:
         for sandbox in list(self._machine.sandboxes.values()):
             await sandbox.close()
         self._machine.sandboxes.clear()
+
+
+def _write_skills(root: Path, skills: Mapping[str, Mapping[str, bytes]]) -> None:
+    """Write each skill's folder under ``root`` anew (blocking); a path that would leave its folder is
+    skipped (they were checked on upload: this is the second line)."""
+    for name, files in skills.items():
+        folder = root / name
+        shutil.rmtree(folder, ignore_errors=True)
+        for path, data in files.items():
+            parts = PurePosixPath(path).parts
+            if (
+                not parts
+                or ".." in parts
+                or PurePosixPath(path).is_absolute()
+                or "/" in name
+                or name in ("", ".", "..")
+            ):
+                continue
+            target = folder.joinpath(*parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
 
 
 def _elsewhere(container_id: str, paths: list[str]) -> Conflict:

@@ -4,6 +4,7 @@ so a container the server acknowledged can always be found, and expired when its
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import delete, insert, select, update
@@ -13,11 +14,11 @@ from responsa.protocol import ContainerExpiry, ContainerFileObject, ContainerObj
 from .._base import Order
 from ._database import Database, Sql
 from ._paging import keyed_page
-from ._tables import container_file_parts, container_files, containers
+from ._tables import container_file_parts, container_files, container_skill_files, containers
 
 __all__ = ["SqlContainers"]
 
-_c, _f, _p = containers.c, container_files.c, container_file_parts.c
+_c, _f, _p, _k = containers.c, container_files.c, container_file_parts.c, container_skill_files.c
 _CONTAINER = (_c.id, _c.name, _c.created_at, _c.last_active_at, _c.expires_after_minutes, _c.memory_limit, _c.status)
 _FILE = (_f.id, _f.container_id, _f.path, _f.bytes, _f.source, _f.created_at)
 
@@ -91,6 +92,7 @@ class SqlContainers:
             conn.execute(update(containers).where(_c.id == container_id).values(status="expired"))
             conn.execute(delete(container_files).where(_f.container_id == container_id))
             conn.execute(delete(container_file_parts).where(_p.container_id == container_id))
+            conn.execute(delete(container_skill_files).where(_k.container_id == container_id))
 
         await self._db.write(work)
 
@@ -101,9 +103,30 @@ class SqlContainers:
                 return False
             conn.execute(delete(container_files).where(_f.container_id == container_id))
             conn.execute(delete(container_file_parts).where(_p.container_id == container_id))
+            conn.execute(delete(container_skill_files).where(_k.container_id == container_id))
             return True
 
         return await self._db.write(work)
+
+    async def put_container_skills(self, container_id: str, skills: Mapping[str, Mapping[str, bytes]]) -> None:
+        rows = [{"container_id": container_id, "skill": name, "path": path, "data": data}
+                for name, files in skills.items() for path, data in files.items()]  # fmt: skip
+
+        def work(conn: Sql) -> None:
+            replaced = delete(container_skill_files).where(_k.container_id == container_id, _k.skill.in_(list(skills)))
+            conn.execute(replaced)
+            if rows:
+                conn.execute(insert(container_skill_files), rows)
+
+        await self._db.write(work)
+
+    async def container_skills(self, container_id: str) -> dict[str, dict[str, bytes]]:
+        query = select(_k.skill, _k.path, _k.data).where(_k.container_id == container_id)
+        rows = await self._db.read(lambda conn: conn.execute(query).all())
+        found: dict[str, dict[str, bytes]] = {}
+        for skill, path, data in rows:
+            found.setdefault(skill, {})[path] = bytes(data)
+        return found
 
     async def idle_containers(self, now: int) -> list[tuple[str, str]]:
         query = select(_c.tenant, _c.id).where(_c.status == "running",

@@ -26,6 +26,7 @@ __all__ = [
     "chunks",
     "container_file_parts",
     "container_files",
+    "container_skill_files",
     "containers",
     "conversation_items",
     "conversations",
@@ -372,4 +373,13 @@ skill_versions = Table(
     Column("created_at", BigInteger, nullable=False),
     # The skill's files as one zip (checked on upload: engine/skills/_bundle.py).
     Column("bundle", LargeBinary, nullable=False),
+)
+
+container_skill_files = Table(
+    "container_skill_files",
+    metadata,
+    Column("container_id", String(80), primary_key=True),
+    Column("skill", String(80), primary_key=True),
+    Column("path", Text, primary_key=True),
+    Column("data", LargeBinary, nullable=False),
 )

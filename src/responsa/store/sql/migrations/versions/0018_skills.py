@@ -1,4 +1,6 @@
-"""Skills (``/v1/skills``): each skill of a tenant, and its versions with their files as one zip.
+"""Skills (``/v1/skills``): each skill of a tenant, and its versions with their files as one zip; and
+the files of the skills a container mounts (so another machine that takes the container over mounts
+them too).
 
 Revision ID: 0018
 Revises: 0017
@@ -35,9 +37,17 @@ def upgrade() -> None:
         sa.Column("created_at", sa.BigInteger(), nullable=False),
         sa.Column("bundle", sa.LargeBinary(), nullable=False),
     )
+    op.create_table(
+        "container_skill_files",
+        sa.Column("container_id", sa.String(80), primary_key=True),
+        sa.Column("skill", sa.String(80), primary_key=True),
+        sa.Column("path", sa.Text(), primary_key=True),
+        sa.Column("data", sa.LargeBinary(), nullable=False),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("container_skill_files")
     op.drop_table("skill_versions")
     op.drop_index("ix_skills_tenant_id", "skills")
     op.drop_table("skills")
