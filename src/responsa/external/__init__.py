@@ -2,6 +2,7 @@
 web (search providers and pages, for ``web_search``), the sandbox that runs code, and the URL policy
 every such request passes."""
 
+from ._egress import EgressLimits, EgressProxy, allowed_domain
 from ._mcp import CallOutcome, McpClient, McpConnector
 from ._mcp_policy import UrlPolicy
 from ._mcp_simulated import SimulatedMcp
@@ -23,6 +24,8 @@ __all__ = [
     "Attempt",
     "CallOutcome",
     "CommandRun",
+    "EgressLimits",
+    "EgressProxy",
     "Execution",
     "McpClient",
     "McpConnector",
@@ -36,6 +39,7 @@ __all__ = [
     "UrlPolicy",
     "WebSearch",
     "WebhookSender",
+    "allowed_domain",
     "cgroups_writable",
     "make_provider",
     "new_secret",

@@ -64,6 +64,22 @@ class UrlPolicy:
             infos = []
         self._judge(url, "tools", host, port, [ipaddress.ip_address(info[4][0]) for info in infos])
 
+    async def reachable(self, host: str, port: int) -> list[Address]:
+        """The addresses of ``host`` a connection may go to, judged as a URL naming it is (a 400 saying
+        why not): connect to these, not to the name again, so that it cannot resolve elsewhere."""
+        try:
+            found = [ipaddress.ip_address(host)]
+        except ValueError:
+            try:
+                found = [ipaddress.ip_address(info[4][0]) for info in await anyio.getaddrinfo(host, port)]
+            except OSError:
+                found = []
+        url = f"http://{host}:{port}/"
+        self._judge(url, "network_policy", host.lower(), port, found)
+        if not found:
+            raise self._refused(url, "network_policy", "the host has no address")
+        return found
+
     def _judge(self, url: str, param: str, host: str, port: int, found: list[Address]) -> None:
         addresses = [judged for address in found for judged in _judged_as(address)]
         if host in _METADATA_HOSTS:

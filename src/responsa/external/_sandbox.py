@@ -30,6 +30,8 @@ from anyio.abc import Process
 
 from responsa.protocol import probe_in_child
 
+from ._egress import EgressProxy
+
 __all__ = [
     "CommandRun",
     "Execution",
@@ -84,7 +86,11 @@ def _runtime_binds() -> list[str]:
     return binds
 
 
-def _sandbox(directory: Path, skills: Path | None = None) -> list[str]:
+_INSIDE_EGRESS = "/run/responsa-egress.sock"
+_PROXY = "http://127.0.0.1:3128"
+
+
+def _sandbox(directory: Path, skills: Path | None = None, egress: Path | None = None) -> list[str]:
     """bubblewrap's arguments: fresh /proc, /dev and /tmp first (the runtime may live under /tmp: its
     binds go on top), then the read-only runtime and driver, then the container at /mnt/data."""
     environment = {"HOME": "/mnt/data", "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp",
@@ -96,16 +102,22 @@ def _sandbox(directory: Path, skills: Path | None = None) -> list[str]:
                  "--bind", str(directory), "/mnt/data", "--chdir", "/mnt/data"]  # fmt: skip
     if skills is not None:  # the container's skills, read-only (what is added later shows through the bind)
         arguments += ["--ro-bind", str(skills), "/mnt/skills"]
+    if egress is not None:  # an allowlist: the server's proxy is the one way out (see _egress)
+        arguments += ["--bind", str(egress), _INSIDE_EGRESS]
+        environment |= {name: _PROXY for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")}
     for name, value in environment.items():
         arguments += ["--setenv", name, value]
     return arguments
 
 
-def _command(directory: Path, limits: SandboxLimits, skills: Path | None = None) -> list[str]:
+def _command(
+    directory: Path, limits: SandboxLimits, skills: Path | None = None, egress: Path | None = None
+) -> list[str]:
     limited = ["prlimit", f"--as={limits.memory_bytes * 4}", f"--fsize={limits.file_bytes}", "--nofile=256",
                "--core=0", "--"]  # fmt: skip
-    driver = [sys.executable, "-I", "-u", _INSIDE_DRIVER, str(limits.output_characters)]
-    return [*limited, *_sandbox(directory, skills), *driver]
+    driver = [sys.executable, "-I", "-u", _INSIDE_DRIVER, str(limits.output_characters),
+              *([_INSIDE_EGRESS] if egress is not None else [])]  # fmt: skip
+    return [*limited, *_sandbox(directory, skills, egress), *driver]
 
 
 def probe_sandbox() -> str | None:
@@ -208,11 +220,19 @@ class PythonSandbox:
     """One container's Python: a variable a cell sets is there in the next; past a call's deadline the
     sandbox is killed and the next call starts a fresh one."""
 
-    def __init__(self, directory: Path, limits: SandboxLimits | None = None, skills: Path | None = None) -> None:
-        """``skills``: a directory seen read-only at /mnt/skills (the container's skills)."""
+    def __init__(
+        self,
+        directory: Path,
+        limits: SandboxLimits | None = None,
+        skills: Path | None = None,
+        egress: EgressProxy | None = None,
+    ) -> None:
+        """``skills``: a directory seen read-only at /mnt/skills (the container's skills); ``egress``: the
+        proxy that is its one way out (an allowlist; without one it has no network at all)."""
         self.directory = directory
         self.limits = limits or SandboxLimits()
         self.skills = skills
+        self.egress = egress
         self._process: Process | None = None
         self._cgroup: _Cgroup | None = None
         self._lock = anyio.Lock()
@@ -222,7 +242,10 @@ class PythonSandbox:
         self._cgroup = _Cgroup(self.limits)
         if self.skills is not None:
             self.skills.mkdir(parents=True, exist_ok=True)
-        command = self._cgroup.wrap(_command(self.directory, self.limits, self.skills))
+        if self.egress is not None:
+            await self.egress.start()
+        egress = self.egress.path if self.egress is not None else None
+        command = self._cgroup.wrap(_command(self.directory, self.limits, self.skills, egress))
         self._process = await anyio.open_process(command, env={"PATH": "/usr/bin:/bin"}, start_new_session=True)
         return self._process
 
@@ -291,6 +314,8 @@ class PythonSandbox:
     async def close(self) -> None:
         """Stop the sandbox (its files stay in the directory)."""
         process, self._process = self._process, None
+        if self.egress is not None:
+            await self.egress.close()
         if self._cgroup is not None:
             self._cgroup.remove()
             self._cgroup = None

@@ -14,13 +14,18 @@ import io
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import traceback
 from typing import Any
 
 LIMIT = int(sys.argv[1]) if len(sys.argv) > 1 else 65536
+EGRESS = sys.argv[2] if len(sys.argv) > 2 else None
+"""The server's proxy for this container (a Unix socket), where its network policy allows some hosts."""
+PROXY_PORT = 3128
 namespace: dict[str, Any] = {"__name__": "__main__"}
 channel = sys.stdout
 
@@ -94,6 +99,36 @@ def shell(command: str, seconds: float, limit: int) -> dict[str, Any]:
         process.wait()
         return {"logs": "", "stdout": captured(out, limit), "stderr": captured(err, limit), "outcome": outcome}
 
+
+def relay(egress: str) -> None:
+    """127.0.0.1:3128 in the sandbox's own network namespace, relayed to the server's proxy socket."""
+
+    def pipe(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        for end in (source, sink):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+
+    def serve(client: socket.socket) -> None:
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            server.connect(egress)
+        except OSError:
+            client.close()
+            return
+        threading.Thread(target=pipe, args=(client, server), daemon=True).start()
+        pipe(server, client)
+
+    listener = socket.create_server(("127.0.0.1", PROXY_PORT))
+    while True:
+        client, _ = listener.accept()
+        threading.Thread(target=serve, args=(client,), daemon=True).start()
+
+
+if EGRESS:
+    threading.Thread(target=relay, args=(EGRESS,), daemon=True).start()
 
 for line in io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8"):
     request = json.loads(line)

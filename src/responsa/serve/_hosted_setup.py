@@ -17,6 +17,7 @@ from responsa.engine import ContainerService, FileService
 from responsa.external import (
     SandboxLimits,
     SearchProvider,
+    UrlPolicy,
     cgroups_writable,
     make_provider,
     sweep_cgroups,
@@ -61,7 +62,9 @@ async def containers_service(
     if why is None and (removed := await anyio.to_thread.run_sync(sweep_cgroups)):
         logger.info("removed %d sandbox cgroups a stopped server left behind", removed)
     limits = SandboxLimits(call_seconds=settings.code_timeout_secs)
-    service = ContainerService(store.containers(), files, _containers_root(settings), limits, why)
+    egress = UrlPolicy(allow_loopback=not settings.api_keys, public=True, subject="container network",
+                       code="egress_not_allowed")  # fmt: skip
+    service = ContainerService(store.containers(), files, _containers_root(settings), limits, why, egress=egress)
     detail = "run by the server in sandboxed containers (bubblewrap)" if why is None else f"off: {why}"
     capped = cgroups_writable()
     if why is None and not capped:

@@ -195,9 +195,26 @@ def test_a_hosted_shell_without_a_sandbox_is_refused_naming_it(tmp_path: Path) -
     [
         ({"type": "container_reference", "container_id": "cntr_missing"}, 404, "tools[0].environment.container_id"),
         (
-            {"type": "container_auto", "network_policy": {"type": "allowlist", "allowed_domains": ["x.org"]}},
+            {"type": "container_auto", "network_policy": {"type": "open"}},
             400,
             "tools[0].environment.network_policy.type",
+        ),
+        (
+            {"type": "container_auto", "network_policy": {"type": "allowlist", "allowed_domains": ["https://x.org/"]}},
+            400,
+            "tools[0].environment.network_policy.allowed_domains",
+        ),
+        (
+            {
+                "type": "container_auto",
+                "network_policy": {
+                    "type": "allowlist",
+                    "allowed_domains": ["x.org"],
+                    "domain_secrets": [{"domain": "x.org", "name": "K", "value": "v"}],
+                },
+            },
+            400,
+            "tools[0].environment.network_policy.domain_secrets",
         ),
         ({"type": "container_auto", "file_ids": ["file-missing"]}, 404, None),
         ({"type": "container_cloud"}, 400, None),
@@ -322,3 +339,37 @@ def test_an_agents_sdk_shell_tool_with_a_skill_reads_it_in_its_container(
     output = output if isinstance(output, dict) else output.model_dump()
     assert output["output"][0]["stdout"] == manifest.decode()
     assert "greeter: Greets people by name." in upstream.requests[-2]["tools"][0]["function"]["description"]
+
+
+async def _page(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """A page on loopback, standing for an allowed site."""
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": b"hello from an allowed host"})
+
+
+@needs_sandbox
+def test_an_allowlist_reaches_its_hosts_through_the_proxy_and_nothing_else(
+    app: tuple[InProcess, ScriptedBackend],
+) -> None:
+    """The container's only way out is the server's proxy: an allowed host (loopback, reachable without
+    API keys) answers; a host not listed, a link-local (metadata) address listed, and a direct
+    connection without the proxy are each refused."""
+    served, model = app
+    with serve_app(_page) as site:
+        port = site.url.rsplit(":", 1)[1]
+        fetch = 'python3 -c "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())" '
+        direct = f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 3)\""
+        _commands(model, fetch + f"http://localhost:{port}/", fetch + f"http://127.0.0.1:{port}/",
+                  fetch + "http://169.254.169.254/latest/meta-data/", direct)  # fmt: skip
+        policy = {"type": "allowlist", "allowed_domains": ["localhost", "169.254.169.254"]}
+        tool = {"type": "shell", "environment": {"type": "container_auto", "network_policy": policy}}
+        reply = served.sdk.responses.create(model="scripted", input="Fetch the page.", tools=[tool])  # type: ignore[list-item]
+    allowed, unlisted, metadata, unproxied = reply.output[1].output  # type: ignore[union-attr]
+    assert allowed.outcome.exit_code == 0 and allowed.stdout == "hello from an allowed host\n"  # type: ignore[union-attr]
+    assert unlisted.outcome.exit_code != 0 and "403" in unlisted.stderr  # type: ignore[union-attr]
+    assert metadata.outcome.exit_code != 0 and "403" in metadata.stderr  # type: ignore[union-attr]
+    assert unproxied.outcome.exit_code != 0  # type: ignore[union-attr]
+    container = served.sdk.containers.retrieve(reply.output[0].environment.container_id)  # type: ignore[union-attr]
+    assert container.network_policy.type == "allowlist"  # type: ignore[union-attr]

@@ -21,11 +21,11 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 
-from responsa.external import CommandRun, Execution, SandboxLimits
+from responsa.external import CommandRun, Execution, SandboxLimits, UrlPolicy
 from responsa.protocol import (
     Conflict,
     ContainerExpiry,
@@ -86,12 +86,16 @@ class ContainerService:
         limits: SandboxLimits,
         unavailable: str | None = None,
         machine: Machine | None = None,
+        egress: UrlPolicy | None = None,
     ) -> None:
+        """``egress``: where a container's allowlist may reach (public addresses only, by default)."""
         self._store = store
         self._files = files
         self.unavailable = unavailable
         """Why code cannot run here (no sandbox); None when it can."""
         self._machine = machine or Machine(root, limits, files.max_bytes)
+        if egress is not None:
+            self._machine.egress = egress
 
     def for_tenant(self, tenant: str) -> ContainerService:
         """The tenant's view (made once per tenant: every response with tools asks for it)."""
@@ -110,7 +114,8 @@ class ContainerService:
         resolved by the caller) mounted."""
         check_network_policy(request.network_policy, "network_policy")
         minutes = (request.expires_after or ContainerExpiry(minutes=DEFAULT_MINUTES)).minutes
-        container = await self.new(request.name, request.memory_limit, request.file_ids, minutes)
+        container = await self.new(request.name, request.memory_limit, request.file_ids, minutes,
+                                   network_policy=request.network_policy)  # fmt: skip
         if skills:
             await self.mount_skills(container.id, skills)
         return container
@@ -122,6 +127,7 @@ class ContainerService:
         file_ids: list[str],
         minutes: int = DEFAULT_MINUTES,
         container_id: str | None = None,
+        network_policy: Mapping[str, Any] | None = None,
     ) -> ContainerObject:
         """A running container (``memory_limit`` 1g unless given), under ``container_id`` when the code
         interpreter named it already."""
@@ -129,7 +135,8 @@ class ContainerService:
         now = int(time.time())
         container = ContainerObject(id=container_id or new_id("cntr"), created_at=now, last_active_at=now,
                                     status="running", expires_after=ContainerExpiry(minutes=minutes),
-                                    memory_limit=memory_limit or DEFAULT_MEMORY, name=name)  # fmt: skip
+                                    memory_limit=memory_limit or DEFAULT_MEMORY, name=name,
+                                    network_policy=dict(network_policy or {"type": "disabled"}))  # fmt: skip
         await self._store.create_container(container)
         for file_id, name in zip(file_ids, names, strict=True):
             await self._add(container, name, self._files.parts(file_id))
@@ -403,7 +410,27 @@ def _not_found(container_id: str, param: str = "container_id") -> NotFound:
 
 
 def check_network_policy(policy: Mapping[str, object] | None, param: str) -> None:
-    """Code never reaches the network here: only ``disabled`` is honoured (400 for anything else)."""
-    if policy is not None and policy.get("type") != "disabled":
-        raise InvalidRequest("Code has no network access here: 'network_policy' must be 'disabled'.",
-                             param=f"{param}.type", code="unsupported_value")  # fmt: skip
+    """``disabled`` (no network at all, the default) or ``allowlist`` with ``allowed_domains`` (host names,
+    reached through the server's proxy and egress policy); ``domain_secrets`` would need the proxy to
+    read the container's TLS: a 400."""
+    kind = None if policy is None else policy.get("type")
+    if kind in (None, "disabled"):
+        return
+    if kind != "allowlist":
+        raise InvalidRequest("'network_policy' must be 'disabled' or 'allowlist'.", param=f"{param}.type",
+                             code="invalid_value")  # fmt: skip
+    domains = policy.get("allowed_domains") if policy is not None else None
+    if not isinstance(domains, list) or not domains or not all(_is_domain(domain) for domain in domains):
+        raise InvalidRequest("An allowlist needs 'allowed_domains': host names, without a scheme or a path.",
+                             param=f"{param}.allowed_domains", code="invalid_value")  # fmt: skip
+    if policy is not None and policy.get("domain_secrets"):
+        raise InvalidRequest("'domain_secrets' are not supported here: the proxy does not read the container's "
+                             "TLS to add them.", param=f"{param}.domain_secrets", code="unsupported_value")  # fmt: skip
+
+
+def _is_domain(value: object) -> bool:
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= 253
+        and all(part and all(char.isalnum() or char in "-_" for char in part) for part in value.strip(".").split("."))
+    )

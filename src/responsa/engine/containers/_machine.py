@@ -7,6 +7,7 @@ import hashlib
 import os
 import shutil
 import socket
+import tempfile
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from responsa.external import PythonSandbox, SandboxLimits
+from responsa.external import EgressProxy, PythonSandbox, SandboxLimits, UrlPolicy
 from responsa.protocol import ContainerObject
 
 from ._container_files import ContainerDirectory
@@ -39,6 +40,12 @@ class Machine:
     views: dict[str, ContainerService] = field(default_factory=dict)
     """Each tenant's view of the containers (tenants are the API keys': a few)."""
     nonce: str = field(default_factory=lambda: os.urandom(4).hex())
+    egress: UrlPolicy = field(
+        default_factory=lambda: UrlPolicy(
+            allow_loopback=False, public=True, subject="container network", code="egress_not_allowed"
+        )
+    )
+    """Where a container's allowlist may reach (the server's egress policy, as its settings make it)."""
     seen: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
     """Each container's files as last stored from here: size and modification time by path."""
 
@@ -71,9 +78,21 @@ class Machine:
         sandbox = self.sandboxes.get(container.id)
         if sandbox is None:
             limits = replace(self.limits, memory_bytes=_MEMORY.get(container.memory_limit, _GIB))
-            sandbox = PythonSandbox(self.root / container.id, limits, self.skills(container.id))
+            sandbox = PythonSandbox(
+                self.root / container.id, limits, self.skills(container.id), self._egress(container)
+            )
             self.sandboxes[container.id] = sandbox
         return sandbox
+
+    def _egress(self, container: ContainerObject) -> EgressProxy | None:
+        """The proxy of a container whose network policy allows some hosts (a Unix socket's path is short:
+        under the system's temporary directory, named by a digest)."""
+        policy = container.network_policy
+        if policy.get("type") != "allowlist":
+            return None
+        name = hashlib.sha256(f"{self.name}:{container.id}".encode()).hexdigest()[:16]
+        path = Path(tempfile.gettempdir()) / "responsa-egress" / f"{name}.sock"
+        return EgressProxy(path, list(policy.get("allowed_domains") or []), self.egress)
 
     def skills(self, container_id: str) -> Path:
         """Where the container's skills are kept on this machine (seen at /mnt/skills, read-only)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -30,6 +30,7 @@ class ContainerSession:
     """A new container's name (its kind's)."""
     memory_limit: str | None = None
     file_ids: Sequence[str] = ()
+    network_policy: Mapping[str, Any] | None = None
     skills: Mapping[str, Mapping[PurePosixPath, bytes]] = field(default_factory=dict)
     """Skills the container is to have at /mnt/skills (mounted when it is first used)."""
     _making: anyio.Lock = field(default_factory=anyio.Lock)
@@ -38,7 +39,8 @@ class ContainerSession:
         async with self._making:  # parallel calls of one turn share the one container
             if self.container is None:
                 self.container = await self.containers.new(self.name, self.memory_limit, list(self.file_ids),
-                                                           container_id=self.container_id)  # fmt: skip
+                                                           container_id=self.container_id,
+                                                           network_policy=self.network_policy)  # fmt: skip
             if self.skills:
                 await self.containers.mount_skills(self.container_id, self.skills)
                 self.skills = {}
@@ -57,6 +59,7 @@ async def auto_session(
     name: str,
     memory_limit: str | None,
     file_ids: Sequence[str],
+    network_policy: Mapping[str, Any] | None = None,
 ) -> ContainerSession:
     """The container the context's last call used (``used``: the containers of its calls, the last
     first) while it runs, else a new one with ``file_ids`` (each checked now, not once the model has
@@ -69,4 +72,4 @@ async def auto_session(
         return ContainerSession(containers, container.id, container)
     for file_id in file_ids:
         await containers.check_file(file_id)
-    return ContainerSession(containers, new_id("cntr"), None, name, memory_limit, file_ids)
+    return ContainerSession(containers, new_id("cntr"), None, name, memory_limit, file_ids, network_policy)

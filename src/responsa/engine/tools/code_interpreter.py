@@ -152,7 +152,8 @@ class CodeInterpreterKind:
             auto, context = tool.container, [*setup.history, *setup.input_items]
             used = (item.container_id for item in reversed(context)
                     if isinstance(item, CodeInterpreterCall) and item.container_id.startswith("cntr_"))  # fmt: skip
-            session = await auto_session(containers, used, NAME, auto.memory_limit, auto.file_ids or [])
+            session = await auto_session(containers, used, NAME, auto.memory_limit, auto.file_ids or [],
+                                         auto.network_policy)  # fmt: skip
         setup.tools.add(_FUNCTION, Route(NAME, FUNCTION, target=session), "tools")
         return []
 

@@ -162,7 +162,8 @@ class ShellKind:
         if isinstance(environment, ContainerAuto):
             used = _containers_used([*setup.history, *setup.input_items])
             auto = environment
-            session = await auto_session(containers, used, self.name, auto.memory_limit, auto.file_ids or [])
+            session = await auto_session(containers, used, self.name, auto.memory_limit, auto.file_ids or [],
+                                         auto.network_policy)  # fmt: skip
             if auto.skills and self._skills is not None:
                 bundles = await self._skills.for_tenant(setup.tenant).mounted(auto.skills, f"{param}.skills")
                 session.skills = {bundle.name: unpack(bundle.archive) for bundle in bundles}

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
 from sqlalchemy import delete, insert, select, update
 
 from responsa.protocol import ContainerExpiry, ContainerFileObject, ContainerObject
@@ -19,15 +20,17 @@ from ._tables import container_file_parts, container_files, container_skill_file
 __all__ = ["SqlContainers"]
 
 _c, _f, _p, _k = containers.c, container_files.c, container_file_parts.c, container_skill_files.c
-_CONTAINER = (_c.id, _c.name, _c.created_at, _c.last_active_at, _c.expires_after_minutes, _c.memory_limit, _c.status)
+_CONTAINER = (_c.id, _c.name, _c.created_at, _c.last_active_at, _c.expires_after_minutes, _c.memory_limit, _c.status,
+              _c.network_policy)  # fmt: skip
 _FILE = (_f.id, _f.container_id, _f.path, _f.bytes, _f.source, _f.created_at)
 
 
 def _container_of(row: Any) -> ContainerObject:
-    container_id, name, created_at, last_active_at, minutes, memory_limit, status = row
+    container_id, name, created_at, last_active_at, minutes, memory_limit, status, policy = row
+    network = orjson.loads(policy) if policy else {"type": "disabled"}
     return ContainerObject(id=container_id, name=name, created_at=created_at, last_active_at=last_active_at,
                            expires_after=ContainerExpiry(minutes=minutes), memory_limit=memory_limit,
-                           status=status)  # fmt: skip
+                           status=status, network_policy=network)  # fmt: skip
 
 
 def _file_of(row: Any) -> ContainerFileObject:
@@ -49,7 +52,9 @@ class SqlContainers:
     async def create_container(self, container: ContainerObject) -> None:
         row = {"id": container.id, "tenant": self.tenant, "name": container.name, "created_at": container.created_at,
                "last_active_at": container.last_active_at, "expires_after_minutes": container.expires_after.minutes,
-               "memory_limit": container.memory_limit, "status": container.status}  # fmt: skip
+               "memory_limit": container.memory_limit, "status": container.status,
+               "network_policy": orjson.dumps(container.network_policy).decode()
+               if container.network_policy.get("type") != "disabled" else None}  # fmt: skip
         await self._db.write(lambda conn: conn.execute(insert(containers), [row]))
 
     async def get_container(self, container_id: str) -> ContainerObject | None:

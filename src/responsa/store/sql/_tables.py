@@ -222,6 +222,8 @@ containers = Table(
     Column("status", String(20), nullable=False),
     # The process whose Python holds its state (migration 0013); None before any code ran.
     Column("python", String(120), nullable=True),
+    # Its network policy as JSON (migration 0018); None: disabled.
+    Column("network_policy", Text, nullable=True),
 )
 Index("ix_containers_tenant_id", containers.c.tenant, containers.c.id)
 

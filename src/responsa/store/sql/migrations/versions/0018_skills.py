@@ -1,6 +1,6 @@
 """Skills (``/v1/skills``): each skill of a tenant, and its versions with their files as one zip; and
 the files of the skills a container mounts (so another machine that takes the container over mounts
-them too).
+them too); and a container's network policy (``disabled``, or an allowlist of domains).
 
 Revision ID: 0018
 Revises: 0017
@@ -44,9 +44,13 @@ def upgrade() -> None:
         sa.Column("path", sa.Text(), primary_key=True),
         sa.Column("data", sa.LargeBinary(), nullable=False),
     )
+    with op.batch_alter_table("containers") as table:
+        table.add_column(sa.Column("network_policy", sa.Text(), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("containers") as table:
+        table.drop_column("network_policy")
     op.drop_table("container_skill_files")
     op.drop_table("skill_versions")
     op.drop_index("ix_skills_tenant_id", "skills")
