@@ -232,7 +232,11 @@ def test_containers_are_per_tenant(upstream: MockUpstream, tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("body", "param"),
     [
-        ({"name": "x", "network_policy": {"type": "allowlist", "allowed_domains": ["a.com"]}}, "network_policy.type"),
+        (
+            {"name": "x", "network_policy": {"type": "allowlist", "allowed_domains": ["http://a.com"]}},
+            "network_policy.allowed_domains",
+        ),
+        ({"name": "x", "network_policy": {"type": "everything"}}, "network_policy.type"),
         ({"name": "x", "memory_limit": "2g"}, "memory_limit"),
         ({"name": "x", "file_ids": ["file-missing"]}, None),
         ({}, "name"),
@@ -255,7 +259,8 @@ def test_files_an_auto_container_cannot_have_are_refused_before_the_model_runs(
     assert reply.status_code == 404 and "file-missing" in reply.json()["error"]["message"]
     tool = {"type": "code_interpreter", "container": {"type": "auto", "network_policy": {"type": "allowlist"}}}
     reply = httpx.post(f"{server.v1}/responses", json={"model": "up-model", "input": "hi", "tools": [tool]})
-    assert reply.status_code == 400 and reply.json()["error"]["param"] == "tools[0].container.network_policy.type"
+    assert reply.status_code == 400
+    assert reply.json()["error"]["param"] == "tools[0].container.network_policy.allowed_domains"
     assert len(upstream.requests) == asked
 
 
