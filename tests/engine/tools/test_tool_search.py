@@ -156,7 +156,7 @@ def upstream() -> Iterator[MockUpstream]:
 @pytest.fixture(scope="module")
 def live(upstream: MockUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     db = f"sqlite:///{tmp_path_factory.mktemp('search-live') / 'r.db'}"
-    with serve(Settings(db_url=db, embedded=False, upstreams=(upstream.url,))) as server:  # type: ignore[attr-defined]
+    with serve(Settings(db_url=db, upstreams=(upstream.url,))) as server:  # type: ignore[attr-defined]
         yield server
 
 
@@ -238,3 +238,18 @@ def test_an_agents_sdk_tool_search_tool_finds_a_deferred_mcp_servers_tool(
     assert result.final_output == "It is 42."
     assert [tool["function"]["name"] for tool in upstream.requests[-3]["tools"]] == ["tool_search"]
     assert "42" in str(upstream.requests[-1]["messages"])
+
+
+@pytest.mark.parametrize("model", ["sim", "smollm2-135m-instruct"])
+def test_the_simulator_and_the_embedded_model_search_when_forced(live: LiveServer, model: str) -> None:
+    """Whatever query the simulator or the packaged model writes, held to the search, the server answers
+    it: a tool_search_call and its output (the tools it loaded, if any matched)."""
+    with openai.OpenAI(base_url=live.v1, api_key="-", max_retries=0) as client:
+        reply = client.responses.create(model=model, input="Find a tool for the weather forecast.", tools=TOOLS,  # type: ignore[arg-type]
+                                        tool_choice={"type": "tool_search"}, max_output_tokens=120,  # type: ignore[arg-type]
+                                        temperature=0)  # fmt: skip
+    kinds = [item.type for item in reply.output]
+    assert kinds[:2] == ["tool_search_call", "tool_search_output"], kinds
+    search, output = reply.output[0], reply.output[1]
+    assert search.execution == "server" and output.execution == "server" and output.call_id == search.call_id  # type: ignore[union-attr]
+    assert all(tool.type in ("function", "namespace") for tool in output.tools)  # type: ignore[union-attr]

@@ -34,7 +34,9 @@ _SERVER_SEARCH = FunctionTool(
     ),
     parameters={
         "type": "object",
-        "properties": {"query": {"type": "string", "description": "What the tool does."}},
+        "properties": {
+            "query": {"type": "string", "maxLength": 200, "description": "What the tool does, in a few words."}
+        },
         "required": ["query"],
     },
 )
