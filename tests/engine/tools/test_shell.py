@@ -15,6 +15,7 @@ from typing import Any
 import openai
 import pytest
 
+from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
 from responsa.config import Settings
 from responsa.external import probe_sandbox
 from tests.backends.mock_upstream import MockUpstream, Stream, text_chunks
@@ -245,9 +246,9 @@ def upstream() -> Iterator[MockUpstream]:
 
 @pytest.fixture(scope="module")
 def live(upstream: MockUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """A live server whose models are the simulator and a scripted upstream."""
+    """A live server whose models are the simulator, the embedded default model and a scripted upstream."""
     db = f"sqlite:///{tmp_path_factory.mktemp('shell-live') / 'r.db'}"
-    with serve(Settings(db_url=db, embedded=False, upstreams=(upstream.url,))) as server:  # type: ignore[attr-defined]
+    with serve(Settings(db_url=db, upstreams=(upstream.url,))) as server:  # type: ignore[attr-defined]
         yield server
 
 
@@ -311,16 +312,17 @@ def test_an_agents_sdk_shell_tool_in_a_referenced_container_writes_its_files(
 
 
 @needs_sandbox
-def test_the_simulator_runs_commands_when_forced(live: LiveServer) -> None:
-    """Whatever the simulator writes, held to the call, really runs (the packaged 135M model does not
-    finish a call of a list of commands within 400 tokens: see docs/tools.md)."""
+@pytest.mark.parametrize("model", ["sim", DEFAULT_MODEL_NAME])
+def test_the_simulator_and_the_embedded_model_run_commands_when_forced(live: LiveServer, model: str) -> None:
+    """Whatever the simulator or the packaged 135M model writes, held to the call, really runs (a call
+    holds at most 16 commands, so a small model's sampled list ends)."""
     with openai.OpenAI(base_url=live.v1, api_key="-", max_retries=0) as client:
-        reply = client.responses.create(model="sim", input="Run the command: ls", tools=[AUTO],  # type: ignore[list-item]
-                                        tool_choice={"type": "shell"})  # type: ignore[arg-type]  # fmt: skip
-    assert [item.type for item in reply.output][:2] == ["shell_call", "shell_call_output"]
+        reply = client.responses.create(model=model, input="Run the command: ls", tools=[AUTO],  # type: ignore[list-item]
+                                        tool_choice={"type": "shell"}, max_output_tokens=300, temperature=0)  # type: ignore[arg-type]  # fmt: skip
+    assert [item.type for item in reply.output][:2] == ["shell_call", "shell_call_output"], model
     shell_call, output = reply.output[0], reply.output[1]
     assert shell_call.environment.type == "container_reference"  # type: ignore[union-attr]
-    assert shell_call.action.commands and len(output.output) == len(shell_call.action.commands)  # type: ignore[union-attr]
+    assert shell_call.action.commands and len(output.output) == len(shell_call.action.commands) <= 16  # type: ignore[union-attr]
     assert all(entry.outcome.type in ("exit", "timeout") for entry in output.output)  # type: ignore[union-attr]
 
 

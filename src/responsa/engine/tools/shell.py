@@ -70,24 +70,34 @@ def _action_arguments(item: ShellCall | LocalShellCall) -> dict[str, Any]:
     return item.action.model_dump(exclude={"type", "env"})
 
 
-_PARAMETERS = {
-    "type": "object",
-    "properties": {
-        "commands": {"type": "array", "items": {"type": "string"}, "description": "Shell commands."},
-        "timeout_ms": {"type": "integer"},
-        "max_output_length": {"type": "integer", "description": "Characters of each command's output to keep."},
-    },
-    "required": ["commands"],
-}
+def _parameters(most_commands: int | None = None) -> dict[str, Any]:
+    commands: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "description": "Shell commands."}
+    if most_commands is not None:
+        commands["maxItems"] = most_commands
+    return {
+        "type": "object",
+        "properties": {
+            "commands": commands,
+            "timeout_ms": {"type": "integer"},
+            "max_output_length": {"type": "integer", "description": "Characters of each command's output to keep."},
+        },
+        "required": ["commands"],
+    }
+
+
+_PARAMETERS = _parameters()
+MAX_COMMANDS = 16
+"""Commands one hosted call may run (so that a small model's sampled list ends; more take another call)."""
 _CLIENT_DESCRIPTION = "Run shell commands on the user's machine, in order; their output comes back."
 _HOSTED = FunctionTool(
     name="shell",
     description=(
         "Run shell commands in a sandboxed Linux container, in order, each in /bin/sh from /mnt/data (files "
         "there persist between calls; save files for the user there and refer to them as sandbox:/mnt/data/NAME); "
-        "their stdout, stderr and exit codes come back. There is no internet access."
+        "their stdout, stderr and exit codes come back. The internet is reachable only where the container's "
+        "network policy allows a host (through the HTTP(S)_PROXY it sets)."
     ),
-    parameters=_PARAMETERS,
+    parameters=_parameters(MAX_COMMANDS),
 )
 
 _CLIENT_SHELL = FunctionTool(name="shell", description=_CLIENT_DESCRIPTION, parameters=_PARAMETERS)
