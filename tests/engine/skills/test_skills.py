@@ -207,3 +207,25 @@ def test_a_container_made_with_skills_mounts_them(app: tuple[InProcess, Scripted
         "/v1/containers", json={"name": "x", "skills": [{"type": "skill_reference", "skill_id": "skill_none"}]}
     )
     assert missing.status_code == 404 and missing.json()["error"]["param"] == "skills[0].skill_id"
+
+
+def test_skills_are_per_tenant(tmp_path: Path) -> None:
+    from responsa.config import ApiKey
+
+    keys = (ApiKey("sk-alice", "alice"), ApiKey("sk-bob", "bob"))
+    with in_process(Settings(db_url=f"sqlite:///{tmp_path / 't.db'}", embedded=False, api_keys=keys)) as served:
+        alice = openai.OpenAI(
+            base_url=str(served.sdk.base_url), api_key="sk-alice", http_client=served.http, max_retries=0
+        )
+        bob = openai.OpenAI(base_url=str(served.sdk.base_url), api_key="sk-bob", http_client=served.http, max_retries=0)
+        skill = alice.skills.create(files=FILES)
+        assert [found.id for found in alice.skills.list().data] == [skill.id] and bob.skills.list().data == []
+        for attempt in (lambda: bob.skills.retrieve(skill.id), lambda: bob.skills.content.retrieve(skill.id),
+                        lambda: bob.skills.versions.list(skill.id), lambda: bob.skills.delete(skill.id)):  # fmt: skip
+            with pytest.raises(openai.NotFoundError):
+                attempt()
+        tool = _shell_with({"type": "skill_reference", "skill_id": skill.id})
+        refused = served.http.post("/v1/responses", headers={"authorization": "Bearer sk-bob"},
+                                   json={"model": "sim", "input": "hi", "tools": [tool]})  # fmt: skip
+        assert refused.status_code in (400, 404) and refused.json()["error"]["param"].startswith("tools[0].environment")
+        assert alice.skills.retrieve(skill.id).name == "basic-math"

@@ -253,3 +253,15 @@ def test_the_simulator_and_the_embedded_model_search_when_forced(live: LiveServe
     search, output = reply.output[0], reply.output[1]
     assert search.execution == "server" and output.execution == "server" and output.call_id == search.call_id  # type: ignore[union-attr]
     assert all(tool.type in ("function", "namespace") for tool in output.tools)  # type: ignore[union-attr]
+
+
+def test_what_a_search_loaded_is_offered_on_the_conversations_later_turns(
+    app: tuple[InProcess, ScriptedBackend],
+) -> None:
+    served, model = app
+    conversation = served.sdk.conversations.create()
+    model.turns += [call("tool_search", json.dumps({"query": "send an email message"})), text("Loaded.")]
+    served.sdk.responses.create(model="scripted", input="Get ready to mail.", tools=TOOLS, conversation=conversation.id)  # type: ignore[arg-type]
+    model.turns.append(text("Sent."))
+    served.sdk.responses.create(model="scripted", input="Mail Bob now.", tools=TOOLS, conversation=conversation.id)  # type: ignore[arg-type]
+    assert "send_email" in _offered(model) and "get_weather" not in _offered(model)
