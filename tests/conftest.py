@@ -25,9 +25,10 @@ from starlette.types import ASGIApp
 
 from responsa.config import Settings
 from responsa.serve import create_app
+from tests.backends.mock_upstream import MockUpstream
 from tests.in_process import app_client, app_http, in_process_app, session_store_url  # noqa: F401  # fixtures
 from tests.migrated import seed
-from tests.scripted import scripted  # noqa: F401  # a fixture
+from tests.scripted import scripted, scripted_module  # noqa: F401  # fixtures
 
 
 @dataclass
@@ -143,6 +144,30 @@ def serve(settings: Settings) -> _Serving:
 def serve_app(app: ASGIApp) -> _Serving:
     """``with serve_app(app) as server:`` runs any ASGI app (a mock upstream) on loopback."""
     return _Serving(app, Settings())
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[MockUpstream]:
+    """A scripted upstream for the module (modules that need other models define their own)."""
+    with served_upstream() as mock:
+        yield mock
+
+
+@pytest.fixture(scope="module")
+def upstream_live(upstream: MockUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A live server for the module whose models are the simulator, the embedded default model and ``upstream``."""
+    db = f"sqlite:///{tmp_path_factory.mktemp('upstream-live') / 'r.db'}"
+    with serve(Settings(db_url=db, upstreams=(upstream.url,))) as server:  # type: ignore[attr-defined]
+        yield server
+
+
+@contextmanager
+def served_upstream(*models: str) -> Iterator[MockUpstream]:
+    """A scripted Chat Completions upstream on loopback serving ``models``; ``url`` is its ``/v1``."""
+    mock = MockUpstream(models=models or ("up-model",))
+    with serve_app(mock.app) as live:
+        mock.url = f"{live.url}/v1"  # type: ignore[attr-defined]
+        yield mock
 
 
 POSTGRES_ADMIN_URL = os.environ.get("RESPONSA_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")

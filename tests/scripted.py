@@ -21,7 +21,7 @@ from responsa.backends import Backend, Finish, ModelEvent, ModelRequest, TextDel
 from responsa.config import Settings
 from tests.in_process import InProcess, in_process
 
-__all__ = ["ScriptedBackend", "call", "scripted", "store_of", "text"]
+__all__ = ["ScriptedBackend", "call", "scripted", "scripted_module", "store_of", "text"]
 
 USAGE = TokenUsage(input_tokens=10, output_tokens=5)
 
@@ -67,6 +67,16 @@ def scripted(tmp_path: Path) -> Iterator[tuple[InProcess, ScriptedBackend]]:
     """An app in process whose model ``scripted`` is a fresh ``ScriptedBackend``."""
     model = ScriptedBackend()
     with in_process(Settings(db_url=f"sqlite:///{tmp_path / 'r.db'}"), backends=[model]) as app:
+        yield app, model
+
+
+@pytest.fixture(scope="module")
+def scripted_module(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InProcess, ScriptedBackend]]:
+    """An app in process for the module whose model ``scripted`` is one ``ScriptedBackend`` (its turns and
+    requests accumulate over the module's tests)."""
+    model = ScriptedBackend()
+    settings = Settings(db_url=f"sqlite:///{tmp_path_factory.mktemp('scripted') / 'r.db'}", embedded=False)
+    with in_process(settings, backends=[model]) as app:
         yield app, model
 
 

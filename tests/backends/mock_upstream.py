@@ -75,6 +75,18 @@ def text_chunks(*pieces: str, usage: dict[str, Any] | None = None, finish: str =
     return chunks
 
 
+def call_turn(name: str, arguments: dict[str, Any], call_id: str = "call_0") -> Stream:
+    """A turn that calls ``name`` with ``arguments`` (whole, in one chunk) and ends for the tool."""
+    call = {
+        "index": 0,
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }
+    return Stream([{"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]},
+                   {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}])  # fmt: skip
+
+
 def as_completion(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     """The non-streaming ``chat.completion`` those chunks add up to."""
     message: dict[str, Any] = {"role": "assistant", "content": None}

@@ -23,6 +23,14 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+def _replicas(store: SqlStore, tmp_path: Path) -> tuple[ContainerService, ContainerService]:
+    """Tenant t's containers as two replicas see them: one store, each its own containers directory."""
+    files = FileService(store.files(), 1024 * 1024, PART_BYTES)
+    a, b = (ContainerService(store.containers(), files, tmp_path / place, SandboxLimits()).for_tenant("t")
+            for place in ("a", "b"))  # fmt: skip
+    return a, b
+
+
 async def _idle(store: SqlStore) -> list[str]:
     return [container_id for _, container_id in await store.containers().idle_containers(int(time.time()))]
 
@@ -74,9 +82,7 @@ async def test_a_replica_that_only_took_an_upload_removes_its_copy_once_the_cont
     store = SqlStore(db_url)
     await store.migrate()
     try:
-        files = FileService(store.files(), 1024 * 1024, PART_BYTES)
-        a, b = (ContainerService(store.containers(), files, tmp_path / place, SandboxLimits()).for_tenant("t")
-                for place in ("a", "b"))  # fmt: skip
+        a, b = _replicas(store, tmp_path)
         deleted = await a.create(CreateContainerRequest(name="deleted"))
         kept = await a.create(CreateContainerRequest(name="kept"))
         for container in (deleted, kept):
@@ -159,9 +165,7 @@ async def test_a_containers_skills_follow_it_to_a_replica_and_go_with_it(db_url:
     store = SqlStore(db_url)
     await store.migrate()
     try:
-        files = FileService(store.files(), 1024 * 1024, PART_BYTES)
-        a, b = (ContainerService(store.containers(), files, tmp_path / place, SandboxLimits()).for_tenant("t")
-                for place in ("a", "b"))  # fmt: skip
+        a, b = _replicas(store, tmp_path)
         skill = {"greeter": {PurePosixPath("SKILL.md"): b"---\nname: greeter\n---\n", PurePosixPath("bin/hi"): b"hi"}}
         container = await a.create(CreateContainerRequest(name="skilled"), skill)
         assert (tmp_path / "a" / ".skills" / container.id / "greeter" / "bin" / "hi").read_bytes() == b"hi"

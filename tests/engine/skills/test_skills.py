@@ -9,7 +9,6 @@ import io
 import json
 import stat
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,16 +40,8 @@ def _zip(entries: dict[str, bytes], links: dict[str, str] | None = None) -> byte
     return buffer.getvalue()
 
 
-@pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InProcess, ScriptedBackend]]:
-    model = ScriptedBackend()
-    settings = Settings(db_url=f"sqlite:///{tmp_path_factory.mktemp('skills') / 'r.db'}", embedded=False)
-    with in_process(settings, backends=[model]) as served:
-        yield served, model
-
-
-def test_a_skill_is_created_versioned_and_read_back(app: tuple[InProcess, ScriptedBackend]) -> None:
-    sdk = app[0].sdk
+def test_a_skill_is_created_versioned_and_read_back(scripted_module: tuple[InProcess, ScriptedBackend]) -> None:
+    sdk = scripted_module[0].sdk
     skill = sdk.skills.create(files=FILES)
     assert (skill.name, skill.description, skill.default_version, skill.latest_version) == (
         "basic-math", "Add or multiply numbers.", "1", "1")  # fmt: skip
@@ -95,9 +86,9 @@ def test_a_skill_is_created_versioned_and_read_back(app: tuple[InProcess, Script
     ],
 )
 def test_hostile_uploads_are_refused_and_nothing_is_kept(
-    app: tuple[InProcess, ScriptedBackend], files: list[tuple[str, bytes]], says: str
+    scripted_module: tuple[InProcess, ScriptedBackend], files: list[tuple[str, bytes]], says: str
 ) -> None:
-    served = app[0]
+    served = scripted_module[0]
     before = len(served.sdk.skills.list(limit=100).data)
     multipart = [("files", (name, data)) for name, data in files]
     reply = served.http.post("/v1/skills", files=multipart)
@@ -112,9 +103,9 @@ def _shell_with(*skills: dict[str, Any]) -> dict[str, Any]:
 
 @needs_sandbox
 def test_a_referenced_skill_is_mounted_read_only_and_the_model_is_told_of_it(
-    app: tuple[InProcess, ScriptedBackend],
+    scripted_module: tuple[InProcess, ScriptedBackend],
 ) -> None:
-    served, model = app
+    served, model = scripted_module
     skill = served.sdk.skills.create(files=FILES)
     commands = ["cat /mnt/skills/basic-math/SKILL.md", "python3 /mnt/skills/basic-math/scripts/add.py 2 40",
                 "touch /mnt/skills/basic-math/new; echo written > /mnt/skills/basic-math/SKILL.md"]  # fmt: skip
@@ -132,8 +123,8 @@ def test_a_referenced_skill_is_mounted_read_only_and_the_model_is_told_of_it(
 
 
 @needs_sandbox
-def test_an_inline_skill_is_mounted_under_its_name(app: tuple[InProcess, ScriptedBackend]) -> None:
-    served, model = app
+def test_an_inline_skill_is_mounted_under_its_name(scripted_module: tuple[InProcess, ScriptedBackend]) -> None:
+    served, model = scripted_module
     data = base64.b64encode(_zip(dict(FILES))).decode()
     inline = {"type": "inline", "name": "adder", "description": "Adds numbers.",
               "source": {"type": "base64", "media_type": "application/zip", "data": data}}  # fmt: skip
@@ -156,9 +147,9 @@ def test_an_inline_skill_is_mounted_under_its_name(app: tuple[InProcess, Scripte
     ],
 )  # fmt: skip
 def test_skills_a_container_cannot_have_are_refused_before_the_model_runs(
-    app: tuple[InProcess, ScriptedBackend], skill: dict[str, Any], status: int, param: str
+    scripted_module: tuple[InProcess, ScriptedBackend], skill: dict[str, Any], status: int, param: str
 ) -> None:
-    served, model = app
+    served, model = scripted_module
     if probe_sandbox() is not None:
         pytest.skip("without a sandbox a hosted shell is refused first")
     asked = len(model.requests)
@@ -168,8 +159,8 @@ def test_skills_a_container_cannot_have_are_refused_before_the_model_runs(
     assert len(model.requests) == asked
 
 
-def test_local_skills_are_described_to_the_clients_shell(app: tuple[InProcess, ScriptedBackend]) -> None:
-    served, model = app
+def test_local_skills_are_described_to_the_clients_shell(scripted_module: tuple[InProcess, ScriptedBackend]) -> None:
+    served, model = scripted_module
     local = {
         "type": "local",
         "skills": [{"name": "deploy", "description": "Ship a release.", "path": "/repo/skills/deploy"}],
@@ -183,7 +174,7 @@ def test_local_skills_are_described_to_the_clients_shell(app: tuple[InProcess, S
     assert "deploy: Ship a release." in description and "/repo/skills/deploy/SKILL.md" in description
 
 
-def test_nothing_is_written_outside_a_skill(app: tuple[InProcess, ScriptedBackend], tmp_path: Path) -> None:
+def test_nothing_is_written_outside_a_skill(scripted_module: tuple[InProcess, ScriptedBackend], tmp_path: Path) -> None:
     """An upload is checked whole before anything is kept; a stored skill unpacks only inside its folder."""
     from responsa.engine.skills import read_bundle, unpack
 
@@ -192,9 +183,9 @@ def test_nothing_is_written_outside_a_skill(app: tuple[InProcess, ScriptedBacken
 
 
 @needs_sandbox
-def test_a_container_made_with_skills_mounts_them(app: tuple[InProcess, ScriptedBackend]) -> None:
+def test_a_container_made_with_skills_mounts_them(scripted_module: tuple[InProcess, ScriptedBackend]) -> None:
     """The Containers API's ``skills``; a hosted shell in that container reads them."""
-    served, model = app
+    served, model = scripted_module
     skill = served.sdk.skills.create(files=FILES)
     container = served.sdk.containers.create(
         name="with-skills", skills=[{"type": "skill_reference", "skill_id": skill.id}]

@@ -22,7 +22,7 @@ from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
 from responsa.config import ApiKey, Settings
 from responsa.external import cgroups_writable, probe_sandbox
 from tests.backends.mock_upstream import MockUpstream, Stream, text_chunks
-from tests.conftest import LiveServer, StreamReader, serve, serve_app
+from tests.conftest import LiveServer, StreamReader, serve, served_upstream
 from tests.http.test_streaming import parse_frames
 
 WHY_NOT = probe_sandbox()
@@ -35,9 +35,7 @@ AUTO = {"type": "code_interpreter", "container": {"type": "auto"}}
 
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[MockUpstream]:
-    mock = MockUpstream(models=("up-model",))
-    with serve_app(mock.app) as live:
-        mock.url = f"{live.url}/v1"  # type: ignore[attr-defined]
+    with served_upstream() as mock:
         yield mock
 
 

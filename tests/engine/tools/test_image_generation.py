@@ -14,15 +14,13 @@ import pytest
 
 from responsa.config import Settings
 from tests.backends.mock_upstream import MockUpstream, Stream, text_chunks
-from tests.conftest import LiveServer, serve, serve_app
+from tests.conftest import LiveServer, serve, served_upstream
 from tests.http.test_streaming import parse_frames
 
 
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[MockUpstream]:
-    mock = MockUpstream(models=("up-model", "gpt-image-1"))
-    with serve_app(mock.app) as live:
-        mock.url = f"{live.url}/v1"  # type: ignore[attr-defined]
+    with served_upstream("up-model", "gpt-image-1") as mock:
         yield mock
 
 

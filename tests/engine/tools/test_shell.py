@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +17,8 @@ import pytest
 from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
 from responsa.config import Settings
 from responsa.external import probe_sandbox
-from tests.backends.mock_upstream import MockUpstream, Stream, text_chunks
-from tests.conftest import LiveServer, serve, serve_app
+from tests.backends.mock_upstream import MockUpstream, Stream, call_turn, text_chunks
+from tests.conftest import LiveServer, serve_app
 from tests.http.test_streaming import parse_frames
 from tests.in_process import InProcess, in_process
 from tests.scripted import ScriptedBackend, call, text
@@ -29,14 +28,6 @@ if WHY_NOT is not None and os.environ.get("RESPONSA_REQUIRE_SANDBOX"):
     pytest.fail(f"RESPONSA_REQUIRE_SANDBOX is set but no sandbox can run: {WHY_NOT}", pytrace=False)
 needs_sandbox = pytest.mark.skipif(WHY_NOT is not None, reason=f"no sandbox here: {WHY_NOT}")
 AUTO = {"type": "shell", "environment": {"type": "container_auto"}}
-
-
-@pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InProcess, ScriptedBackend]]:
-    model = ScriptedBackend()
-    settings = Settings(db_url=f"sqlite:///{tmp_path_factory.mktemp('shell') / 'r.db'}", embedded=False)
-    with in_process(settings, backends=[model]) as served:
-        yield served, model
 
 
 def _commands(model: ScriptedBackend, *commands: str, answer: str = "Done.", **action: Any) -> None:
@@ -52,9 +43,9 @@ def _tool_result(model: ScriptedBackend) -> str:
 
 @needs_sandbox
 def test_each_command_runs_in_a_container_and_the_model_reads_its_output(
-    app: tuple[InProcess, ScriptedBackend],
+    scripted_module: tuple[InProcess, ScriptedBackend],
 ) -> None:
-    served, model = app
+    served, model = scripted_module
     _commands(model, "echo hello; echo oops >&2", "ls /no/such/place", answer="It said hello.")
     reply = served.sdk.responses.create(model="scripted", input="Say hello in the shell.", tools=[AUTO])  # type: ignore[list-item]
     assert [item.type for item in reply.output] == ["shell_call", "shell_call_output", "message"]
@@ -78,8 +69,8 @@ def test_each_command_runs_in_a_container_and_the_model_reads_its_output(
 
 
 @needs_sandbox
-def test_the_stream_has_openai_s_shell_events_in_order(app: tuple[InProcess, ScriptedBackend]) -> None:
-    served, model = app
+def test_the_stream_has_openai_s_shell_events_in_order(scripted_module: tuple[InProcess, ScriptedBackend]) -> None:
+    served, model = scripted_module
     _commands(model, "printf one", "printf two >&2")
     body = {"model": "scripted", "input": "Run two commands.", "stream": True, "tools": [AUTO]}
     events = parse_frames(served.http.post("/v1/responses", json=body).content)
@@ -111,9 +102,9 @@ def test_the_stream_has_openai_s_shell_events_in_order(app: tuple[InProcess, Scr
 
 @needs_sandbox
 def test_files_the_commands_write_are_container_files_cited_and_kept_for_the_next_turn(
-    app: tuple[InProcess, ScriptedBackend],
+    scripted_module: tuple[InProcess, ScriptedBackend],
 ) -> None:
-    served, model = app
+    served, model = scripted_module
     _commands(model, "echo 'a,b' > /mnt/data/table.csv", answer="Here: sandbox:/mnt/data/table.csv")
     first = served.sdk.responses.create(model="scripted", input="Make a CSV.", tools=[AUTO])  # type: ignore[list-item]
     container_id = first.output[0].environment.container_id  # type: ignore[union-attr]
@@ -131,8 +122,10 @@ def test_files_the_commands_write_are_container_files_cited_and_kept_for_the_nex
 
 
 @needs_sandbox
-def test_a_referenced_container_gets_what_the_commands_write(app: tuple[InProcess, ScriptedBackend]) -> None:
-    served, model = app
+def test_a_referenced_container_gets_what_the_commands_write(
+    scripted_module: tuple[InProcess, ScriptedBackend],
+) -> None:
+    served, model = scripted_module
     container = served.sdk.containers.create(name="work")
     _commands(model, "mkdir -p out && echo done > out/result.txt")
     tool = {"type": "shell", "environment": {"type": "container_reference", "container_id": container.id}}
@@ -143,9 +136,9 @@ def test_a_referenced_container_gets_what_the_commands_write(app: tuple[InProces
 
 @needs_sandbox
 def test_a_command_past_its_time_is_a_timeout_and_output_is_cut_where_asked(
-    app: tuple[InProcess, ScriptedBackend],
+    scripted_module: tuple[InProcess, ScriptedBackend],
 ) -> None:
-    served, model = app
+    served, model = scripted_module
     _commands(model, "echo started; sleep 20", "yes | head -c 5000", timeout_ms=500, max_output_length=100)
     reply = served.sdk.responses.create(model="scripted", input="Wait, then print a lot.", tools=[AUTO])  # type: ignore[list-item]
     slow, loud = reply.output[1].output  # type: ignore[union-attr]
@@ -155,8 +148,10 @@ def test_a_command_past_its_time_is_a_timeout_and_output_is_cut_where_asked(
 
 
 @needs_sandbox
-def test_the_commands_cannot_reach_the_network_or_the_hosts_files(app: tuple[InProcess, ScriptedBackend]) -> None:
-    served, model = app
+def test_the_commands_cannot_reach_the_network_or_the_hosts_files(
+    scripted_module: tuple[InProcess, ScriptedBackend],
+) -> None:
+    served, model = scripted_module
     secret = Path(__file__).resolve()
     _commands(
         model,
@@ -171,8 +166,8 @@ def test_the_commands_cannot_reach_the_network_or_the_hosts_files(app: tuple[InP
     assert network.outcome.exit_code != 0 and ("unreachable" in network.stderr or "refused" in network.stderr)  # type: ignore[union-attr]
 
 
-def test_the_clients_shell_calls_say_they_are_local(app: tuple[InProcess, ScriptedBackend]) -> None:
-    served, model = app
+def test_the_clients_shell_calls_say_they_are_local(scripted_module: tuple[InProcess, ScriptedBackend]) -> None:
+    served, model = scripted_module
     for tool in ({"type": "shell"}, {"type": "shell", "environment": {"type": "local"}}):
         model.turns.append(call("shell", json.dumps({"commands": ["ls"]})))
         reply = served.sdk.responses.create(model="scripted", input="List files.", tools=[tool])  # type: ignore[list-item]
@@ -222,9 +217,9 @@ def test_a_hosted_shell_without_a_sandbox_is_refused_naming_it(tmp_path: Path) -
     ],
 )
 def test_bad_environments_are_refused_before_the_model_runs(
-    app: tuple[InProcess, ScriptedBackend], environment: dict[str, Any], status: int, param: str | None
+    scripted_module: tuple[InProcess, ScriptedBackend], environment: dict[str, Any], status: int, param: str | None
 ) -> None:
-    served, model = app
+    served, model = scripted_module
     asked = len(model.requests)
     reply = served.http.post("/v1/responses", json={"model": "scripted", "input": "hi",
                                                     "tools": [{"type": "shell", "environment": environment}]})  # fmt: skip
@@ -236,28 +231,8 @@ def test_bad_environments_are_refused_before_the_model_runs(
     assert len(model.requests) == asked
 
 
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[MockUpstream]:
-    mock = MockUpstream(models=("up-model",))
-    with serve_app(mock.app) as live:
-        mock.url = f"{live.url}/v1"  # type: ignore[attr-defined]
-        yield mock
-
-
-@pytest.fixture(scope="module")
-def live(upstream: MockUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """A live server whose models are the simulator, the embedded default model and a scripted upstream."""
-    db = f"sqlite:///{tmp_path_factory.mktemp('shell-live') / 'r.db'}"
-    with serve(Settings(db_url=db, upstreams=(upstream.url,))) as server:  # type: ignore[attr-defined]
-        yield server
-
-
 def _upstream_commands(upstream: MockUpstream, *commands: str, answer: str = "Done.") -> None:
-    arguments = json.dumps({"commands": list(commands)})
-    call = {"index": 0, "id": "call_0", "type": "function", "function": {"name": "shell", "arguments": arguments}}
-    upstream.script.append(Stream([{"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]},
-                                   {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}]))  # fmt: skip
-    upstream.script.append(Stream(text_chunks(answer)))
+    upstream.script += [call_turn("shell", {"commands": list(commands)}), Stream(text_chunks(answer))]
 
 
 def _run_agent(base_url: str, model: str, environment: dict[str, Any], ask: str, **settings: Any) -> Any:
@@ -282,11 +257,11 @@ def _run_agent(base_url: str, model: str, environment: dict[str, Any], ask: str,
 
 @needs_sandbox
 def test_an_agents_sdk_shell_tool_in_an_auto_container_gets_the_servers_output(
-    live: LiveServer, upstream: MockUpstream
+    upstream_live: LiveServer, upstream: MockUpstream
 ) -> None:
     """The SDK skips local execution for a hosted shell and waits for the server's output: it gets it."""
     _upstream_commands(upstream, "echo $((6 * 7))", answer="The answer is 42.")
-    result = _run_agent(live.v1, "up-model", {"type": "container_auto"}, "Compute 6*7 in the shell.")
+    result = _run_agent(upstream_live.v1, "up-model", {"type": "container_auto"}, "Compute 6*7 in the shell.")
     assert result.final_output == "The answer is 42."
     [shell_call] = [item.raw_item for item in result.new_items if item.type == "tool_call_item"]
     [output] = [item.raw_item for item in result.new_items if item.type == "tool_call_output_item"]
@@ -298,13 +273,13 @@ def test_an_agents_sdk_shell_tool_in_an_auto_container_gets_the_servers_output(
 
 @needs_sandbox
 def test_an_agents_sdk_shell_tool_in_a_referenced_container_writes_its_files(
-    live: LiveServer, upstream: MockUpstream
+    upstream_live: LiveServer, upstream: MockUpstream
 ) -> None:
-    with openai.OpenAI(base_url=live.v1, api_key="-", max_retries=0) as client:
+    with openai.OpenAI(base_url=upstream_live.v1, api_key="-", max_retries=0) as client:
         container = client.containers.create(name="agent-work")
         _upstream_commands(upstream, "echo notes > notes.txt", answer="Saved.")
         environment = {"type": "container_reference", "container_id": container.id}
-        result = _run_agent(live.v1, "up-model", environment, "Save notes.")
+        result = _run_agent(upstream_live.v1, "up-model", environment, "Save notes.")
         assert result.final_output == "Saved."
         [file] = client.containers.files.list(container.id).data
         assert file.path == "/mnt/data/notes.txt"
@@ -313,10 +288,10 @@ def test_an_agents_sdk_shell_tool_in_a_referenced_container_writes_its_files(
 
 @needs_sandbox
 @pytest.mark.parametrize("model", ["sim", DEFAULT_MODEL_NAME])
-def test_the_simulator_and_the_embedded_model_run_commands_when_forced(live: LiveServer, model: str) -> None:
+def test_the_simulator_and_the_embedded_model_run_commands_when_forced(upstream_live: LiveServer, model: str) -> None:
     """Whatever the simulator or the packaged 135M model writes, held to the call, really runs (a call
     holds at most 16 commands, so a small model's sampled list ends)."""
-    with openai.OpenAI(base_url=live.v1, api_key="-", max_retries=0) as client:
+    with openai.OpenAI(base_url=upstream_live.v1, api_key="-", max_retries=0) as client:
         reply = client.responses.create(model=model, input="Run the command: ls", tools=[AUTO],  # type: ignore[list-item]
                                         tool_choice={"type": "shell"}, max_output_tokens=300, temperature=0)  # type: ignore[arg-type]  # fmt: skip
     assert [item.type for item in reply.output][:2] == ["shell_call", "shell_call_output"], model
@@ -328,14 +303,14 @@ def test_the_simulator_and_the_embedded_model_run_commands_when_forced(live: Liv
 
 @needs_sandbox
 def test_an_agents_sdk_shell_tool_with_a_skill_reads_it_in_its_container(
-    live: LiveServer, upstream: MockUpstream
+    upstream_live: LiveServer, upstream: MockUpstream
 ) -> None:
-    with openai.OpenAI(base_url=live.v1, api_key="-", max_retries=0) as client:
+    with openai.OpenAI(base_url=upstream_live.v1, api_key="-", max_retries=0) as client:
         manifest = b"---\nname: greeter\ndescription: Greets people by name.\n---\nSay: hello, NAME.\n"
         skill = client.skills.create(files=[("greeter/SKILL.md", manifest)])
     _upstream_commands(upstream, "cat /mnt/skills/greeter/SKILL.md", answer="hello, Ada.")
     environment = {"type": "container_auto", "skills": [{"type": "skill_reference", "skill_id": skill.id}]}
-    result = _run_agent(live.v1, "up-model", environment, "Greet Ada.")
+    result = _run_agent(upstream_live.v1, "up-model", environment, "Greet Ada.")
     assert result.final_output == "hello, Ada."
     [output] = [item.raw_item for item in result.new_items if item.type == "tool_call_output_item"]
     output = output if isinstance(output, dict) else output.model_dump()
@@ -353,12 +328,12 @@ async def _page(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 @needs_sandbox
 def test_an_allowlist_reaches_its_hosts_through_the_proxy_and_nothing_else(
-    app: tuple[InProcess, ScriptedBackend],
+    scripted_module: tuple[InProcess, ScriptedBackend],
 ) -> None:
     """The container's only way out is the server's proxy: an allowed host (loopback, reachable without
     API keys) answers; a host not listed, a link-local (metadata) address listed, and a direct
     connection without the proxy are each refused."""
-    served, model = app
+    served, model = scripted_module
     with serve_app(_page) as site:
         port = site.url.rsplit(":", 1)[1]
         fetch = 'python3 -c "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())" '

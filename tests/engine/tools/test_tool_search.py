@@ -8,15 +8,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import openai
 import pytest
 
 from responsa.config import Settings
-from tests.backends.mock_upstream import MockUpstream, Stream, text_chunks
-from tests.conftest import LiveServer, serve, serve_app
+from tests.backends.mock_upstream import MockUpstream, Stream, call_turn, text_chunks
+from tests.conftest import LiveServer, serve_app
 from tests.engine.tools.mcp_server import streamable_app
 from tests.in_process import InProcess, in_process
 from tests.scripted import ScriptedBackend, call, text
@@ -41,20 +40,12 @@ TOOLS = [
 ]  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InProcess, ScriptedBackend]]:
-    model = ScriptedBackend()
-    settings = Settings(db_url=f"sqlite:///{tmp_path_factory.mktemp('search') / 'r.db'}", embedded=False)
-    with in_process(settings, backends=[model]) as served:
-        yield served, model
-
-
 def _offered(model: ScriptedBackend, turn: int = -1) -> list[str]:
     return [tool.name for tool in model.requests[turn].tools]
 
 
-def test_deferred_tools_wait_until_a_search_loads_them(app: tuple[InProcess, ScriptedBackend]) -> None:
-    served, model = app
+def test_deferred_tools_wait_until_a_search_loads_them(scripted_module: tuple[InProcess, ScriptedBackend]) -> None:
+    served, model = scripted_module
     model.turns += [call("tool_search", json.dumps({"query": "weather forecast for a city"})),
                     call("get_weather", json.dumps({"city": "Paris"}), call_id="call_weather")]  # fmt: skip
     reply = served.sdk.responses.create(model="scripted", input="Weather in Paris?", tools=TOOLS)  # type: ignore[arg-type]
@@ -83,8 +74,8 @@ def test_deferred_tools_wait_until_a_search_loads_them(app: tuple[InProcess, Scr
     assert "crm__find_customer" not in _offered(model)
 
 
-def test_a_namespaces_tools_load_under_their_namespace(app: tuple[InProcess, ScriptedBackend]) -> None:
-    served, model = app
+def test_a_namespaces_tools_load_under_their_namespace(scripted_module: tuple[InProcess, ScriptedBackend]) -> None:
+    served, model = scripted_module
     model.turns += [call("tool_search", json.dumps({"query": "find a customer by name"})), text("Found them.")]
     reply = served.sdk.responses.create(model="scripted", input="Who is Ada?", tools=TOOLS)  # type: ignore[arg-type]
     output = reply.output[1]
@@ -94,8 +85,10 @@ def test_a_namespaces_tools_load_under_their_namespace(app: tuple[InProcess, Scr
     assert "crm__find_customer" in _offered(model)
 
 
-def test_a_search_that_matches_nothing_loads_nothing_and_says_so(app: tuple[InProcess, ScriptedBackend]) -> None:
-    served, model = app
+def test_a_search_that_matches_nothing_loads_nothing_and_says_so(
+    scripted_module: tuple[InProcess, ScriptedBackend],
+) -> None:
+    served, model = scripted_module
     model.turns += [call("tool_search", json.dumps({"query": "zebra xylophone"})), text("Nothing.")]
     reply = served.sdk.responses.create(model="scripted", input="Play music.", tools=TOOLS)  # type: ignore[arg-type]
     assert reply.output[1].tools == []  # type: ignore[union-attr]
@@ -103,10 +96,10 @@ def test_a_search_that_matches_nothing_loads_nothing_and_says_so(app: tuple[InPr
     assert _offered(model) == ["tool_search", "add_numbers"]
 
 
-def test_the_stream_carries_both_items(app: tuple[InProcess, ScriptedBackend]) -> None:
+def test_the_stream_carries_both_items(scripted_module: tuple[InProcess, ScriptedBackend]) -> None:
     from tests.http.test_streaming import parse_frames
 
-    served, model = app
+    served, model = scripted_module
     model.turns += [call("tool_search", json.dumps({"query": "send an email"})), text("Ready.")]
     body = {"model": "scripted", "input": "Mail Bob.", "tools": TOOLS, "stream": True}
     events = parse_frames(served.http.post("/v1/responses", json=body).content)
@@ -118,8 +111,10 @@ def test_the_stream_carries_both_items(app: tuple[InProcess, ScriptedBackend]) -
                          ("response.output_item.done", "tool_search_output", "completed")]  # fmt: skip
 
 
-def test_without_a_server_search_deferred_tools_are_offered_at_once(app: tuple[InProcess, ScriptedBackend]) -> None:
-    served, model = app
+def test_without_a_server_search_deferred_tools_are_offered_at_once(
+    scripted_module: tuple[InProcess, ScriptedBackend],
+) -> None:
+    served, model = scripted_module
     model.turns.append(text("Hi."))
     client_search = [{"type": "tool_search", "execution": "client"}, *TOOLS[1:]]
     served.sdk.responses.create(model="scripted", input="Hi.", tools=client_search)  # type: ignore[arg-type]
@@ -145,34 +140,8 @@ def test_a_deferred_mcp_servers_tools_are_found_then_run_by_the_server(tmp_path:
     assert reply.output[3].output == "9" and reply.output_text == "It is 9."  # type: ignore[union-attr]
 
 
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[MockUpstream]:
-    mock = MockUpstream(models=("up-model",))
-    with serve_app(mock.app) as live:
-        mock.url = f"{live.url}/v1"  # type: ignore[attr-defined]
-        yield mock
-
-
-@pytest.fixture(scope="module")
-def live(upstream: MockUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    db = f"sqlite:///{tmp_path_factory.mktemp('search-live') / 'r.db'}"
-    with serve(Settings(db_url=db, upstreams=(upstream.url,))) as server:  # type: ignore[attr-defined]
-        yield server
-
-
-def _upstream_call(upstream: MockUpstream, name: str, arguments: dict[str, Any], call_id: str) -> None:
-    tool_call = {
-        "index": 0,
-        "id": call_id,
-        "type": "function",
-        "function": {"name": name, "arguments": json.dumps(arguments)},
-    }
-    upstream.script.append(Stream([{"choices": [{"index": 0, "delta": {"tool_calls": [tool_call]}}]},
-                                   {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}]))  # fmt: skip
-
-
 def test_an_agents_sdk_tool_search_tool_finds_and_runs_a_deferred_function(
-    live: LiveServer, upstream: MockUpstream
+    upstream_live: LiveServer, upstream: MockUpstream
 ) -> None:
     """The SDK's ToolSearchTool() never runs a search itself: the server's loads the function, the
     model calls it, the SDK runs it and the model answers."""
@@ -193,12 +162,12 @@ def test_an_agents_sdk_tool_search_tool_finds_and_runs_a_deferred_function(
         """Send an email message to a recipient."""
         return "sent"
 
-    _upstream_call(upstream, "tool_search", {"query": "weather forecast"}, "call_search")
-    _upstream_call(upstream, "get_weather", {"city": "Paris"}, "call_weather")
+    upstream.script += [call_turn("tool_search", {"query": "weather forecast"}, "call_search"),
+                        call_turn("get_weather", {"city": "Paris"}, "call_weather")]  # fmt: skip
     upstream.script.append(Stream(text_chunks("Sunny in Paris.")))
 
     async def run() -> Any:
-        async with openai.AsyncOpenAI(base_url=live.v1, api_key="-", max_retries=0) as sdk:
+        async with openai.AsyncOpenAI(base_url=upstream_live.v1, api_key="-", max_retries=0) as sdk:
             agent = agents.Agent(name="helper", tools=[get_weather, send_email, agents.ToolSearchTool()],
                                  model=agents.OpenAIResponsesModel(model="up-model", openai_client=sdk))  # fmt: skip
             return await agents.Runner.run(agent, "Weather in Paris?", max_turns=4)
@@ -212,7 +181,7 @@ def test_an_agents_sdk_tool_search_tool_finds_and_runs_a_deferred_function(
 
 
 def test_an_agents_sdk_tool_search_tool_finds_a_deferred_mcp_servers_tool(
-    live: LiveServer, upstream: MockUpstream
+    upstream_live: LiveServer, upstream: MockUpstream
 ) -> None:
     """The SDK's HostedMCPTool marked defer_loading, behind its ToolSearchTool: the server's search
     loads the MCP tool, the model calls it, the server runs it."""
@@ -223,12 +192,12 @@ def test_an_agents_sdk_tool_search_tool_finds_a_deferred_mcp_servers_tool(
     with serve_app(recorder) as mcp:
         server = {"type": "mcp", "server_label": "calc", "server_url": f"{mcp.url}/mcp", "defer_loading": True,
                   "require_approval": "never"}  # fmt: skip
-        _upstream_call(upstream, "tool_search", {"query": "add two integers"}, "call_search")
-        _upstream_call(upstream, "add", {"a": 20, "b": 22}, "call_add")
+        upstream.script += [call_turn("tool_search", {"query": "add two integers"}, "call_search"),
+                            call_turn("add", {"a": 20, "b": 22}, "call_add")]  # fmt: skip
         upstream.script.append(Stream(text_chunks("It is 42.")))
 
         async def run() -> Any:
-            async with openai.AsyncOpenAI(base_url=live.v1, api_key="-", max_retries=0) as sdk:
+            async with openai.AsyncOpenAI(base_url=upstream_live.v1, api_key="-", max_retries=0) as sdk:
                 agent = agents.Agent(name="calc", tools=[agents.HostedMCPTool(tool_config=server),  # type: ignore[arg-type]
                                                          agents.ToolSearchTool()],
                                      model=agents.OpenAIResponsesModel(model="up-model", openai_client=sdk))  # fmt: skip
@@ -241,10 +210,10 @@ def test_an_agents_sdk_tool_search_tool_finds_a_deferred_mcp_servers_tool(
 
 
 @pytest.mark.parametrize("model", ["sim", "smollm2-135m-instruct"])
-def test_the_simulator_and_the_embedded_model_search_when_forced(live: LiveServer, model: str) -> None:
+def test_the_simulator_and_the_embedded_model_search_when_forced(upstream_live: LiveServer, model: str) -> None:
     """Whatever query the simulator or the packaged model writes, held to the search, the server answers
     it: a tool_search_call and its output (the tools it loaded, if any matched)."""
-    with openai.OpenAI(base_url=live.v1, api_key="-", max_retries=0) as client:
+    with openai.OpenAI(base_url=upstream_live.v1, api_key="-", max_retries=0) as client:
         reply = client.responses.create(model=model, input="Find a tool for the weather forecast.", tools=TOOLS,  # type: ignore[arg-type]
                                         tool_choice={"type": "tool_search"}, max_output_tokens=120,  # type: ignore[arg-type]
                                         temperature=0)  # fmt: skip
@@ -256,9 +225,9 @@ def test_the_simulator_and_the_embedded_model_search_when_forced(live: LiveServe
 
 
 def test_what_a_search_loaded_is_offered_on_the_conversations_later_turns(
-    app: tuple[InProcess, ScriptedBackend],
+    scripted_module: tuple[InProcess, ScriptedBackend],
 ) -> None:
-    served, model = app
+    served, model = scripted_module
     conversation = served.sdk.conversations.create()
     model.turns += [call("tool_search", json.dumps({"query": "send an email message"})), text("Loaded.")]
     served.sdk.responses.create(model="scripted", input="Get ready to mail.", tools=TOOLS, conversation=conversation.id)  # type: ignore[arg-type]

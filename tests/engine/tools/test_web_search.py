@@ -17,7 +17,7 @@ import pytest
 from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
 from responsa.config import Settings, UpstreamConfig
 from tests.backends.mock_upstream import MockUpstream, Stream, text_chunks
-from tests.conftest import LiveServer, serve, serve_app
+from tests.conftest import LiveServer, serve, serve_app, served_upstream
 from tests.engine.tools.web_fakes import FakeWeb
 from tests.http.test_streaming import parse_frames
 from tests.spec import hosted_call_errors
@@ -33,9 +33,7 @@ def web() -> Iterator[FakeWeb]:
 
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[MockUpstream]:
-    mock = MockUpstream()
-    with serve_app(mock.app) as live:
-        mock.url = f"{live.url}/v1"  # type: ignore[attr-defined]
+    with served_upstream() as mock:
         yield mock
 
 
