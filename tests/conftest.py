@@ -45,7 +45,14 @@ class LiveServer:
 
 class _Serving:
     def __init__(self, app: ASGIApp, settings: Settings) -> None:
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+        config = uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=0,
+            log_level="warning",
+            lifespan="on",
+            ws_per_message_deflate=settings.ws_compression,
+        )  # as responsa serve runs it
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.settings = settings

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -12,10 +13,11 @@ from pathlib import Path
 import openai
 import pytest
 from click.testing import CliRunner
+from websockets.sync.client import connect
 
 from responsa.cli import main, serve
 from responsa.config import ApiKey, Settings, UpstreamConfig, declared, settings_table
-from tests.conftest import free_port, wait_until_answering
+from tests.conftest import free_port, start_serve, wait_until_answering
 
 DOCS = Path(__file__).parent.parent / "docs" / "configuration.md"
 
@@ -220,3 +222,24 @@ def test_models_from_options_and_the_model_file_reach_the_settings(
     )  # fmt: skip
     result = CliRunner().invoke(main, ["serve", "--model", str(gguf), "--model", f"Tiny-Q4_K_M={gguf}"])
     assert result.exit_code != 0 and "two models are named 'Tiny-Q4_K_M'" in result.output
+
+
+@pytest.mark.parametrize(("options", "compressed"), [((), False), (("--ws-compression",), True)])
+def test_websocket_compression_is_agreed_only_when_configured(
+    tmp_path: Path, options: tuple[str, ...], compressed: bool
+) -> None:
+    """A client offering permessage-deflate (the websockets client's default, the Agents SDK's) gets
+    uncompressed frames unless ``--ws-compression`` is set; either way the response streams."""
+    process, url = start_serve("--db", f"sqlite:///{tmp_path / 'ws.db'}", "--no-embedded", *options,
+                               log=tmp_path / "serve.log")  # fmt: skip
+    try:
+        with connect(url.replace("http://", "ws://") + "/v1/responses", compression="deflate") as socket:
+            agreed = socket.response.headers.get("Sec-WebSocket-Extensions") or ""
+            socket.send(json.dumps({"type": "response.create", "model": "sim", "input": "Hi."}))
+            kinds = []
+            while not kinds or kinds[-1] not in ("response.completed", "error"):
+                kinds.append(json.loads(socket.recv(timeout=30))["type"])
+        assert ("permessage-deflate" in agreed) is compressed and kinds[-1] == "response.completed"
+    finally:
+        process.terminate()
+        process.wait(30)

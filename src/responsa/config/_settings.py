@@ -269,6 +269,16 @@ class Settings:
         minimum=1,
         summary="Deadline for one code_interpreter call; past it the container's Python is restarted, empty.",
     )
+    ws_compression: bool = option(
+        False,
+        summary="Agree to WebSocket per-message compression when a client offers it (off: frames go uncompressed).",
+        doc=(
+            "Agree to WebSocket per-message compression (permessage-deflate) when a client offers it, as the "
+            "websockets client and the Agents SDK do by default. Off by default: deflating every event cost the "
+            "server about a quarter of its CPU per WebSocket response on the rig (docs/performance.md), and the "
+            "events are small; turn it on where bandwidth costs more than the server's CPU."
+        ),
+    )
     shutdown_grace_secs: float = option(
         30.0,
         minimum=0,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -72,10 +72,17 @@ class SocketSession:
 
     async def send(self, lane: Lane, text: str) -> None:
         """Send one message (a JSON object) of ``lane``, carrying its ``stream_id`` if it has one."""
+        await self.send_all(lane, (text,))
+
+    async def send_all(self, lane: Lane, texts: Sequence[str]) -> None:
+        """Send messages of ``lane`` (the events of one batch) in a row, taking the socket once."""
         if lane is not None:
-            text = '{"stream_id":' + json.dumps(lane) + "," + text[1:]
+            named = '{"stream_id":' + json.dumps(lane) + ","
+            texts = [named + text[1:] for text in texts]
+        send = self.socket.send_text
         async with self._writing:
-            await self.socket.send_text(text)
+            for text in texts:
+                await send(text)
 
     async def send_error(self, lane: Lane, error: ResponsaError) -> None:
         await self.send(lane, json.dumps(error_message(error)))

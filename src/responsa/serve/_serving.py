@@ -52,6 +52,7 @@ def serve_settings(settings: Settings) -> None:
         "access_log": False,  # responsa.access writes the line, with the request id and tenant
         "timeout_graceful_shutdown": max(int(settings.shutdown_grace_secs), 1),
         "loop": "responsa.serve._accepting:AcceptingLoop",
+        "ws_per_message_deflate": settings.ws_compression,
     }
     if count == 1:
         app = create_app(settings)

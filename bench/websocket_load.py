@@ -1,0 +1,99 @@
+"""WebSocket mode against HTTP SSE on the shared rig's layout: the rig's mock upstream (64 tokens) and
+this load on core 0, responsa alone on core 1 (SQLite). ``--connections`` clients each send responses
+one after another for ``--seconds`` (the same body in both modes: ``stream`` over SSE, a
+``response.create`` over WebSocket, with permessage-deflate offered as the websockets client and the
+Agents SDK offer it unless ``--no-compression``), store true and false; prints responses a second and
+the server's CPU per response (from /proc, its whole process tree). A benchmark: it asserts nothing.
+
+    python bench/websocket_load.py --rig-python /tmp/rig/bin/python [--seconds 10] [--connections 16 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from _server import RIG, cpu_seconds, process_tree, responsa_server, rig_mock
+from websockets.asyncio.client import connect
+
+BODY = {"model": "mock-model", "input": "Say something.", "max_output_tokens": 64}
+
+
+async def _ws_client(url: str, store: bool, until: float, compression: bool) -> int:
+    done = 0
+    async with connect(url.replace("http://", "ws://") + "/v1/responses", max_size=None,
+                       compression="deflate" if compression else None) as socket:  # fmt: skip
+        while time.monotonic() < until:
+            await socket.send(json.dumps({"type": "response.create", **BODY, "store": store}))
+            while True:
+                event = json.loads(await socket.recv())
+                if event["type"] in ("response.completed", "response.failed", "response.incomplete", "error"):
+                    done += event["type"] == "response.completed"
+                    break
+    return done
+
+
+async def _sse_client(url: str, store: bool, until: float) -> int:
+    done = 0
+    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+        while time.monotonic() < until:
+            body = {**BODY, "store": store, "stream": True}
+            async with client.stream("POST", "/v1/responses", json=body) as reply:
+                async for line in reply.aiter_lines():
+                    if line.startswith("data: ") and '"type":"response.completed"' in line:
+                        done += 1
+    return done
+
+
+async def _load(url: str, mode: str, store: bool, connections: int, seconds: float, compression: bool) -> int:
+    until = time.monotonic() + seconds
+    if mode == "websocket":
+        runs = [_ws_client(url, store, until, compression) for _ in range(connections)]
+    else:
+        runs = [_sse_client(url, store, until) for _ in range(connections)]
+    return sum(await asyncio.gather(*runs))
+
+
+def measure(
+    url: str, pid: int, mode: str, store: bool, connections: int, seconds: float, compression: bool
+) -> dict[str, Any]:
+    asyncio.run(_load(url, mode, store, connections, 1.0, compression))  # warm: connections, caches
+    tree = process_tree(pid)
+    before, began = sum(cpu_seconds(each) for each in tree), time.monotonic()
+    done = asyncio.run(_load(url, mode, store, connections, seconds, compression))
+    spent, elapsed = sum(cpu_seconds(each) for each in tree) - before, time.monotonic() - began
+    return {"mode": mode, "store": store, "connections": connections, "rps": done / elapsed,
+            "cpu_ms": spent / max(done, 1) * 1000, "responses": done}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rig", type=Path, default=RIG)
+    parser.add_argument("--rig-python", required=True)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--connections", type=int, nargs="+", default=[16])
+    parser.add_argument("--no-compression", action="store_true")
+    parser.add_argument("--server-flag", action="append", default=[], help="more flags for responsa serve")
+    args = parser.parse_args()
+    os.sched_setaffinity(0, {0})  # the load beside the mock, as the rig's load.py runs
+    with tempfile.TemporaryDirectory() as tmp, rig_mock(args.rig_python, "--tokens", "64", rig=args.rig) as upstream:
+        pids: list[int] = []
+        flags = ["--db", f"sqlite:///{Path(tmp) / 'ws.db'}", "--no-embedded", "--no-simulator", "--upstream", upstream]
+        with responsa_server(*flags, *args.server_flag, pin=1, pids=pids) as url:
+            for connections in args.connections:
+                for store in (True, False):
+                    for mode in ("websocket", "sse"):
+                        row = measure(url, pids[0], mode, store, connections, args.seconds, not args.no_compression)
+                        line = f"{mode:9} store={str(store).lower():5} c{connections}: {row['rps']:7.1f} responses/s"
+                        print(f"{line}, server CPU {row['cpu_ms']:.2f} ms a response ({row['responses']})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
