@@ -102,10 +102,8 @@ async def get_version(request: Request) -> Response:
 
 async def delete_version(request: Request) -> Response:
     version = str(request.path_params["version"])
-    await _service(request).delete_version(_skill_id(request), version)
-    body = {"id": f"{_skill_id(request)}:{version}", "object": "skill.version.deleted", "deleted": True,
-            "version": version}  # fmt: skip
-    return json_response(body)
+    version_id = await _service(request).delete_version(_skill_id(request), version)
+    return json_response({"id": version_id, "object": "skill.version.deleted", "deleted": True, "version": version})
 
 
 def skill_routes(prefix: str) -> list[BaseRoute]:

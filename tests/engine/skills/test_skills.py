@@ -60,8 +60,9 @@ def test_a_skill_is_created_versioned_and_read_back(scripted_module: tuple[InPro
         assert archive.read("basic-math/SKILL.md") == changed  # the default version's
     with pytest.raises(openai.BadRequestError):
         sdk.skills.versions.delete("2", skill_id=skill.id)  # the default
+    first = sdk.skills.versions.retrieve("1", skill_id=skill.id)
     deleted = sdk.skills.versions.delete("1", skill_id=skill.id)
-    assert deleted.deleted and deleted.version == "1"
+    assert deleted.deleted and deleted.version == "1" and deleted.id == first.id
     with pytest.raises(openai.NotFoundError):
         sdk.skills.versions.retrieve("1", skill_id=skill.id)
     assert sdk.skills.delete(skill.id).deleted

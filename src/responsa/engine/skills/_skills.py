@@ -119,14 +119,17 @@ class SkillService:
         rows, more = await self._store.list_versions(skill_id, limit=limit, order=order, after=after)
         return [version_object(row) for row in rows], more
 
-    async def delete_version(self, skill_id: str, version: str) -> None:
+    async def delete_version(self, skill_id: str, version: str) -> str:
+        """Remove a version that is not the default; its id."""
         skill = await self._row(skill_id)
         number = _number(version, "version")
         if number == skill.default_version:
             raise InvalidRequest("The default version cannot be deleted: make another version the default first.",
                                  param="version", code="invalid_value")  # fmt: skip
-        if not await self._store.delete_version(skill_id, number):
+        row = await self._store.get_version(skill_id, number)
+        if row is None or not await self._store.delete_version(skill_id, number):
             raise _no_version(skill_id, version)
+        return row.id
 
     async def content(self, skill_id: str, version: str | None = None) -> tuple[str, bytes]:
         """A version's files as a zip (the default version's where none is named), and its file name."""
