@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
@@ -18,7 +20,7 @@ from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
 from responsa.config import Settings
 from responsa.external import probe_sandbox
 from tests.backends.mock_upstream import MockUpstream, Stream, call_turn, text_chunks
-from tests.conftest import LiveServer, serve_app
+from tests.conftest import LiveServer, StreamReader, serve_app
 from tests.http.test_streaming import parse_frames
 from tests.in_process import InProcess, in_process
 from tests.scripted import ScriptedBackend, call, text
@@ -350,3 +352,31 @@ def test_an_allowlist_reaches_its_hosts_through_the_proxy_and_nothing_else(
     assert unproxied.outcome.exit_code != 0  # type: ignore[union-attr]
     container = served.sdk.containers.retrieve(reply.output[0].environment.container_id)  # type: ignore[union-attr]
     assert container.network_policy.type == "allowlist"  # type: ignore[union-attr]
+
+
+@needs_sandbox
+def test_a_cancel_stops_a_running_command_and_ends_its_output_incomplete(
+    upstream_live: LiveServer, upstream: MockUpstream
+) -> None:
+    """The command is cut at once; the call stays as written, its output item ends ``incomplete``, and
+    the stored response says the same as the stream did."""
+    _upstream_commands(upstream, "echo begun; sleep 25; echo finished")
+    body = {"model": "up-model", "input": "Wait.", "stream": True, "tools": [AUTO]}
+    reader = StreamReader(f"{upstream_live.v1}/responses", body, after=1)
+    assert reader.ready.wait(10)
+    response_id = reader.events[0]["response"]["id"]
+    deadline = time.monotonic() + 20
+    while not any(event["type"] == "response.output_item.added" and event["item"]["type"] == "shell_call_output"
+                  for event in reader.events):  # fmt: skip
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    with httpx.Client(base_url=upstream_live.v1, timeout=20) as http:
+        cancelled = http.post(f"/responses/{response_id}/cancel").json()
+        assert reader.join(10)
+        stored = http.get(f"/responses/{response_id}").json()
+    assert cancelled["status"] == stored["status"] == "cancelled"
+    kinds = {item["type"]: item["status"] for item in stored["output"]}
+    assert kinds == {"shell_call": "completed", "shell_call_output": "incomplete"}
+    done = [event["item"] for event in reader.events if event["type"] == "response.output_item.done"]
+    assert [(item["type"], item["status"]) for item in done][-1] == ("shell_call_output", "incomplete")
+    upstream.script.clear()

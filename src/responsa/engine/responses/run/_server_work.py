@@ -84,4 +84,12 @@ class ServerWork:
 
 def _cut_status(item: Item) -> str:
     field = type(item).model_fields.get("status")
-    return "incomplete" if field is not None and "incomplete" in get_args(field.annotation) else "failed"
+    return "incomplete" if field is not None and "incomplete" in _literals(field.annotation) else "failed"
+
+
+def _literals(annotation: Any) -> set[Any]:
+    """The values a status annotation allows, through ``Optional`` and unions of literals."""
+    found: set[Any] = set()
+    for arg in get_args(annotation):
+        found |= _literals(arg) if get_args(arg) else {arg}
+    return found
