@@ -10,7 +10,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from responsa.engine import ContainerService
-from responsa.engine.skills import unpack
+from responsa.engine.skills import mounted_files
 from responsa.protocol import CreateContainerFileRequest, CreateContainerRequest, DeletedObject, InvalidRequest
 
 from ._errors import json_response
@@ -34,7 +34,7 @@ async def create_container(request: Request) -> Response:
     body = await read_model(request, CreateContainerRequest)
     skills = services(request).skills.for_tenant(tenant_of(request))
     bundles = await skills.mounted(body.skills, "skills") if body.skills else []
-    container = await _service(request).create(body, {bundle.name: unpack(bundle.archive) for bundle in bundles})
+    container = await _service(request).create(body, mounted_files(bundles))
     return json_response(container.model_dump(mode="json"))
 
 

@@ -21,7 +21,16 @@ import yaml  # type: ignore[import-untyped]
 
 from responsa.protocol import InvalidRequest
 
-__all__ = ["MAX_BUNDLE_BYTES", "MAX_FILES", "MAX_FILE_BYTES", "Bundle", "check_name", "read_bundle", "unpack"]
+__all__ = [
+    "MAX_BUNDLE_BYTES",
+    "MAX_FILES",
+    "MAX_FILE_BYTES",
+    "Bundle",
+    "check_name",
+    "mounted_files",
+    "read_bundle",
+    "unpack",
+]
 
 MAX_FILES = 500
 MAX_FILE_BYTES = 25 * 1024 * 1024
@@ -138,6 +147,11 @@ def read_bundle(uploaded: Sequence[tuple[str, bytes]]) -> Bundle:
         for path, data in sorted(files.items()):
             archive.writestr(str(PurePosixPath(name, *path.parts[1:])), data)
     return Bundle(name, description, packed.getvalue())
+
+
+def mounted_files(bundles: Sequence[Bundle]) -> dict[str, dict[PurePosixPath, bytes]]:
+    """Each skill's files by its name, as a container mounts them."""
+    return {bundle.name: unpack(bundle.archive) for bundle in bundles}
 
 
 def unpack(archive: bytes) -> dict[PurePosixPath, bytes]:

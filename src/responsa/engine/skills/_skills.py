@@ -133,11 +133,19 @@ class SkillService:
 
     async def content(self, skill_id: str, version: str | None = None) -> tuple[str, bytes]:
         """A version's files as a zip (the default version's where none is named), and its file name."""
-        row = await self._version_row(skill_id, version)
+        bundle = await self._stored(skill_id, version, "version")
+        return f"{bundle.name}.zip", bundle.archive
+
+    async def _stored(
+        self, skill_id: str, version: str | int | None, param: str, version_param: str = "version"
+    ) -> Bundle:
+        """A stored version (by number, ``latest``, or the default) with its files' zip; ``param`` and
+        ``version_param`` name the request's fields in a 404."""
+        row = await self._version_row(skill_id, version, param)
         data = await self._store.bundle(skill_id, row.version)
-        if data is None:
-            raise _no_version(skill_id, str(version))
-        return f"{row.name}.zip", data
+        if data is None:  # deleted meanwhile
+            raise _no_version(skill_id, str(version), version_param)
+        return Bundle(row.name, row.description, data)
 
     async def mounted(self, skills: Sequence[ContainerSkill], param: str) -> list[Bundle]:
         """The skills a container mounts, each checked (404 for a skill or version the tenant lacks; 400
@@ -148,11 +156,7 @@ class SkillService:
             if isinstance(skill, InlineSkill):
                 bundles.append(_inline(skill, where))
                 continue
-            row = await self._version_row(skill.skill_id, skill.version, f"{where}.skill_id")
-            data = await self._store.bundle(skill.skill_id, row.version)
-            if data is None:
-                raise _no_version(skill.skill_id, str(skill.version), f"{where}.version")
-            bundles.append(Bundle(row.name, row.description, data))
+            bundles.append(await self._stored(skill.skill_id, skill.version, f"{where}.skill_id", f"{where}.version"))
         names = [bundle.name for bundle in bundles]
         if len(set(names)) != len(names):
             raise InvalidRequest("Two skills of the container have one name.", param=param, code="invalid_value")

@@ -27,7 +27,7 @@ from responsa.protocol import (
 )
 
 from ..containers import check_network_policy
-from ..skills import Bundle, unpack
+from ..skills import Bundle, mounted_files
 from ._arguments import as_int, as_strings
 from ._container_session import auto_session, named_session
 from ._container_shell import HostedShellCall, ShellLimits, fill_shell
@@ -176,7 +176,7 @@ class ShellKind:
                                          auto.network_policy)  # fmt: skip
             if auto.skills and self._skills is not None:
                 bundles = await self._skills.for_tenant(setup.tenant).mounted(auto.skills, f"{param}.skills")
-                session.skills = {bundle.name: unpack(bundle.archive) for bundle in bundles}
+                session.skills = mounted_files(bundles)
         else:
             session = await named_session(containers, environment.container_id, f"{param}.container_id")  # type: ignore[union-attr]
         skills = [(bundle.name, bundle.description, f"{MOUNTED}/{bundle.name}") for bundle in bundles]
