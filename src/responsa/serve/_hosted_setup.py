@@ -14,10 +14,10 @@ from sqlalchemy.engine import make_url
 
 from responsa.config import Settings
 from responsa.engine import ContainerService, FileService
+from responsa.engine.containers import container_egress
 from responsa.external import (
     SandboxLimits,
     SearchProvider,
-    UrlPolicy,
     cgroups_writable,
     make_provider,
     sweep_cgroups,
@@ -62,8 +62,7 @@ async def containers_service(
     if why is None and (removed := await anyio.to_thread.run_sync(sweep_cgroups)):
         logger.info("removed %d sandbox cgroups a stopped server left behind", removed)
     limits = SandboxLimits(call_seconds=settings.code_timeout_secs)
-    egress = UrlPolicy(allow_loopback=not settings.api_keys, public=True, subject="container network",
-                       code="egress_not_allowed")  # fmt: skip
+    egress = container_egress(allow_loopback=not settings.api_keys)
     service = ContainerService(store.containers(), files, _containers_root(settings), limits, why, egress=egress)
     detail = "run by the server in sandboxed containers (bubblewrap)" if why is None else f"off: {why}"
     capped = cgroups_writable()

@@ -2,5 +2,6 @@
 sandbox each runs."""
 
 from ._containers import CodeRun, CommandOutcome, ContainerService, check_network_policy
+from ._machine import container_egress
 
-__all__ = ["CodeRun", "CommandOutcome", "ContainerService", "check_network_policy"]
+__all__ = ["CodeRun", "CommandOutcome", "ContainerService", "check_network_policy", "container_egress"]

@@ -40,7 +40,7 @@ from responsa.store import ContainerRepository, Order
 
 from ..files import FileService
 from ._container_files import FoundFile, safe_name
-from ._machine import Machine
+from ._machine import Machine, container_egress
 
 __all__ = ["CodeRun", "CommandOutcome", "ContainerService", "check_network_policy"]
 
@@ -88,14 +88,13 @@ class ContainerService:
         machine: Machine | None = None,
         egress: UrlPolicy | None = None,
     ) -> None:
-        """``egress``: where a container's allowlist may reach (public addresses only, by default)."""
+        """``egress``: where a container's allowlist may reach (``container_egress``; public addresses only
+        by default)."""
         self._store = store
         self._files = files
         self.unavailable = unavailable
         """Why code cannot run here (no sandbox); None when it can."""
-        self._machine = machine or Machine(root, limits, files.max_bytes)
-        if egress is not None:
-            self._machine.egress = egress
+        self._machine = machine or Machine(root, limits, files.max_bytes, egress=egress or container_egress(False))
 
     def for_tenant(self, tenant: str) -> ContainerService:
         """The tenant's view (made once per tenant: every response with tools asks for it)."""
@@ -375,20 +374,16 @@ class ContainerService:
 
 
 def _write_skills(root: Path, skills: Mapping[str, Mapping[str, bytes]]) -> None:
-    """Write each skill's folder under ``root`` anew (blocking); a path that would leave its folder is
-    skipped (they were checked on upload: this is the second line)."""
+    """Write each skill's folder under ``root`` anew (blocking); a name or a path that would leave its
+    folder is skipped (they were checked on upload: this is the second line)."""
     for name, files in skills.items():
+        if "/" in name or name in ("", ".", ".."):
+            continue
         folder = root / name
         shutil.rmtree(folder, ignore_errors=True)
         for path, data in files.items():
             parts = PurePosixPath(path).parts
-            if (
-                not parts
-                or ".." in parts
-                or PurePosixPath(path).is_absolute()
-                or "/" in name
-                or name in ("", ".", "..")
-            ):
+            if not parts or ".." in parts or PurePosixPath(path).is_absolute():
                 continue
             target = folder.joinpath(*parts)
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -23,10 +23,17 @@ from ._container_files import ContainerDirectory
 if TYPE_CHECKING:
     from ._containers import ContainerService
 
-__all__ = ["Machine"]
+__all__ = ["Machine", "container_egress"]
 
 _GIB = 1024**3
 _MEMORY = {"1g": _GIB, "4g": 4 * _GIB, "16g": 16 * _GIB, "64g": 64 * _GIB}
+
+
+def container_egress(allow_loopback: bool) -> UrlPolicy:
+    """Where a container's network allowlist may reach: public addresses, and loopback where
+    ``allow_loopback`` (a server without API keys); never link-local or metadata addresses."""
+    return UrlPolicy(allow_loopback=allow_loopback, public=True, subject="container network",
+                     code="egress_not_allowed")  # fmt: skip
 
 
 @dataclass
@@ -40,11 +47,7 @@ class Machine:
     views: dict[str, ContainerService] = field(default_factory=dict)
     """Each tenant's view of the containers (tenants are the API keys': a few)."""
     nonce: str = field(default_factory=lambda: os.urandom(4).hex())
-    egress: UrlPolicy = field(
-        default_factory=lambda: UrlPolicy(
-            allow_loopback=False, public=True, subject="container network", code="egress_not_allowed"
-        )
-    )
+    egress: UrlPolicy = field(default_factory=lambda: container_egress(False))
     """Where a container's allowlist may reach (the server's egress policy, as its settings make it)."""
     seen: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
     """Each container's files as last stored from here: size and modification time by path."""
