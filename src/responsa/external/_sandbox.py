@@ -87,7 +87,8 @@ def _runtime_binds() -> list[str]:
 
 
 _INSIDE_EGRESS = "/run/responsa-egress.sock"
-_PROXY = "http://127.0.0.1:3128"
+_PROXY_PORT = 3128
+"""Where the driver listens, inside the sandbox, for what it relays to the proxy (``HTTP(S)_PROXY``)."""
 
 
 def _sandbox(directory: Path, skills: Path | None = None, egress: Path | None = None) -> list[str]:
@@ -104,7 +105,8 @@ def _sandbox(directory: Path, skills: Path | None = None, egress: Path | None = 
         arguments += ["--ro-bind", str(skills), "/mnt/skills"]
     if egress is not None:  # an allowlist: the server's proxy is the one way out (see _egress)
         arguments += ["--bind", str(egress), _INSIDE_EGRESS]
-        environment |= {name: _PROXY for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")}
+        proxy = f"http://127.0.0.1:{_PROXY_PORT}"
+        environment |= {name: proxy for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")}
     for name, value in environment.items():
         arguments += ["--setenv", name, value]
     return arguments
@@ -116,7 +118,7 @@ def _command(
     limited = ["prlimit", f"--as={limits.memory_bytes * 4}", f"--fsize={limits.file_bytes}", "--nofile=256",
                "--core=0", "--"]  # fmt: skip
     driver = [sys.executable, "-I", "-u", _INSIDE_DRIVER, str(limits.output_characters),
-              *([_INSIDE_EGRESS] if egress is not None else [])]  # fmt: skip
+              *([_INSIDE_EGRESS, str(_PROXY_PORT)] if egress is not None else [])]  # fmt: skip
     return [*limited, *_sandbox(directory, skills, egress), *driver]
 
 

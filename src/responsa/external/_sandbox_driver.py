@@ -24,8 +24,8 @@ from typing import Any
 
 LIMIT = int(sys.argv[1]) if len(sys.argv) > 1 else 65536
 EGRESS = sys.argv[2] if len(sys.argv) > 2 else None
-"""The server's proxy for this container (a Unix socket), where its network policy allows some hosts."""
-PROXY_PORT = 3128
+"""The server's proxy for this container (a Unix socket), where its network policy allows some hosts;
+relayed from loopback's port ``sys.argv[3]``."""
 namespace: dict[str, Any] = {"__name__": "__main__"}
 channel = sys.stdout
 
@@ -100,8 +100,8 @@ def shell(command: str, seconds: float, limit: int) -> dict[str, Any]:
         return {"logs": "", "stdout": captured(out, limit), "stderr": captured(err, limit), "outcome": outcome}
 
 
-def relay(egress: str) -> None:
-    """127.0.0.1:3128 in the sandbox's own network namespace, relayed to the server's proxy socket."""
+def relay(egress: str, port: int) -> None:
+    """127.0.0.1:``port`` in the sandbox's own network namespace, relayed to the server's proxy socket."""
 
     def pipe(source: socket.socket, sink: socket.socket) -> None:
         with contextlib.suppress(OSError):
@@ -121,14 +121,14 @@ def relay(egress: str) -> None:
         threading.Thread(target=pipe, args=(client, server), daemon=True).start()
         pipe(server, client)
 
-    listener = socket.create_server(("127.0.0.1", PROXY_PORT))
+    listener = socket.create_server(("127.0.0.1", port))
     while True:
         client, _ = listener.accept()
         threading.Thread(target=serve, args=(client,), daemon=True).start()
 
 
 if EGRESS:
-    threading.Thread(target=relay, args=(EGRESS,), daemon=True).start()
+    threading.Thread(target=relay, args=(EGRESS, int(sys.argv[3])), daemon=True).start()
 
 for line in io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8"):
     request = json.loads(line)
