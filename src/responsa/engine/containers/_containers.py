@@ -408,17 +408,16 @@ def check_network_policy(policy: Mapping[str, object] | None, param: str) -> Non
     """``disabled`` (no network at all, the default) or ``allowlist`` with ``allowed_domains`` (host names,
     reached through the server's proxy and egress policy); ``domain_secrets`` would need the proxy to
     read the container's TLS: a 400."""
-    kind = None if policy is None else policy.get("type")
-    if kind in (None, "disabled"):
+    if policy is None or policy.get("type") in (None, "disabled"):
         return
-    if kind != "allowlist":
+    if policy.get("type") != "allowlist":
         raise InvalidRequest("'network_policy' must be 'disabled' or 'allowlist'.", param=f"{param}.type",
                              code="invalid_value")  # fmt: skip
-    domains = policy.get("allowed_domains") if policy is not None else None
+    domains = policy.get("allowed_domains")
     if not isinstance(domains, list) or not domains or not all(_is_domain(domain) for domain in domains):
         raise InvalidRequest("An allowlist needs 'allowed_domains': host names, without a scheme or a path.",
                              param=f"{param}.allowed_domains", code="invalid_value")  # fmt: skip
-    if policy is not None and policy.get("domain_secrets"):
+    if policy.get("domain_secrets"):
         raise InvalidRequest("'domain_secrets' are not supported here: the proxy does not read the container's "
                              "TLS to add them.", param=f"{param}.domain_secrets", code="unsupported_value")  # fmt: skip
 
