@@ -49,8 +49,6 @@ from ._errors import (
 from ._event_json import EventJson, event_json, obfuscate, obfuscated
 from ._events import (
     AnnotationAddedEvent,
-    CodeInterpreterCodeDelta,
-    CodeInterpreterCodeDone,
     CompactionEvent,
     ContentPartEvent,
     CustomToolCallInputDelta,
@@ -59,14 +57,9 @@ from ._events import (
     ErrorPayload,
     FunctionCallArgumentsDelta,
     FunctionCallArgumentsDone,
-    HostedToolEvent,
-    ImagePartialEvent,
     InterruptEvent,
     LifecycleEvent,
     LifecycleType,
-    McpCallArgumentsDelta,
-    McpCallArgumentsDone,
-    McpItemEvent,
     OutputItemEvent,
     OutputTextDelta,
     OutputTextDone,
@@ -77,9 +70,6 @@ from ._events import (
     ReasoningTextDone,
     RefusalDeltaEvent,
     RefusalDoneEvent,
-    ShellCommandEvent,
-    ShellOutputDelta,
-    ShellOutputDone,
     StreamEvent,
 )
 from ._files import FILE_PURPOSES, FileObject
@@ -165,6 +155,18 @@ from ._tool_calls import (
     WebSearchCall,
     WebSearchResult,
     WebSearchSource,
+)
+from ._tool_events import (
+    CodeInterpreterCodeDelta,
+    CodeInterpreterCodeDone,
+    HostedToolEvent,
+    ImagePartialEvent,
+    McpCallArgumentsDelta,
+    McpCallArgumentsDone,
+    McpItemEvent,
+    ShellCommandEvent,
+    ShellOutputDelta,
+    ShellOutputDone,
 )
 from ._tools import (
     CLIENT_TOOL_TYPES,

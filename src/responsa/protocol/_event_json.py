@@ -9,14 +9,16 @@ import orjson
 
 from ._base import dump_json
 from ._events import (
-    CodeInterpreterCodeDelta,
     CustomToolCallInputDelta,
     FunctionCallArgumentsDelta,
-    McpCallArgumentsDelta,
     OutputTextDelta,
     ReasoningSummaryTextDelta,
     ReasoningTextDelta,
     StreamEvent,
+)
+from ._tool_events import (
+    CodeInterpreterCodeDelta,
+    McpCallArgumentsDelta,
 )
 
 __all__ = ["EventJson", "event_json", "obfuscate", "obfuscated"]

@@ -1,4 +1,5 @@
-"""A container's directory on this machine: what the sandbox sees as ``/mnt/data``.
+"""A container's directory on this machine: what the sandbox sees as ``/mnt/data``; and its skills'
+folders, which it sees read-only at ``/mnt/skills`` (``write_skills``).
 
 The code in the sandbox writes there, so everything in it is hostile: a name may be a symlink to a
 host file, a directory may hold a million files. The server therefore never follows a link there:
@@ -13,7 +14,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -21,7 +22,7 @@ import anyio
 
 from responsa.protocol import InvalidRequest, PayloadTooLarge
 
-__all__ = ["MOUNT", "ContainerDirectory", "FoundFile"]
+__all__ = ["MOUNT", "ContainerDirectory", "FoundFile", "write_skills"]
 
 MOUNT = PurePosixPath("/mnt/data")
 """Where the sandbox sees the container's directory: a container file's ``path`` is under it."""
@@ -158,3 +159,20 @@ async def _replace(folder: Path, name: str, chunks: AsyncIterator[bytes], max_by
             Path(temporary).unlink(missing_ok=True)
         raise
     return size, modified
+
+
+def write_skills(root: Path, skills: Mapping[str, Mapping[str, bytes]]) -> None:
+    """Write each skill's folder under ``root`` anew (blocking); a name or a path that would leave its
+    folder is skipped (they were checked on upload: this is the second line)."""
+    for name, files in skills.items():
+        if "/" in name or name in ("", ".", ".."):
+            continue
+        folder = root / name
+        shutil.rmtree(folder, ignore_errors=True)
+        for path, data in files.items():
+            parts = PurePosixPath(path).parts
+            if not parts or ".." in parts or PurePosixPath(path).is_absolute():
+                continue
+            target = folder.joinpath(*parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)

@@ -16,7 +16,6 @@ OpenAI's do.
 from __future__ import annotations
 
 import logging
-import shutil
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, replace
@@ -39,10 +38,11 @@ from responsa.protocol import (
 from responsa.store import ContainerRepository, Order
 
 from ..files import FileService
-from ._container_files import FoundFile, safe_name
+from ._container_files import FoundFile, safe_name, write_skills
 from ._machine import Machine, container_egress
+from ._network_policy import check_network_policy
 
-__all__ = ["CodeRun", "CommandOutcome", "ContainerService", "check_network_policy"]
+__all__ = ["CodeRun", "CommandOutcome", "ContainerService"]
 
 logger = logging.getLogger(__name__)
 
@@ -264,7 +264,7 @@ class ContainerService:
         on another machine that takes the container over mounts them as well."""
         stored = {name: {str(path): data for path, data in files.items()} for name, files in skills.items()}
         await self._store.put_container_skills(container_id, stored)
-        await anyio.to_thread.run_sync(_write_skills, self._machine.skills(container_id), stored)
+        await anyio.to_thread.run_sync(write_skills, self._machine.skills(container_id), stored)
 
     async def run(self, container: ContainerObject, code: str) -> CodeRun:
         """Run a cell in the container's Python; the files it wrote are listed (``source: assistant``)."""
@@ -317,7 +317,7 @@ class ContainerService:
         self._machine.seen[container_id] = {entry.path: (entry.size, entry.modified) for entry in found}
         skills = await self._store.container_skills(container_id)
         if skills:  # those it mounts, as the store keeps them
-            await anyio.to_thread.run_sync(_write_skills, self._machine.skills(container_id), skills)
+            await anyio.to_thread.run_sync(write_skills, self._machine.skills(container_id), skills)
         await self._store.claim_container_python(container_id, self._machine.name)
 
     async def _sync(self, container_id: str) -> list[ContainerFileObject]:
@@ -373,23 +373,6 @@ class ContainerService:
         self._machine.sandboxes.clear()
 
 
-def _write_skills(root: Path, skills: Mapping[str, Mapping[str, bytes]]) -> None:
-    """Write each skill's folder under ``root`` anew (blocking); a name or a path that would leave its
-    folder is skipped (they were checked on upload: this is the second line)."""
-    for name, files in skills.items():
-        if "/" in name or name in ("", ".", ".."):
-            continue
-        folder = root / name
-        shutil.rmtree(folder, ignore_errors=True)
-        for path, data in files.items():
-            parts = PurePosixPath(path).parts
-            if not parts or ".." in parts or PurePosixPath(path).is_absolute():
-                continue
-            target = folder.joinpath(*parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-
-
 def _elsewhere(container_id: str, paths: list[str]) -> Conflict:
     """409 for a container whose files are on another machine (a replica's)."""
     return Conflict(
@@ -402,29 +385,3 @@ def _elsewhere(container_id: str, paths: list[str]) -> Conflict:
 
 def _not_found(container_id: str, param: str = "container_id") -> NotFound:
     return NotFound(f"No container found with id '{container_id}'.", param=param)
-
-
-def check_network_policy(policy: Mapping[str, object] | None, param: str) -> None:
-    """``disabled`` (no network at all, the default) or ``allowlist`` with ``allowed_domains`` (host names,
-    reached through the server's proxy and egress policy); ``domain_secrets`` would need the proxy to
-    read the container's TLS: a 400."""
-    if policy is None or policy.get("type") in (None, "disabled"):
-        return
-    if policy.get("type") != "allowlist":
-        raise InvalidRequest("'network_policy' must be 'disabled' or 'allowlist'.", param=f"{param}.type",
-                             code="invalid_value")  # fmt: skip
-    domains = policy.get("allowed_domains")
-    if not isinstance(domains, list) or not domains or not all(_is_domain(domain) for domain in domains):
-        raise InvalidRequest("An allowlist needs 'allowed_domains': host names, without a scheme or a path.",
-                             param=f"{param}.allowed_domains", code="invalid_value")  # fmt: skip
-    if policy.get("domain_secrets"):
-        raise InvalidRequest("'domain_secrets' are not supported here: the proxy does not read the container's "
-                             "TLS to add them.", param=f"{param}.domain_secrets", code="unsupported_value")  # fmt: skip
-
-
-def _is_domain(value: object) -> bool:
-    return (
-        isinstance(value, str)
-        and 0 < len(value) <= 253
-        and all(part and all(char.isalnum() or char in "-_" for char in part) for part in value.strip(".").split("."))
-    )
