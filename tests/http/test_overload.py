@@ -67,7 +67,7 @@ def test_past_the_cap_and_the_line_a_request_is_refused_and_the_line_is_served_i
 
 
 def test_the_embedded_model_runs_its_slots_and_lines_up_the_rest(tmp_path_factory: pytest.TempPathFactory) -> None:
-    for server in sqlite_server(tmp_path_factory, "embedded_cap", max_queued_generations=1, parallel=2,
+    for server in sqlite_server(tmp_path_factory, "embedded_cap", max_queued_generations=1, parallel=2, threads=1,
                                 max_queue_wait_secs=120):  # fmt: skip
         body = {"model": DEFAULT_MODEL_NAME, "input": "Count to fifty", "stream": True,
                 "max_output_tokens": 96, "ignore_eos": True}  # fmt: skip
