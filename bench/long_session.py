@@ -2,11 +2,12 @@
 turn a function call and its output the client ran (as an agent's history carries them), against the
 rig's mock upstream (64 tokens) on core 0 with responsa alone on core 1 (SQLite). Three ways a client
 holds the chain: WebSocket with ``store: false`` (the connection's cache), HTTP with ``store: true``
-and ``previous_response_id``, and HTTP in a conversation. Prints the server's CPU per turn (from /proc)
-and the median turn time for each block of 50 turns, and the last block against the first. A
-benchmark: it asserts nothing.
+and ``previous_response_id``, and HTTP in a conversation. Each chain runs after a warm-up chain of its
+own (the server's first turns are not the chain's), and prints the server's CPU per turn (its threads'
+from /proc, to the nanosecond) and the median turn time for each block of 50 turns, and the last
+block against the first. A benchmark: it asserts nothing.
 
-    python bench/long_session.py --rig-python /tmp/rig/bin/python [--turns 200]
+    python bench/long_session.py --rig-python /tmp/rig/bin/python [--turns 200] [--warmup 50]
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _server import RIG, cpu_seconds, process_tree, responsa_server, rig_mock
+from _server import RIG, cpu_seconds_precise, process_tree, responsa_server, rig_mock
 from websockets.sync.client import connect
 
-BLOCK = 100
+BLOCK = 50
 
 
 def turn_input(turn: int) -> list[dict[str, Any]]:
@@ -80,13 +81,13 @@ def http_chain(url: str, turns: int, step: Callable[[int, float], None], convers
 def measure(name: str, pid: int, turns: int, run: Callable[[Callable[[int, float], None]], None]) -> None:
     tree = process_tree(pid)
     blocks: list[tuple[float, list[float]]] = []
-    cpu, times = sum(cpu_seconds(each) for each in tree), []
+    cpu, times = sum(cpu_seconds_precise(each) for each in tree), []
 
     def step(turn: int, seconds: float) -> None:
         nonlocal cpu, times
         times.append(seconds)
         if (turn + 1) % BLOCK == 0:
-            now = sum(cpu_seconds(each) for each in tree)
+            now = sum(cpu_seconds_precise(each) for each in tree)
             blocks.append(((now - cpu) / BLOCK * 1000, times))
             cpu, times = now, []
 
@@ -103,6 +104,9 @@ def main() -> None:
     parser.add_argument("--rig", type=Path, default=RIG)
     parser.add_argument("--rig-python", required=True)
     parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument(
+        "--warmup", type=int, default=50, help="turns of a chain of their own, before each measured one"
+    )
     args = parser.parse_args()
     os.sched_setaffinity(0, {0})
     with tempfile.TemporaryDirectory() as tmp, rig_mock(args.rig_python, "--tokens", "64", rig=args.rig) as upstream:
@@ -116,9 +120,14 @@ def main() -> None:
             upstream,
         ]
         with responsa_server(*flags, pin=1, pids=pids) as url:
-            measure("websocket store=false", pids[0], args.turns, lambda step: websocket_chain(url, args.turns, step))
-            measure("http store=true chain", pids[0], args.turns, lambda step: http_chain(url, args.turns, step, False))
-            measure("http conversation", pids[0], args.turns, lambda step: http_chain(url, args.turns, step, True))
+            chains: list[tuple[str, Callable[[int, Callable[[int, float], None]], None]]] = [
+                ("websocket store=false", lambda turns, step: websocket_chain(url, turns, step)),
+                ("http store=true chain", lambda turns, step: http_chain(url, turns, step, False)),
+                ("http conversation", lambda turns, step: http_chain(url, turns, step, True)),
+            ]
+            for name, chain in chains:
+                chain(args.warmup, lambda turn, seconds: None)  # a chain of its own: the server's first turns
+                measure(name, pids[0], args.turns, lambda step, chain=chain: chain(args.turns, step))  # type: ignore[misc]
 
 
 if __name__ == "__main__":

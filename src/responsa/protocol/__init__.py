@@ -90,6 +90,7 @@ from ._items import (
     UnknownItem,
     item_text,
 )
+from ._kept_contexts import LONG_CONTEXT, KeptContexts
 from ._mcp_items import McpApprovalRequest, McpApprovalResponse, McpCall, McpListTools, McpToolInfo
 from ._metadata import MAX_METADATA_KEYS, check_metadata
 from ._parts import (
@@ -221,6 +222,7 @@ __all__ = [
     "CLIENT_TOOL_TYPES",
     "FILE_PURPOSES",
     "ITEM_TYPES",
+    "LONG_CONTEXT",
     "MAX_ITEMS_PER_REQUEST",
     "MAX_METADATA_KEYS",
     "MEMORY_LIMITS",
@@ -314,6 +316,7 @@ __all__ = [
     "ItemStatus",
     "JsonObjectFormat",
     "JsonSchemaFormat",
+    "KeptContexts",
     "LifecycleEvent",
     "LifecycleType",
     "LocalShellAction",

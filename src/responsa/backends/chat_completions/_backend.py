@@ -22,7 +22,15 @@ from responsa import tracing
 from responsa.backends._base import Backend, ModelEvent, ModelRequest, WorkerState, estimate_tokens
 from responsa.backends._images import ImageRequest, ImageUpdate
 from responsa.backends._moderation import ModerationVerdict
-from responsa.protocol import Capability, InvalidRequest, ModelError, RateLimited, ResponsaError, ServiceUnavailable
+from responsa.protocol import (
+    LONG_CONTEXT,
+    Capability,
+    InvalidRequest,
+    ModelError,
+    RateLimited,
+    ResponsaError,
+    ServiceUnavailable,
+)
 
 from ._decode import ChunkDecoder, completion_as_chunk
 from ._images import draw
@@ -53,11 +61,6 @@ class UpstreamModel:
     moderation: str | None = None
     """``openai``: a moderation model behind ``POST /moderations``; ``guard``: a guard model (Llama Guard)
     answering ``safe`` or ``unsafe`` and its hazard codes by Chat Completions. Either moderates only."""
-
-
-LONG_CONTEXT = 64
-"""Items from which a context's messages are memoised: a short one is translated in microseconds, and
-most requests (one turn, a few items) would only fill the memo."""
 
 
 class _Retry(Exception):

@@ -1,17 +1,16 @@
 """What the long contexts sent lately were translated into, for their next turn.
 
-The next turn of a conversation or a ``previous_response_id`` chain begins with the same item objects
-as the last (the store's context caches hand them out again), and in a long history reading an item
-again costs a cache miss per field. So a context's chat messages, and their JSON, are kept by its
-first item, and a context that begins with the items of one kept is translated and encoded only past
-them: the check is one identity comparison per item, at C speed. Where the two part (a conversation's
+In a long history reading an item again costs a cache miss per field. So a context's chat messages,
+and their JSON, are kept (``KeptContexts``: by its first item, the same objects on the next turn of a
+chain or a conversation), and a context that begins with the items of one kept is translated and
+encoded only past them. Where the two part (a conversation's
 last input comes back from the database as new objects), what is kept is cut at the last message item
 before that: nothing after a message item changes the messages before its own. Past that, the chat
 message of each finished message item is kept by the item (a context whose start changed, by
 truncation or compaction, still finds them).
 
-Items are held beside what was made of them, so that no other object can take their ``id()`` while
-they are here. What is kept is never changed: a function call that joins a kept message copies it.
+Message items are held beside their chat messages, so that no other object can take their ``id()``
+while they are here. What is kept is never changed: a function call that joins a kept message copies it.
 Only finished items are kept (an open one, being built, still changes).
 """
 
@@ -21,12 +20,11 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from operator import indexOf, is_not
 from typing import Any
 
 import orjson
 
-from responsa.protocol import Item, Message
+from responsa.protocol import Item, KeptContexts, Message
 
 __all__ = ["ChatMessage", "Translate", "Translation", "TranslationMemo"]
 
@@ -51,10 +49,7 @@ class TranslationMemo:
     def __init__(self, size: int = 8_192) -> None:
         self._size = size
         self._messages: dict[int, tuple[Item, ChatMessage]] = {}
-        self._contexts: dict[int, _Kept] = {}
-        """By the ``id()`` of their first item."""
-        self._held = 0
-        """Items held by ``_contexts``."""
+        self._contexts = KeptContexts[_Kept](size)
 
     def translate(self, items: Sequence[Item], translate: Translate) -> Translation:
         """``items`` as chat messages, translating with ``translate`` and encoding only what is not kept."""
@@ -85,21 +80,18 @@ class TranslationMemo:
         encoded = kept.encoded.cut(joined_at).extended(messages)
         if settled is not None:
             settled.encoded = encoded.cut(min(len(settled.messages), joined_at))
-        self._keep_context(settled or _Kept(list(items), messages[:], starts, counts, encoded))
+        kept_now = settled or _Kept(list(items), messages[:], starts, counts, encoded)
+        self._contexts.keep(kept_now.items, kept_now)
         return Translation(messages, encoded.json)
 
     def _known_start(self, items: Sequence[Item]) -> _Kept:
         """The longest start of ``items`` that a kept context's messages cover: all of that context when
         ``items`` begin with all of it, else up to the last message item before they part (what comes
         after it may have joined its message). A copy, to be extended."""
-        kept = self._contexts.get(id(items[0]))
-        if kept is None:
+        found = self._contexts.find(items)
+        if found is None:
             return _Kept([], [], [], [], _NOTHING)
-        shorter = min(len(kept.items), len(items))
-        try:  # the first item that is not the kept one (operator.indexOf: a C loop, ~14 ns an item)
-            same = indexOf(map(is_not, kept.items, items), True)
-        except ValueError:
-            same = shorter
+        _items, kept, same = found
         if same == len(kept.items):
             return _Kept(kept.items, list(kept.messages), list(kept.starts), list(kept.counts), kept.encoded)
         last = bisect_right(kept.starts, same) - 1  # the last message item at or before the first that differs
@@ -113,19 +105,6 @@ class TranslationMemo:
         if len(self._messages) >= self._size:
             self._messages.clear()
         self._messages[id(item)] = (item, message)
-
-    def _keep_context(self, kept: _Kept) -> None:
-        if not kept.items:
-            return
-        key = id(kept.items[0])
-        replaced = self._contexts.pop(key, None)
-        if replaced is not None:
-            self._held -= len(replaced.items)
-        while self._contexts and self._held + len(kept.items) > self._size:
-            self._held -= len(self._contexts.pop(next(iter(self._contexts))).items)  # the oldest
-        if len(kept.items) <= self._size:
-            self._contexts[key] = kept
-            self._held += len(kept.items)
 
 
 @dataclass(slots=True)

@@ -23,7 +23,7 @@ from ._kind import (
     Where,
     chosen_by_name,
 )
-from ._plan import open_call, plan_client_tools, prepare_server_tools, replayed
+from ._plan import Replays, open_call, plan_client_tools, prepare_server_tools
 from ._registry import ENTRY_POINT_GROUP, ToolRegistry, client_kinds, load_tool_registry
 from ._schema import check_schema
 
@@ -34,6 +34,7 @@ __all__ = [
     "OpenCall",
     "Recorded",
     "Replay",
+    "Replays",
     "Route",
     "ServerContext",
     "ServerRun",
@@ -56,7 +57,6 @@ __all__ = [
     "open_call",
     "plan_client_tools",
     "prepare_server_tools",
-    "replayed",
     "reported_call",
     "resolve_tool_choice",
 ]

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import compress
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from responsa.protocol import (
@@ -212,9 +214,13 @@ class Replay:
     @cached_property
     def asynchronous_calls(self) -> dict[str, Item]:
         """The calls of asynchronous tools in the context (``async: true``), by ``call_id``. Found among
-        the items with fields of no model (most have none): one cheap pass over a long context."""
-        return {getattr(item, "call_id", ""): item for item in self.items
-                if item.__pydantic_extra__ and item.__pydantic_extra__.get("async") is True}  # fmt: skip
+        the items with fields of no model (most have none, and are passed over at C speed)."""
+        extra = compress(self.items, map(_extra_fields, self.items))
+        return {getattr(item, "call_id", ""): item for item in extra if (item.model_extra or {}).get("async") is True}
+
+
+_extra_fields = attrgetter("__pydantic_extra__")
+"""An item's fields of no model (None, or a dict: empty for most)."""
 
 
 def chosen_by_name(ref: ToolRef, name: str, route: Route) -> bool:

@@ -4,16 +4,27 @@ context as the model reads it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pydantic import TypeAdapter, ValidationError
 
-from responsa.protocol import AdditionalTools, Item, Message, Reasoning, Tool, ToolSearchOutput, ToolSearchTool
+from responsa.protocol import (
+    LONG_CONTEXT,
+    AdditionalTools,
+    Item,
+    KeptContexts,
+    Message,
+    Reasoning,
+    Tool,
+    ToolSearchOutput,
+    ToolSearchTool,
+)
 
 from ._kind import OpenCall, Recorded, Replay, Route, ToolPlan, ToolSetup
 from ._registry import ToolRegistry
 from ._tool_catalog import loaded_names
 
-__all__ = ["open_call", "plan_client_tools", "prepare_server_tools", "replayed"]
+__all__ = ["Replays", "open_call", "plan_client_tools", "prepare_server_tools"]
 
 _tools_adapter: TypeAdapter[list[Tool]] = TypeAdapter(list[Tool])
 
@@ -105,25 +116,56 @@ def open_call(plan: ToolPlan, route: Route, call_id: str) -> OpenCall:
     return plan.kinds.named(route.kind).open_call(route, call_id)
 
 
-def replayed(items: Sequence[Item], plan: ToolPlan, classes: frozenset[type]) -> list[Item]:
-    """The context as the model reads it: every tool's call and output as a function call and its result.
+class Replays:
+    """Contexts as the model reads them (every tool's call and output as a function call and its
+    result), and what the contexts read lately were replayed into, kept for their next turn: a turn
+    replays only the items its context adds to a kept one's (the same objects, see ``KeptContexts``).
+    An item's replay reads the items before it (an approval's request, an asynchronous call), so what
+    was made of a kept start stays true; an item still being built (``in_progress``) and those after
+    it are not kept."""
 
-    A context of messages and reasoning only (no tool kind's items) is read as it is, found from
-    ``classes``, those of its items (or more): this runs over a whole history every turn, and a Python
-    step per item was a large part of a turn in a 1,000-item conversation (see docs/performance.md)."""
-    kinds = plan.kinds.items
-    if _UNTOOLED.issuperset(classes) and kinds.keys().isdisjoint(_UNTOOLED_TYPES):
-        return list(items)
-    context = Replay(plan, items)
-    seen: list[Item] = []
-    for item in items:
-        kind = kinds.get(item.type)
-        replay = kind.replay(item, context) if kind is not None else None
-        if replay is None:
-            seen.append(item)
-        else:
-            seen += replay
-    return seen
+    def __init__(self) -> None:
+        self._kept = KeptContexts[_Replayed]()
+
+    def replayed(self, items: Sequence[Item], plan: ToolPlan, classes: frozenset[type]) -> list[Item]:
+        """``items`` as the model reads them. A context of messages and reasoning only (no tool kind's
+        items) is read as it is, found from ``classes``, those of its items (or more): this runs over a
+        whole history every turn (see docs/performance.md)."""
+        kinds = plan.kinds.items
+        if _UNTOOLED.issuperset(classes) and kinds.keys().isdisjoint(_UNTOOLED_TYPES):
+            return list(items)
+        seen: list[Item] = []
+        ends: list[int] = []
+        """How many items ``seen`` holds after each item's replay."""
+        long = len(items) >= LONG_CONTEXT
+        found = self._kept.find(items) if long else None
+        if found is not None and found[2] > 0:
+            _start, kept, same = found
+            seen, ends = kept.seen[: kept.ends[same - 1]], kept.ends[:same]
+        context = Replay(plan, items)
+        settled = len(items)
+        for index in range(len(ends), len(items)):
+            item = items[index]
+            if settled == len(items) and getattr(item, "status", None) == "in_progress":
+                settled = index
+            kind = kinds.get(item.type)
+            replay = kind.replay(item, context) if kind is not None else None
+            if replay is None:
+                seen.append(item)
+            else:
+                seen += replay
+            ends.append(len(seen))
+        if long and settled:
+            self._kept.keep(list(items[:settled]), _Replayed(seen[: ends[settled - 1]], ends[:settled]))
+        return seen
+
+
+@dataclass(frozen=True, slots=True)
+class _Replayed:
+    """A context's start as the model reads it, and where each item's replay ends in it."""
+
+    seen: list[Item]
+    ends: list[int]
 
 
 _UNTOOLED: frozenset[type] = frozenset((Message, Reasoning))

@@ -46,7 +46,7 @@ from responsa.store import Store
 from ..._tenant_views import tenant_view
 from ...output import usage_of
 from ...tools import Recorded, ToolRegistry, Where
-from .._context import checked_context, load_history, normalize_input
+from .._context import ContextChecks, load_history, normalize_input
 from ._features import Answer, Count, FeatureRun, Fitted
 from ._sealing import Sealer
 
@@ -128,8 +128,8 @@ class Compactor:
 
     async def _context(self, request: CreateResponseRequest) -> list[Item]:
         history = await load_history(self._store, request)
-        context, _classes = checked_context(
-            history, await normalize_input(self._store, request, self._kinds), self._kinds
+        context, _scan = ContextChecks(self._kinds).checked(
+            history, await normalize_input(self._store, request, self._kinds)
         )
         return self.expand(context)
 

@@ -20,17 +20,9 @@ import anyio.to_thread
 from responsa.protocol import InputFile, InputText, InvalidRequest, Item, Message, NotFound
 
 from ...files import FileService, UnsupportedFile, extract_text
+from .._context import with_files
 
-__all__ = ["has_input_files", "read_input_files"]
-
-
-def has_input_files(items: Sequence[Item]) -> bool:
-    """Whether any message of ``items`` has an ``input_file`` part (most contexts: none)."""
-    return any(_with_files(item) for item in items)
-
-
-def _with_files(item: Item) -> bool:
-    return type(item) is Message and type(item.content) is not str and any(type(p) is InputFile for p in item.content)
+__all__ = ["read_input_files"]
 
 
 async def read_input_files(files: FileService, context: Sequence[Item], first_input: int) -> list[Item]:
@@ -39,7 +31,7 @@ async def read_input_files(files: FileService, context: Sequence[Item], first_in
     (a 400 names its index)."""
     read: list[Item] = []
     for index, item in enumerate(context):
-        if not _with_files(item):
+        if not with_files(item):
             read.append(item)
             continue
         assert isinstance(item, Message) and not isinstance(item.content, str)

@@ -27,8 +27,8 @@ from responsa.protocol import (
 )
 
 from ...output import Timeline
-from ...tools import Recorded, ToolPlan, ToolSetup, plan_client_tools, prepare_server_tools
-from .._context import checked_context, load_history, normalize_input
+from ...tools import Recorded, Replays, ToolPlan, ToolSetup, plan_client_tools, prepare_server_tools
+from .._context import ContextChecks, load_history, normalize_input
 from ..features._features import Answer, FeatureRun, Features, input_blocked, revised
 from ..features._reasoning_seal import ReasoningSeal
 from ..run._accumulate import OutputBuilder
@@ -40,7 +40,7 @@ from ._admission import Admission
 from ._apart import Apart, turn, waits_apart
 from ._checks import check_request
 from ._images import check_images
-from ._input_files import has_input_files, read_input_files
+from ._input_files import read_input_files
 from ._new_response import new_response, unavailable_hosted
 from ._setup import ResponseSetup
 
@@ -76,6 +76,8 @@ class Opener:
         self._store = setup.store
         self._backends = setup.backends
         self._tools = setup.tools
+        self._checks = ContextChecks(setup.tools)
+        self._replays = Replays()
         self._sealer = setup.sealer
         self._hosted_tools = setup.hosted_tools
         self._max_input_items = setup.max_input_items
@@ -238,8 +240,9 @@ class Opener:
                                  "(--responses-store-max-entries 0).", param="background")  # fmt: skip
         history = list(history) if history is not None else await load_history(store, request)
         input_items = await normalize_input(store, request, self._tools)
-        context, classes = checked_context(history, input_items, self._tools)
-        if has_input_files(context):  # the model reads the files' text
+        context, scan = self._checks.checked(history, input_items)
+        classes = scan.classes
+        if scan.has_files:  # the model reads the files' text
             context = await read_input_files(self._files.for_tenant(tenant), context, len(history))
         features = self._features.open_in_context(request, classes, asked.features)
         for feature in features:
@@ -259,7 +262,7 @@ class Opener:
         for feature in features:
             context = feature.read(context)
         ctx = RunContext(request, store, backend, tools, unavailable, asked.fault, input_items,
-                         features=features)  # fmt: skip
+                         features=features, replays=self._replays)  # fmt: skip
         return _Plan(ctx, context, recorded, ignored)
 
     def sealed_reasoning(self, response: ResponseObject, tenant: str) -> ResponseObject:

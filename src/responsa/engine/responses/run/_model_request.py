@@ -10,7 +10,7 @@ from typing import Any
 from responsa.backends import SAMPLING_NUMBERS, ModelRequest, Sampling
 from responsa.protocol import Compaction, CreateResponseRequest, Item
 
-from ...tools import after_forced_round, replayed, resolve_tool_choice
+from ...tools import after_forced_round, resolve_tool_choice
 from ._run import RunContext
 
 __all__ = ["FIRST_TURN", "Turn", "build_model_request", "template_kwargs"]
@@ -54,7 +54,7 @@ def build_model_request(ctx: RunContext, items: Sequence[Item], turn: Turn = FIR
     made = ModelRequest(
         model=request.model,
         instructions=request.instructions,
-        items=replayed(items, tools, classes),
+        items=ctx.replays.replayed(items, tools, classes),
         tools=policy.tools,
         hosted_tools=policy.hosted if mode != "none" else [],
         tool_mode=mode,

@@ -22,7 +22,7 @@ from responsa.protocol import (
 from responsa.store import Store
 
 from ...output import Timeline
-from ...tools import ToolPlan, answer_stub, held_to_choice
+from ...tools import Replays, ToolPlan, answer_stub, held_to_choice
 from ..features._features import FeatureRun
 from ._accumulate import OutputBuilder
 from ._cancel_signal import CancelSignal
@@ -54,6 +54,8 @@ class RunContext:
     """History and input (compacted, truncated): what the model reads before this response's own output."""
     features: tuple[FeatureRun, ...] = ()
     """The runs of the request features the request names (see ``_features``)."""
+    replays: Replays = field(default_factory=Replays)
+    """Where the model's view of the context is made: the server's, which keeps those of recent contexts."""
 
     @property
     def tenant(self) -> str:
