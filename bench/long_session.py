@@ -2,12 +2,17 @@
 turn a function call and its output the client ran (as an agent's history carries them), against the
 rig's mock upstream (64 tokens) on core 0 with responsa alone on core 1 (SQLite). Three ways a client
 holds the chain: WebSocket with ``store: false`` (the connection's cache), HTTP with ``store: true``
-and ``previous_response_id``, and HTTP in a conversation. Each chain runs after a warm-up chain of its
-own (the server's first turns are not the chain's), and prints the server's CPU per turn (its threads'
-from /proc, to the nanosecond) and the median turn time for each block of 50 turns, and the last
-block against the first. A benchmark: it asserts nothing.
+and ``previous_response_id``, and HTTP in a conversation.
 
-    python bench/long_session.py --rig-python /tmp/rig/bin/python [--turns 200] [--warmup 50]
+This machine's speed drifts by more than the 5% asked of a flat chain within one run, so each turn
+of the long chain is taken in turn with one of a short chain of the same kind (begun again every
+``--short`` turns, on a connection of its own): the yardstick, at the same moment. Each turn's server
+CPU is read around it from /proc (every thread's schedstat, to the nanosecond). For each block of 50
+turns it prints the medians of the long and the short turns' CPU and their ratio, and then the last
+block's ratio against the first's: 1.00 is flat. Each chain runs after a warm-up chain of its own. A
+benchmark: it asserts nothing.
+
+    python bench/long_session.py --rig-python /tmp/rig/bin/python [--turns 200] [--short 10]
 """
 
 from __future__ import annotations
@@ -17,14 +22,13 @@ import json
 import os
 import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 from _server import RIG, cpu_seconds_precise, process_tree, responsa_server, rig_mock
-from websockets.sync.client import connect
+from websockets.sync.client import ClientConnection, connect
 
 BLOCK = 50
 
@@ -40,63 +44,89 @@ def turn_input(turn: int) -> list[dict[str, Any]]:
     return [*items, {"role": "user", "content": f"Turn {turn}: go on with the task."}]
 
 
-def websocket_chain(url: str, turns: int, step: Callable[[int, float], None]) -> None:
-    with connect(url.replace("http://", "ws://") + "/v1/responses", compression=None, max_size=None) as socket:
-        previous = None
-        for turn in range(turns):
-            began = time.perf_counter()
-            body = {"type": "response.create", "model": "mock-model", "store": False, "input": turn_input(turn),
-                    "max_output_tokens": 64, **({"previous_response_id": previous} if previous else {})}  # fmt: skip
-            socket.send(json.dumps(body))
-            while (event := json.loads(socket.recv(timeout=60)))["type"] not in ("response.completed", "error"):
-                pass
-            if event["type"] == "error":
-                raise SystemExit(f"turn {turn}: {event}")
-            previous = event["response"]["id"]
-            step(turn, time.perf_counter() - began)
+class Chain:
+    """One chain a client holds; ``turn()`` sends its next turn and waits for the response."""
+
+    def __init__(self) -> None:
+        self.turns = 0
+        self.previous: str | None = None
+
+    def turn(self) -> None:
+        self.previous = self.send(turn_input(self.turns))
+        self.turns += 1
+
+    def restart(self) -> None:
+        self.turns, self.previous = 0, None
+
+    def send(self, items: list[dict[str, Any]]) -> str:
+        raise NotImplementedError
 
 
-def http_chain(url: str, turns: int, step: Callable[[int, float], None], conversation: bool) -> None:
-    with httpx.Client(base_url=url, timeout=60) as client:
-        thread = client.post("/v1/conversations", json={}).json()["id"] if conversation else None
-        previous = None
-        for turn in range(turns):
-            began = time.perf_counter()
-            body: dict[str, Any] = {
-                "model": "mock-model",
-                "store": True,
-                "input": turn_input(turn),
-                "max_output_tokens": 64,
-            }
-            if thread is not None:
-                body["conversation"] = thread
-            elif previous is not None:
-                body["previous_response_id"] = previous
-            reply = client.post("/v1/responses", json=body)
-            reply.raise_for_status()
-            previous = reply.json()["id"]
-            step(turn, time.perf_counter() - began)
+class SocketChain(Chain):
+    def __init__(self, socket: ClientConnection) -> None:
+        super().__init__()
+        self.socket = socket
+
+    def send(self, items: list[dict[str, Any]]) -> str:
+        chained = {"previous_response_id": self.previous} if self.previous else {}
+        body = {"type": "response.create", "model": "mock-model", "store": False, "input": items,
+                "max_output_tokens": 64, **chained}  # fmt: skip
+        self.socket.send(json.dumps(body))
+        while (event := json.loads(self.socket.recv(timeout=60)))["type"] not in ("response.completed", "error"):
+            pass
+        if event["type"] == "error":
+            raise SystemExit(f"turn {self.turns}: {event}")
+        return str(event["response"]["id"])
 
 
-def measure(name: str, pid: int, turns: int, run: Callable[[Callable[[int, float], None]], None]) -> None:
+class HttpChain(Chain):
+    def __init__(self, client: httpx.Client, conversation: bool) -> None:
+        super().__init__()
+        self.client, self.conversation = client, conversation
+        self.thread: str | None = None
+
+    def restart(self) -> None:
+        super().restart()
+        self.thread = None
+
+    def send(self, items: list[dict[str, Any]]) -> str:
+        body: dict[str, Any] = {"model": "mock-model", "store": True, "input": items, "max_output_tokens": 64}
+        if self.conversation:
+            self.thread = self.thread or self.client.post("/v1/conversations", json={}).json()["id"]
+            body["conversation"] = self.thread
+        elif self.previous is not None:
+            body["previous_response_id"] = self.previous
+        reply = self.client.post("/v1/responses", json=body)
+        reply.raise_for_status()
+        return str(reply.json()["id"])
+
+
+def measure(name: str, pid: int, turns: int, short_every: int, long: Chain, short: Chain) -> None:
+    """``turns`` turns of ``long``, each followed by one of ``short`` (begun again every ``short_every``)."""
     tree = process_tree(pid)
-    blocks: list[tuple[float, list[float]]] = []
-    cpu, times = sum(cpu_seconds_precise(each) for each in tree), []
 
-    def step(turn: int, seconds: float) -> None:
-        nonlocal cpu, times
-        times.append(seconds)
+    def cpu_of(chain: Chain) -> float:
+        before = sum(cpu_seconds_precise(each) for each in tree)
+        chain.turn()
+        return (sum(cpu_seconds_precise(each) for each in tree) - before) * 1000
+
+    blocks: list[tuple[float, float]] = []
+    long_cpu: list[float] = []
+    short_cpu: list[float] = []
+    for turn in range(turns):
+        long_cpu.append(cpu_of(long))
+        if turn % short_every == 0:
+            short.restart()
+        short_cpu.append(cpu_of(short))
         if (turn + 1) % BLOCK == 0:
-            now = sum(cpu_seconds_precise(each) for each in tree)
-            blocks.append(((now - cpu) / BLOCK * 1000, times))
-            cpu, times = now, []
-
-    run(step)
-    cells = [f"{spent:.2f} ms CPU, {statistics.median(block) * 1000:.1f} ms" for spent, block in blocks]
-    first, last = blocks[0], blocks[-1]
-    print(f"{name}: " + " | ".join(cells))
-    print(f"{name}: last {BLOCK} turns / first {BLOCK}: CPU {last[0] / first[0]:.2f}x, "
-          f"turn time {statistics.median(last[1]) / statistics.median(first[1]):.2f}x", flush=True)  # fmt: skip
+            blocks.append((statistics.median(long_cpu), statistics.median(short_cpu)))
+            long_cpu, short_cpu = [], []
+    cells = [f"{spent:.3f} / {yardstick:.3f} ms = {spent / yardstick:.3f}" for spent, yardstick in blocks]
+    (first_long, first_short), (last_long, last_short) = blocks[0], blocks[-1]
+    flat = (last_long / last_short) / (first_long / first_short)
+    print(f"{name}: long / short chain's CPU a turn, blocks of {BLOCK}: " + " | ".join(cells))
+    print(f"{name}: last {BLOCK} turns against the first {BLOCK}, each over the short chain's: {flat:.3f}x "
+          f"(the long chain alone: {last_long / first_long:.3f}x)", flush=True)  # fmt: skip
 
 
 def main() -> None:
@@ -104,30 +134,26 @@ def main() -> None:
     parser.add_argument("--rig", type=Path, default=RIG)
     parser.add_argument("--rig-python", required=True)
     parser.add_argument("--turns", type=int, default=200)
-    parser.add_argument(
-        "--warmup", type=int, default=50, help="turns of a chain of their own, before each measured one"
-    )
+    parser.add_argument("--short", type=int, default=10, help="turns after which the short chain begins again")
+    parser.add_argument("--warmup", type=int, default=50, help="turns of a chain of its own before each")
     args = parser.parse_args()
     os.sched_setaffinity(0, {0})
     with tempfile.TemporaryDirectory() as tmp, rig_mock(args.rig_python, "--tokens", "64", rig=args.rig) as upstream:
         pids: list[int] = []
-        flags = [
-            "--db",
-            f"sqlite:///{Path(tmp) / 'long.db'}",
-            "--no-embedded",
-            "--no-simulator",
-            "--upstream",
-            upstream,
-        ]
-        with responsa_server(*flags, pin=1, pids=pids) as url:
-            chains: list[tuple[str, Callable[[int, Callable[[int, float], None]], None]]] = [
-                ("websocket store=false", lambda turns, step: websocket_chain(url, turns, step)),
-                ("http store=true chain", lambda turns, step: http_chain(url, turns, step, False)),
-                ("http conversation", lambda turns, step: http_chain(url, turns, step, True)),
+        flags = ["--db", f"sqlite:///{Path(tmp) / 'long.db'}", "--no-embedded", "--no-simulator", "--upstream",
+                 upstream]  # fmt: skip
+        with responsa_server(*flags, pin=1, pids=pids) as url, httpx.Client(base_url=url, timeout=60) as client:
+            socket_url = url.replace("http://", "ws://") + "/v1/responses"
+            kinds: list[tuple[str, Callable[[], Chain]]] = [
+                ("websocket store=false", lambda: SocketChain(connect(socket_url, compression=None, max_size=None))),
+                ("http store=true chain", lambda: HttpChain(client, conversation=False)),
+                ("http conversation", lambda: HttpChain(client, conversation=True)),
             ]
-            for name, chain in chains:
-                chain(args.warmup, lambda turn, seconds: None)  # a chain of its own: the server's first turns
-                measure(name, pids[0], args.turns, lambda step, chain=chain: chain(args.turns, step))  # type: ignore[misc]
+            for name, make in kinds:
+                warmup = make()
+                for _ in range(args.warmup):
+                    warmup.turn()
+                measure(name, pids[0], args.turns, args.short, make(), make())
 
 
 if __name__ == "__main__":
