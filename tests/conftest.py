@@ -24,7 +24,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from responsa.config import Settings
-from responsa.serve import create_app
+from responsa.serve import create_app, websocket_options
 from tests.backends.mock_upstream import MockUpstream
 from tests.in_process import app_client, app_http, in_process_app, session_store_url  # noqa: F401  # fixtures
 from tests.migrated import seed
@@ -51,7 +51,7 @@ class _Serving:
             port=0,
             log_level="warning",
             lifespan="on",
-            ws_per_message_deflate=settings.ws_compression,
+            **websocket_options(settings),
         )  # as responsa serve runs it
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)

@@ -10,10 +10,12 @@ from ._metrics import Metrics
 from ._middleware import Gate
 from ._routes import routes
 from ._services import HttpLimits, Services
+from ._socket_lanes import SEND_BATCH
 
 __all__ = [
     "EXCEPTION_HANDLERS",
     "FORM_SLACK",
+    "SEND_BATCH",
     "Bucket",
     "ExactRoutes",
     "Gate",

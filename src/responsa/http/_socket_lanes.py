@@ -27,13 +27,16 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDiscon
 from responsa.engine import Steering, inject_failure, steer_failure, steer_input
 from responsa.protocol import CreateResponseRequest, InvalidRequest, Item, ResponsaError
 
-__all__ = ["MAX_ACTIVE", "MAX_NAMED_LANES", "Lane", "SocketSession", "error_message"]
+__all__ = ["MAX_ACTIVE", "MAX_NAMED_LANES", "SEND_BATCH", "Lane", "SocketSession", "error_message"]
 
 MAX_ACTIVE = 16
 """Responses queued or running on one connection at most (OpenAI's limit)."""
 MAX_NAMED_LANES = 32
 """Named lanes on one connection at most; the default lane is not counted (OpenAI's limit)."""
 _STREAM_ID = re.compile(r"[A-Za-z0-9_.-]{1,256}")
+SEND_BATCH = "websocket.send_batch"
+"""The ASGI extension that sends several messages at once (``texts``), where the server announces it
+(``serve/_websocket_batches.py``: responsa's own uvicorn protocol)."""
 
 Lane = str | None
 """A lane's ``stream_id``; None is the default lane."""
@@ -60,6 +63,7 @@ class SocketSession:
         self._lanes: dict[Lane, MemoryObjectSendStream[dict[str, Any]]] = {}
         self._active = 0
         self._writing = anyio.Lock()
+        self._batches = SEND_BATCH in socket.scope.get("extensions", {})
         self._latest: dict[Lane, tuple[str, list[Item]]] = {}
         self.gone = False
         """The client went away: whatever runs for it stops, and nothing more is sent."""
@@ -79,8 +83,14 @@ class SocketSession:
         if lane is not None:
             named = '{"stream_id":' + json.dumps(lane) + ","
             texts = [named + text[1:] for text in texts]
-        send = self.socket.send_text
         async with self._writing:
+            if self._batches:  # the ASGI send itself: Starlette's checks know no extension
+                try:
+                    await self.socket._send({"type": SEND_BATCH, "texts": texts})
+                except OSError:  # as Starlette answers a client gone while sending
+                    raise WebSocketDisconnect(code=1006) from None
+                return
+            send = self.socket.send_text
             for text in texts:
                 await send(text)
 

@@ -23,6 +23,7 @@ from responsa.config import Settings
 from ._accepting import reuse_port_socket
 from ._app import create_app
 from ._parent import end_with_the_parent
+from ._websocket_batches import BatchingWebSocketProtocol
 from ._workers import WorkerGroup, worker_group
 
 __all__ = ["WORKER_HEALTHCHECK_SECS", "serve_settings", "worker_app", "worker_count"]
@@ -52,7 +53,7 @@ def serve_settings(settings: Settings) -> None:
         "access_log": False,  # responsa.access writes the line, with the request id and tenant
         "timeout_graceful_shutdown": max(int(settings.shutdown_grace_secs), 1),
         "loop": "responsa.serve._accepting:AcceptingLoop",
-        "ws_per_message_deflate": settings.ws_compression,
+        **websocket_options(settings),
     }
     if count == 1:
         app = create_app(settings)
@@ -64,6 +65,12 @@ def serve_settings(settings: Settings) -> None:
         config = uvicorn.Config(partial(worker_app, settings, group), factory=True, workers=count,
                                 timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECS, **options)  # fmt: skip
         Multiprocess(config, sockets=[reuse_port_socket(settings.host, settings.port)]).run()
+
+
+def websocket_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn's WebSocket options as responsa serves them (the tests' live servers take them too):
+    its protocol with batched sends, and per-message compression only with ``--ws-compression``."""
+    return {"ws": BatchingWebSocketProtocol, "ws_per_message_deflate": settings.ws_compression}
 
 
 def _log_config(level: str) -> dict[str, Any]:
