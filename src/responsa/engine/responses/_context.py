@@ -158,12 +158,12 @@ class ContextChecks:
         """The context (the history, then the input) and its scan; 400 when a function call output in
         it answers no call."""
         context = [*history, *items]
-        scan, start = _NOTHING, 0
         if len(context) < LONG_CONTEXT:  # its calls are found only if an output needs them
             classes = frozenset(map(type, context))
             scan = ContextScan(classes, Message in classes and any(map(with_files, context)), {})
             self._check_answers(scan, context)
             return context, scan
+        scan, start = _NOTHING, 0
         found = self._scans.find(context)
         if found is not None:
             kept, scanned, same = found

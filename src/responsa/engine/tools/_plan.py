@@ -135,8 +135,7 @@ class Replays:
         if _UNTOOLED.issuperset(classes) and kinds.keys().isdisjoint(_UNTOOLED_TYPES):
             return list(items)
         seen: list[Item] = []
-        ends: list[int] = []
-        """How many items ``seen`` holds after each item's replay."""
+        ends: list[int] = []  # how many items ``seen`` holds after each item's replay
         long = len(items) >= LONG_CONTEXT
         found = self._kept.find(items) if long else None
         if found is not None and found[2] > 0:
