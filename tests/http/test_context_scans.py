@@ -1,6 +1,6 @@
 """A long chain's later turns are checked against the whole chain, though what its earlier turns were
-scanned for is kept and only the new items are scanned (``ContextChecks``, from ``LONG_CONTEXT`` items): a function call output
-answers a call of an earlier turn, an output that answers none is a 400 on any turn, and the model
+scanned for is kept and only the new items are scanned (``ContextChecks``, from ``LONG_CONTEXT``
+items): a function call output answers a call of an earlier turn, an output that answers none is a 400 on any turn, and the model
 reads a file of the first turn on every later one. Over a WebSocket connection with ``store: false``
 (its own cache), a ``previous_response_id`` chain and a conversation."""
 
@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -32,29 +33,30 @@ Turn = Callable[[list[dict[str, Any]]], dict[str, Any]]
 """Sends one turn's input on the chain; the response, or the error's body."""
 
 
-def _websocket(app: InProcess) -> Any:
-    socket = app.http.websocket_connect("/v1/responses").__enter__()
+@contextmanager
+def _chain(app: InProcess, mode: str) -> Iterator[Turn]:
+    """A chain held as ``mode`` says: over a WebSocket connection with ``store: false``, by
+    ``previous_response_id``, or in a conversation."""
     previous: list[str] = []
+    if mode == "websocket":
+        with app.http.websocket_connect("/v1/responses") as socket:
 
-    def turn(items: list[dict[str, Any]]) -> dict[str, Any]:
-        body = {"type": "response.create", "model": "scripted", "store": False, "input": items, "tools": [TOOL],
-                **({"previous_response_id": previous[-1]} if previous else {})}  # fmt: skip
-        socket.send_text(json.dumps(body))
-        while (event := json.loads(socket.receive_text()))["type"] not in ("response.completed", "error"):
-            pass
-        if event["type"] == "error":
-            return {"error": event["error"]}
-        previous.append(event["response"]["id"])
-        return dict(event["response"])
+            def over_socket(items: list[dict[str, Any]]) -> dict[str, Any]:
+                body = {"type": "response.create", "model": "scripted", "store": False, "input": items,
+                        "tools": [TOOL], **({"previous_response_id": previous[-1]} if previous else {})}  # fmt: skip
+                socket.send_text(json.dumps(body))
+                while (event := json.loads(socket.receive_text()))["type"] not in ("response.completed", "error"):
+                    pass
+                if event["type"] == "error":
+                    return {"error": event["error"]}
+                previous.append(event["response"]["id"])
+                return dict(event["response"])
 
-    return turn, socket
+            yield over_socket
+        return
+    thread = app.http.post("/v1/conversations", json={}).json()["id"] if mode == "conversation" else None
 
-
-def _http(app: InProcess, conversation: bool) -> Any:
-    thread = app.http.post("/v1/conversations", json={}).json()["id"] if conversation else None
-    previous: list[str] = []
-
-    def turn(items: list[dict[str, Any]]) -> dict[str, Any]:
+    def over_http(items: list[dict[str, Any]]) -> dict[str, Any]:
         body: dict[str, Any] = {"model": "scripted", "input": items, "tools": [TOOL]}
         if thread is not None:
             body["conversation"] = thread
@@ -65,7 +67,7 @@ def _http(app: InProcess, conversation: bool) -> Any:
             previous.append(reply["id"])
         return dict(reply)
 
-    return turn, None
+    yield over_http
 
 
 def _two_calls() -> list[ModelEvent]:
@@ -82,8 +84,7 @@ def test_later_turns_are_checked_against_the_whole_chain(
     scripted: tuple[InProcess, ScriptedBackend], mode: str
 ) -> None:
     app, model = scripted
-    turn, socket = _websocket(app) if mode == "websocket" else _http(app, mode == "conversation")
-    try:
+    with _chain(app, mode) as turn:
         model.turns.extend([_two_calls(), text("06:12."), text("Low tide at 12:30."), text("You are welcome.")])
         assert [item["call_id"] for item in turn(FIRST)["output"]] == ["call_high", "call_low"]
         assert turn([_answer("call_high", "06:12")])["status"] == "completed"  # it answers the first turn's call
@@ -93,6 +94,3 @@ def test_later_turns_are_checked_against_the_whole_chain(
         assert "High tide at 06:12." in str(model.requests[3].items)
         error = turn([_answer("call_elsewhere", "?")])["error"]
         assert error["param"] == "input" and "call_elsewhere" in error["message"] and len(model.requests) == 4
-    finally:
-        if socket is not None:
-            socket.__exit__(None, None, None)
