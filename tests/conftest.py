@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -301,13 +302,16 @@ LONG_TIMEOUT = 300
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The longest files first, so that the two processes' last minutes are short files, not one long
-    one (``--dist loadfile`` hands out files in this order): files holding a test with a long timeout,
-    then the whole-server suites at the top of tests/ (real clients, crashes, processes), then the rest,
-    each group in its own order."""
+    one (``--dist loadfile`` hands out files in this order, as ``--no-loadscope-reorder`` in
+    pyproject.toml keeps it: xdist's own order, by the number of tests in a file, handed out the fuzzer
+    and Codex's file last): files holding a test with a long timeout, then the whole-server suites at
+    the top of tests/ (real clients, crashes, processes), then the rest, each group's files by their
+    number of tests, most first."""
 
     def group(item: pytest.Item) -> int:
         return 2 if item.path.parent.name != "tests" else 1
 
     long_files = {item.path for item in items if any(
         mark.args and mark.args[0] >= LONG_TIMEOUT for mark in item.iter_markers("timeout"))}  # fmt: skip
-    items.sort(key=lambda item: 0 if item.path in long_files else group(item))
+    tests_in = Counter(item.path for item in items)
+    items.sort(key=lambda item: (0 if item.path in long_files else group(item), -tests_in[item.path], str(item.path)))
