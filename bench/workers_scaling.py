@@ -5,14 +5,17 @@ machine of C cores C workers cannot reach C times one worker's rate (the mock an
 share). Rounds alternate the worker counts (a fresh server and store each time) so that the machine's
 drift falls on all of them alike. For each count and mode it prints the median req/s, its ratio to the
 first count's, p50 latency, errors, and the peak RSS of each worker and of all of them; then the mock
-alone at the same concurrency, the yardstick. Store on (SQLite), 64 tokens.
+alone at the same concurrency, the yardstick. Store on, 64 tokens: a SQLite file the workers share, or
+with ``--store postgresql`` a new PostgreSQL database each round (``--postgres``, the server's admin URL),
+whose server processes' CPU counts as the store's (``store µs``).
 
 It also prints where the CPU went, per request served: the server's processes (``server µs``) and
 the rig's (load.py and the mock, ``rig µs``), each from /proc over the run. From them, ``ceiling``:
 the rate these cores allow if every request cost the server what it cost with the first count
-(``min(rate₁ * N / N₁, cores / (server₁ + rig))``), and its ratio to the first count's rate. Where the
-measured ratio meets the ceiling's, the workers scale as far as the rig's share of the cores lets
-them; where it falls short, the gap is the workers' own (more CPU per request, or waiting).
+(``min(rate₁ * N / N₁, cores / (server₁ + store₁ + rig))``), its ratio to the first count's rate, and
+``of ceiling``, the rate measured over the ceiling (each round's own, their median). Where it is 1, the
+workers scale as far as the rig's share of the cores lets them; where it falls short, the gap is the
+workers' own (more CPU per request, or waiting).
 
 One load.py and one mock each drive one core. On a machine with many cores, ``--rig-processes K``
 runs K mocks (responsa balances the model over them, as over several ``--upstream`` workers) and K
@@ -21,16 +24,19 @@ theirs).
 
     python bench/workers_scaling.py --rig ../shared/bench --rig-python /tmp/rig/bin/python \\
         [--workers 1 2] [--seconds 15] [--rounds 3] [--concurrency 64] [--rig-processes 1] [--plot scaling.png]
+        [--store postgresql --postgres postgresql://postgres@127.0.0.1:5432/postgres]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import statistics
 import tempfile
 from collections import defaultdict
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -51,23 +57,67 @@ def worker_peaks(parent: int) -> list[float]:
     return peaks
 
 
+@contextmanager
+def store_url(args: argparse.Namespace, tmp: str, name: str) -> Iterator[str]:
+    """A new, empty store for one round: a SQLite file in ``tmp``, or a PostgreSQL database (dropped after)."""
+    if args.store == "sqlite":
+        yield f"sqlite:///{tmp}/{name}.db"
+        return
+    import asyncpg
+    from anyio import run
+
+    database = f"responsa_bench_{secrets.token_hex(4)}"
+
+    async def admin(statement: str) -> None:
+        connection = await asyncpg.connect(args.postgres)
+        try:
+            await connection.execute(statement)
+        finally:
+            await connection.close()
+
+    run(admin, f"CREATE DATABASE {database}")
+    try:
+        yield args.postgres.rsplit("/", 1)[0] + f"/{database}"
+    finally:
+        run(admin, f"DROP DATABASE {database} WITH (FORCE)")
+
+
+def postgres_cpu_seconds() -> float:
+    """The CPU seconds of every PostgreSQL server process now running (its backends and helpers)."""
+    total = 0.0
+    ticks = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "comm").read_text().startswith("postgres"):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / ticks
+        except OSError:  # gone meanwhile
+            continue
+    return total
+
+
 def one_round(
     args: argparse.Namespace, upstreams: list[str], mocks: list[int], workers: int, tmp: str
 ) -> dict[str, dict[str, Any]]:
     """One server with ``workers`` workers, each mode once; what load.py said, with the workers' peaks
-    and the CPU time per request of the server and of the rig (load.py and the ``mocks`` processes)."""
+    and the CPU time per request of the server, of its store's processes (PostgreSQL's) and of the rig
+    (load.py and the ``mocks`` processes)."""
     pids: list[int] = []
-    flags = ["--db", f"sqlite:///{tmp}/w{workers}.db", "--no-embedded", "--no-simulator"]
-    for upstream in upstreams:
-        flags += ["--upstream", upstream]
     results = {}
-    with responsa_server(*flags, "--workers", str(workers), pin=None, pids=pids) as url:
+    with ExitStack() as stack:
+        flags = ["--db", stack.enter_context(store_url(args, tmp, f"w{workers}")), "--no-embedded", "--no-simulator"]
+        for upstream in upstreams:
+            flags += ["--upstream", upstream]
+        url = stack.enter_context(responsa_server(*flags, "--workers", str(workers), pin=None, pids=pids))
         for mode in MODES:
             share = max(args.concurrency // args.rig_processes, 1)
             load = ["-c", str(share), "-d", str(args.seconds), "--store", "true", *(["--stream"] * (mode == "stream"))]
             watch = ("--pid", str(pids[0]), *(flag for mock in mocks for flag in ("--aux-pid", str(mock))))
+            store_before = postgres_cpu_seconds() if args.store == "postgresql" else 0.0
             found = rig_loads(args.rig_python, [url] * args.rig_processes, *load, rig=args.rig, first=watch)
+            store_spent = postgres_cpu_seconds() - store_before if args.store == "postgresql" else 0.0
             result = results[mode] = merged(found)
+            result["store_us"] = store_spent / max(sum(each["ok"] for each in found), 1) * 1e6
             result["worker_peaks_mb"] = worker_peaks(pids[0]) if workers > 1 else [peak_rss(pids[0])]
     return results
 
@@ -94,6 +144,16 @@ def mocks_alone_rps(args: argparse.Namespace, upstreams: list[str], mode: str) -
     return float(sum(each["rps"] for each in rig_loads(args.rig_python, urls, *flags, rig=args.rig)))
 
 
+def round_ceiling(run: dict[str, Any], base: dict[str, Any], scale: float, cores: int) -> float:
+    """The ceiling of one round: ``scale`` times the first count's rate, or what the cores allow at the
+    first count's server and store CPU per request and this round's rig's."""
+    return min(scale * base["rps"], cores * 1e6 / (base["server_us"] + base["store_us"] + run["rig_us"]))
+
+
+def median_of(runs: list[dict[str, Any]], key: str) -> float:
+    return statistics.median(run[key] for run in runs)
+
+
 def peak_rss(pid: int) -> float:
     """A process's peak RSS, MB."""
     status = Path(f"/proc/{pid}/status").read_text()
@@ -109,6 +169,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--rig-processes", type=int, default=1, help="mocks and load.py processes (one core each)")
     parser.add_argument("--plot", type=Path, default=None, help="a PNG of req/s against workers")
+    parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres", help="admin URL")
     args = parser.parse_args()
     runs: dict[tuple[int, str], list[dict[str, Any]]] = defaultdict(list)
     mocks: list[int] = []
@@ -121,12 +183,14 @@ def main() -> None:
                     runs[workers, mode].append(result)
         alone = {mode: mocks_alone_rps(args, upstreams, mode) for mode in MODES}
     print(f"{'mode':<7}{'workers':>8}{'req/s':>9}{'ratio':>7}{'p50 ms':>8}{'errors':>8}{'RSS/worker MB':>15}"
-          f"{'RSS MB':>8}{'server µs':>11}{'rig µs':>8}{'ceiling':>9}{'ratio':>7}")  # fmt: skip
+          f"{'RSS MB':>8}{'server µs':>11}{'store µs':>10}{'rig µs':>8}{'ceiling':>9}{'ratio':>7}"
+          f"{'of ceiling':>12}")  # fmt: skip
     medians: dict[tuple[int, str], float] = {}
     cores = len(os.sched_getaffinity(0))
     for mode in MODES:
         first = args.workers[0]
-        one = statistics.median(run["server_us"] for run in runs[first, mode])
+        ones = runs[first, mode]
+        one = statistics.median(run["server_us"] + run["store_us"] for run in ones)
         for workers in args.workers:
             found = runs[workers, mode]
             medians[workers, mode] = rps = statistics.median(run["rps"] for run in found)
@@ -134,11 +198,15 @@ def main() -> None:
             p50 = statistics.median(run["lat_p50_ms"] for run in found)
             errors = sum(run["errors"] for run in found)
             peaks = max((run["worker_peaks_mb"] for run in found), key=sum)
-            server, rig = (statistics.median(run[key] for run in found) for key in ("server_us", "rig_us"))
+            server, store, rig = (median_of(found, key) for key in ("server_us", "store_us", "rig_us"))
             ceiling = min(workers / first * medians[first, mode], cores / (one + rig) * 1e6)
+            of_ceiling = statistics.median(  # each round against the ceiling its first count's round sets
+                run["rps"] / round_ceiling(run, base, workers / first, cores)
+                for run, base in zip(found, ones, strict=True)
+            )
             print(f"{mode:<7}{workers:>8}{rps:>9.0f}{ratio:>7.2f}{p50:>8.1f}{errors:>8}{max(peaks):>15.0f}"
-                  f"{sum(peaks):>8.0f}{server:>11.0f}{rig:>8.0f}{ceiling:>9.0f}"
-                  f"{ceiling / medians[first, mode]:>7.2f}")  # fmt: skip
+                  f"{sum(peaks):>8.0f}{server:>11.0f}{store:>10.0f}{rig:>8.0f}{ceiling:>9.0f}"
+                  f"{ceiling / medians[first, mode]:>7.2f}{of_ceiling:>12.2f}")  # fmt: skip
         print(f"{mode:<7}{'mock':>8}{alone[mode]:>9.0f}  (the mock alone, same concurrency)")
     if args.plot:
         import matplotlib
