@@ -117,13 +117,21 @@ class _TracedDatabase:
         await self._database.aclose()
 
 
+POOL_SIZE = 15
+"""Connections a process holds to PostgreSQL, at most, all kept open: SQLAlchemy's default (5, and
+10 more opened when busy and closed when handed back) made a busy server connect and disconnect all
+the time (a backend started, authenticated and set up for most requests: a quarter of the server's CPU
+per response, see docs/performance.md "Workers"). The same 15 at most as before, so
+``max_connections`` is no nearer: requests past them wait for one."""
+
+
 class AsyncDriverDatabase:
     private = False
 
     def __init__(self, url: str) -> None:
         if url.startswith("postgresql://"):
             url = "postgresql+asyncpg://" + url[len("postgresql://") :]
-        self._engine: AsyncEngine = create_async_engine(url)
+        self._engine: AsyncEngine = create_async_engine(url, pool_size=POOL_SIZE, max_overflow=0)
 
     async def read(self, work: Callable[[Sql], T]) -> T:
         conn = await self._connect()
