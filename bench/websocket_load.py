@@ -3,9 +3,12 @@ this load on core 0, responsa alone on core 1 (SQLite). ``--connections`` client
 one after another for ``--seconds`` (the same body in both modes: ``stream`` over SSE, a
 ``response.create`` over WebSocket, with permessage-deflate offered as the websockets client and the
 Agents SDK offer it unless ``--no-compression``), store true and false; prints responses a second and
-the server's CPU per response (from /proc, its whole process tree). A benchmark: it asserts nothing.
+the server's CPU per response (from /proc, its whole process tree). With ``--rounds N`` each cell runs
+N times, the cells alternated round by round so the machine's drift falls on both modes alike, and
+it prints each cell's medians and WebSocket's over SSE's, round by round. A benchmark: it asserts
+nothing.
 
-    python bench/websocket_load.py --rig-python /tmp/rig/bin/python [--seconds 10] [--connections 16 64]
+    python bench/websocket_load.py --rig-python /tmp/rig/bin/python [--seconds 10] [--connections 16 64] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +85,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--connections", type=int, nargs="+", default=[16])
     parser.add_argument("--no-compression", action="store_true")
+    parser.add_argument("--rounds", type=int, default=1, help="runs of every cell, alternated")
     parser.add_argument("--server-flag", action="append", default=[], help="more flags for responsa serve")
     args = parser.parse_args()
     os.sched_setaffinity(0, {0})  # the load beside the mock, as the rig's load.py runs
@@ -87,12 +93,42 @@ def main() -> None:
         pids: list[int] = []
         flags = ["--db", f"sqlite:///{Path(tmp) / 'ws.db'}", "--no-embedded", "--no-simulator", "--upstream", upstream]
         with responsa_server(*flags, *args.server_flag, pin=1, pids=pids) as url:
-            for connections in args.connections:
-                for store in (True, False):
-                    for mode in ("websocket", "sse"):
-                        row = measure(url, pids[0], mode, store, connections, args.seconds, not args.no_compression)
-                        line = f"{mode:9} store={str(store).lower():5} c{connections}: {row['rps']:7.1f} responses/s"
-                        print(f"{line}, server CPU {row['cpu_ms']:.2f} ms a response ({row['responses']})", flush=True)
+            rows = every_cell(url, pids[0], args)
+    if args.rounds > 1:
+        print_medians(rows)
+
+
+Rows = dict[tuple[int, bool, str], list[dict[str, Any]]]
+
+
+def every_cell(url: str, pid: int, args: argparse.Namespace) -> Rows:
+    """Each cell (connections, store, mode) ``args.rounds`` times, alternated; each row printed as it comes."""
+    rows: Rows = defaultdict(list)
+    for _ in range(args.rounds):
+        for connections in args.connections:
+            for store in (True, False):
+                for mode in ("websocket", "sse"):
+                    row = measure(url, pid, mode, store, connections, args.seconds, not args.no_compression)
+                    rows[connections, store, mode].append(row)
+                    cell = f"{mode:9} store={str(store).lower():5} c{connections}"
+                    print(f"{cell}: {row['rps']:7.1f} responses/s, server CPU {row['cpu_ms']:.2f} ms a response "
+                          f"({row['responses']})", flush=True)  # fmt: skip
+    return rows
+
+
+def print_medians(rows: Rows) -> None:
+    """Each cell's medians over the rounds, and WebSocket's over SSE's (CPU, rate), median and per round."""
+    for connections, store in dict.fromkeys((c, s) for c, s, _ in rows):
+        socket, sse = rows[connections, store, "websocket"], rows[connections, store, "sse"]
+        cpu = [w["cpu_ms"] / h["cpu_ms"] for w, h in zip(socket, sse, strict=True)]
+        rate = [w["rps"] / h["rps"] for w, h in zip(socket, sse, strict=True)]
+        medians = {mode: {key: statistics.median(r[key] for r in runs) for key in ("cpu_ms", "rps")}
+                   for mode, runs in (("websocket", socket), ("sse", sse))}  # fmt: skip
+        ws, http = medians["websocket"], medians["sse"]
+        print(f"store={str(store).lower():5} c{connections}: websocket {ws['cpu_ms']:.2f} ms {ws['rps']:.0f}/s, "
+              f"sse {http['cpu_ms']:.2f} ms {http['rps']:.0f}/s; "
+              f"websocket/sse CPU {statistics.median(cpu):.2f} ({' '.join(f'{x:.2f}' for x in cpu)}), "
+              f"rate {statistics.median(rate):.2f} ({' '.join(f'{x:.2f}' for x in rate)})")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -31,3 +31,24 @@ def test_compression_is_agreed_only_when_asked_and_a_response_streams_whole(serv
     deltas = "".join(event["delta"] for event in events if event["type"] == "response.output_text.delta")
     assert deltas and deltas == event["response"]["output"][0]["content"][0]["text"]
     assert [event["sequence_number"] for event in events] == list(range(len(events)))
+
+
+@pytest.mark.parametrize("size", [40, 300, 70_000], ids=["short", "medium", "long"])
+@pytest.mark.parametrize("lane", [None, "lane.2"], ids=["default-lane", "named-lane"])
+def test_messages_of_every_frame_length_arrive_whole(server: LiveServer, size: int, lane: str | None) -> None:
+    """A message under 126 bytes, one under 64 KiB and one over have each their own frame header (written
+    by the server itself where nothing was agreed, by the library where compression was); the sizes are
+    counted in UTF-8 bytes, which two- and three-byte characters make more than the characters."""
+    instructions = ("é€ " * size)[:size]
+    named = {"stream_id": lane} if lane else {}
+    url = server.v1.replace("http://", "ws://") + "/responses"
+    with connect(url, compression="deflate", max_size=None) as socket:
+        socket.send(json.dumps({"type": "response.create", "model": "sim", "input": "Tell me about rivers",
+                                "instructions": instructions, "store": False, **named}))  # fmt: skip
+        events = []
+        while (event := json.loads(socket.recv(timeout=30)))["type"] != "response.completed":
+            events.append(event)
+    assert events[0]["type"] == "response.created" and events[0]["response"]["instructions"] == instructions
+    assert event["response"]["instructions"] == instructions
+    assert {each.get("stream_id") for each in [*events, event]} == {lane}
+    assert [each["sequence_number"] for each in events] == list(range(len(events)))

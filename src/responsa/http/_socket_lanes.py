@@ -35,8 +35,8 @@ MAX_NAMED_LANES = 32
 """Named lanes on one connection at most; the default lane is not counted (OpenAI's limit)."""
 _STREAM_ID = re.compile(r"[A-Za-z0-9_.-]{1,256}")
 SEND_BATCH = "websocket.send_batch"
-"""The ASGI extension that sends several messages at once (``texts``), where the server announces it
-(``serve/_websocket_batches.py``: responsa's own uvicorn protocol)."""
+"""The ASGI extension that sends several text messages at once (``texts``: each one's UTF-8 bytes),
+where the server announces it (``serve/_websocket_batches.py``: responsa's own uvicorn protocol)."""
 
 Lane = str | None
 """A lane's ``stream_id``; None is the default lane."""
@@ -76,12 +76,13 @@ class SocketSession:
 
     async def send(self, lane: Lane, text: str) -> None:
         """Send one message (a JSON object) of ``lane``, carrying its ``stream_id`` if it has one."""
-        await self.send_all(lane, (text,))
+        await self.send_all(lane, (text.encode(),))
 
-    async def send_all(self, lane: Lane, texts: Sequence[str]) -> None:
-        """Send messages of ``lane`` (the events of one batch) in a row, taking the socket once."""
+    async def send_all(self, lane: Lane, texts: Sequence[bytes]) -> None:
+        """Send messages of ``lane`` (the events of one batch, JSON objects in UTF-8, as the encoder
+        makes them) in a row, taking the socket once."""
         if lane is not None:
-            named = '{"stream_id":' + json.dumps(lane) + ","
+            named = b'{"stream_id":' + json.dumps(lane).encode() + b","
             texts = [named + text[1:] for text in texts]
         async with self._writing:
             if self._batches:  # the ASGI send itself: Starlette's checks know no extension
@@ -92,7 +93,7 @@ class SocketSession:
                 return
             send = self.socket.send_text
             for text in texts:
-                await send(text)
+                await send(text.decode())
 
     async def send_error(self, lane: Lane, error: ResponsaError) -> None:
         await self.send(lane, json.dumps(error_message(error)))

@@ -100,7 +100,7 @@ async def _serve_one(
             encode = run.event_json
             async with aclosing(service.events(run)) as batches:  # a client gone mid-way ends the run now
                 async for events in batches:
-                    await session.send_all(lane, [encode(event).decode() for event in events])
+                    await session.send_all(lane, [encode(event) for event in events])
         finally:
             steering.running.pop(run.response.id, None)
     except ResponsaError as error:
