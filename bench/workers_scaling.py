@@ -41,7 +41,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from _server import responsa_server, rig_arguments, rig_loads, rig_mock
+from _server import cpu_seconds, responsa_server, rig_arguments, rig_loads, rig_mock
 
 MODES = ("json", "stream")
 
@@ -85,12 +85,10 @@ def store_url(args: argparse.Namespace, tmp: str, name: str) -> Iterator[str]:
 def postgres_cpu_seconds() -> float:
     """The CPU seconds of every PostgreSQL server process now running (its backends and helpers)."""
     total = 0.0
-    ticks = os.sysconf("SC_CLK_TCK")
     for entry in Path("/proc").iterdir():
         try:
             if entry.name.isdigit() and (entry / "comm").read_text().startswith("postgres"):
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                total += (int(fields[11]) + int(fields[12])) / ticks
+                total += cpu_seconds(int(entry.name))
         except OSError:  # gone meanwhile
             continue
     return total

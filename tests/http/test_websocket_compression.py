@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from websockets.extensions.permessage_deflate import PerMessageDeflate
@@ -19,15 +20,22 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     yield from sqlite_server(tmp_path_factory, f"compression-{request.param}", ws_compression=request.param)
 
 
-def test_compression_is_agreed_only_when_asked_and_a_response_streams_whole(server: LiveServer) -> None:
+def streamed(server: LiveServer, **body: Any) -> tuple[list[dict[str, Any]], dict[str, Any], bool]:
+    """A ``response.create`` of ``body`` on a new connection that offers compression, as the SDKs'
+    clients do: the events before ``response.completed``, that event, and whether compression was agreed."""
     url = server.v1.replace("http://", "ws://") + "/responses"
-    with connect(url, compression="deflate") as socket:  # the client offers it, as the SDKs' clients do
+    with connect(url, compression="deflate", max_size=None) as socket:
         agreed = any(isinstance(extension, PerMessageDeflate) for extension in socket.protocol.extensions)
-        assert agreed is server.settings.ws_compression
-        socket.send(json.dumps({"type": "response.create", "model": "sim", "input": "Tell me about rivers"}))
+        socket.send(json.dumps({"type": "response.create", "model": "sim", "input": "Tell me about rivers", **body}))
         events = []
         while (event := json.loads(socket.recv(timeout=30)))["type"] != "response.completed":
             events.append(event)
+    return events, event, agreed
+
+
+def test_compression_is_agreed_only_when_asked_and_a_response_streams_whole(server: LiveServer) -> None:
+    events, event, agreed = streamed(server)
+    assert agreed is server.settings.ws_compression
     deltas = "".join(event["delta"] for event in events if event["type"] == "response.output_text.delta")
     assert deltas and deltas == event["response"]["output"][0]["content"][0]["text"]
     assert [event["sequence_number"] for event in events] == list(range(len(events)))
@@ -40,14 +48,8 @@ def test_messages_of_every_frame_length_arrive_whole(server: LiveServer, size: i
     by the server itself where nothing was agreed, by the library where compression was); the sizes are
     counted in UTF-8 bytes, which two- and three-byte characters make more than the characters."""
     instructions = ("é€ " * size)[:size]
-    named = {"stream_id": lane} if lane else {}
-    url = server.v1.replace("http://", "ws://") + "/responses"
-    with connect(url, compression="deflate", max_size=None) as socket:
-        socket.send(json.dumps({"type": "response.create", "model": "sim", "input": "Tell me about rivers",
-                                "instructions": instructions, "store": False, **named}))  # fmt: skip
-        events = []
-        while (event := json.loads(socket.recv(timeout=30)))["type"] != "response.completed":
-            events.append(event)
+    events, event, _agreed = streamed(server, instructions=instructions, store=False,
+                                      **({"stream_id": lane} if lane else {}))  # fmt: skip
     assert events[0]["type"] == "response.created" and events[0]["response"]["instructions"] == instructions
     assert event["response"]["instructions"] == instructions
     assert {each.get("stream_id") for each in [*events, event]} == {lane}

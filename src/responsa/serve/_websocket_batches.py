@@ -53,15 +53,16 @@ class BatchingWebSocketProtocol(WebSocketsSansIOProtocol):
             raise RuntimeError(f"Unexpected ASGI message {SEND_BATCH!r}: the connection is not open.")
         conn = self.conn
         texts: Sequence[bytes] = message["texts"]
-        try:
-            if conn.extensions or conn.state is not State.OPEN or conn.expect_continuation_frame:
-                for text in texts:  # the library frames each (it compresses, or says why it cannot send)
+        if conn.extensions or conn.state is not State.OPEN or conn.expect_continuation_frame:
+            try:  # the library frames each (it compresses, or says why it cannot send)
+                for text in texts:
                     conn.send_text(text)
-                self.transport.write(b"".join(conn.data_to_send()))
-                return
-        except InvalidState:
-            raise ClientDisconnected() from None
-        self.transport.write(b"".join([*conn.data_to_send(), *_text_frames(texts)]))
+            except InvalidState:
+                raise ClientDisconnected() from None
+            frames = conn.data_to_send()
+        else:
+            frames = [*conn.data_to_send(), *_text_frames(texts)]
+        self.transport.write(b"".join(frames))
 
 
 _SHORT, _MEDIUM, _LONG = Struct("!BB"), Struct("!BBH"), Struct("!BBQ")
