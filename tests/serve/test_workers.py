@@ -37,16 +37,47 @@ tokens_per_minute = 20
 """
 
 
+PROBED = "trafilatura counted: this shadow stands in for it"
+
+
+def _counting_trafilatura(directory: Path) -> dict[str, str]:
+    """An environment whose ``trafilatura`` adds a line to ``directory/probed`` and fails: each probe of
+    page extraction is counted (and finds it off, with the shadow's message)."""
+    shadow = directory / "shadow"
+    shadow.mkdir()
+    (shadow / "trafilatura.py").write_text(f"with open({str(directory / 'probed')!r}, 'a') as f:\n    f.write('probed\\n')\n"
+                                           f"raise ImportError({PROBED!r})\n")  # fmt: skip
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(shadow), os.environ.get("PYTHONPATH")]))}
+
+
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The server's URL and its directory."""
     directory = Path(tmp_path_factory.mktemp("workers"))
     (directory / "keys.toml").write_text(KEYS)
     process, url = start_serve("--workers", "2", "--no-embedded", "--db", f"sqlite:///{directory / 'store.db'}",
                                "--keys-file", str(directory / "keys.toml"), "--sim-token-delay-ms", "10",
-                               "--cancel-poll-secs", "600", log=directory / "serve.log")  # fmt: skip
-    yield url
+                               "--cancel-poll-secs", "600", log=directory / "serve.log",
+                               env=_counting_trafilatura(directory))  # fmt: skip
+    yield url, directory
     process.terminate()
     process.wait(30)
+
+
+@pytest.fixture(scope="module")
+def server(served: tuple[str, Path]) -> str:
+    return served[0]
+
+
+def test_the_parent_probes_the_installation_once_for_every_worker(served: tuple[str, Path]) -> None:
+    """Each worker reports what the installation's probes found, probed once by the parent (a worker
+    replaced later, as below, takes the same findings), not once per worker."""
+    url, directory = served
+    with distinct_workers(url, headers=FREE) as places:
+        reported = [place.http.get("/server").json()["capabilities"] for place in places]
+    assert [found["page_extraction"]["detail"] for found in reported] == [f"ImportError: {PROBED}"] * 2
+    assert all(found["code_libraries"]["on"] and found["pdf_text"]["on"] for found in reported)
+    assert (directory / "probed").read_text() == "probed\n"
 
 
 def test_a_request_limit_holds_across_workers(server: str) -> None:

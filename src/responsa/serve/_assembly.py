@@ -174,7 +174,8 @@ async def _capabilities(made: Assembly) -> None:
     made.provider = search_provider(made.settings)
     made.capabilities = [
         store_capability(made.settings.db_url, "schema migrated to the newest revision"),
-        *await probe_capabilities(made.settings, made.registry, made.limiter, made.provider),
+        *await probe_capabilities(made.settings, made.registry, made.limiter, made.provider,
+                                  None if made.group is None else made.group.installed),
     ]
     log_capabilities(made.capabilities)
 

@@ -19,7 +19,7 @@ from responsa.external import SearchProvider, probe_page_extraction, probe_sandb
 from responsa.http import Limiter
 from responsa.protocol import Capability
 
-__all__ = ["by_name", "log_capabilities", "probe_capabilities", "store_capability"]
+__all__ = ["by_name", "log_capabilities", "probe_capabilities", "probe_installation", "store_capability"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +41,10 @@ async def _at_once(*calls: Callable[[], Awaitable[T]]) -> list[T]:
     return [results[index] for index in range(len(calls))]
 
 
-async def _installed(settings: Settings) -> list[Capability]:
-    """What this installation's libraries and binaries can do."""
+async def probe_installation(settings: Settings) -> list[Capability]:
+    """What this installation's libraries and binaries can do: the same for every process started from
+    it, so ``--workers N``'s parent probes once and hands its findings to each worker (``WorkerGroup``),
+    instead of N workers each starting the probes' interpreters and a sandbox at the same moment."""
     probes = {"page_extraction": probe_page_extraction, "pdf_text": probe_pdf_text,
               "code_libraries": probe_sandbox_libraries}  # fmt: skip
     if settings.code_interpreter:
@@ -85,13 +87,23 @@ async def _search(provider: SearchProvider | None) -> list[Capability]:
 
 
 async def probe_capabilities(
-    settings: Settings, registry: BackendRegistry, limiter: Limiter, provider: SearchProvider | None
+    settings: Settings,
+    registry: BackendRegistry,
+    limiter: Limiter,
+    provider: SearchProvider | None,
+    installed: Sequence[Capability] | None = None,
 ) -> list[Capability]:
     """Every optional capability this server has (or is configured to have), as probed now: the probes
-    of the installation, the backends, the search provider and the limiter run side by side."""
-    groups = await _at_once(partial(_installed, settings), partial(_models, settings, registry),
+    of the installation (unless ``installed`` gives what they found), the backends, the search provider
+    and the limiter run side by side."""
+    installation = partial(probe_installation, settings) if installed is None else partial(_given, installed)
+    groups = await _at_once(installation, partial(_models, settings, registry),
                             partial(_search, provider), partial(_service, limiter))  # fmt: skip
     return [capability for group in groups for capability in group]
+
+
+async def _given(found: Sequence[Capability]) -> list[Capability]:
+    return list(found)
 
 
 async def _service(limiter: Limiter) -> list[Capability]:

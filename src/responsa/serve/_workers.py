@@ -4,7 +4,7 @@ once, so an item made by one worker opens on every other), a directory for the r
 (``SharedRateLimiter``), for each worker's published metrics (one ``/metrics`` sums them), for the
 sockets by which workers tell each other of cancels (``_neighbours``) and for the socket of the model
 process serving the embedded models to all of them (``_model_process``), removed when the server
-stops."""
+stops; and what the installation's probes found (``probe_installation``), probed once for all."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from responsa.config import Settings
+from responsa.protocol import Capability
 from responsa.store import SqlStore
 
+from ._capabilities import probe_installation
 from ._model_process import ModelProcess, has_embedded
 from ._secret import secret_key
 
@@ -34,6 +36,8 @@ class WorkerGroup:
     """The key that seals what clients hand back (``_secret.secret_key``), the same in every worker."""
     models_socket: Path | None = None
     """Where the model process serves the embedded models (None: there are none)."""
+    installed: tuple[Capability, ...] = ()
+    """What the installation's probes found in the parent (each worker reports it as its own)."""
 
     @property
     def limits_file(self) -> Path:
@@ -52,9 +56,11 @@ class WorkerGroup:
 def worker_group(settings: Settings, size: int) -> Iterator[WorkerGroup]:
     """The group's shared directory (and its model process) for as long as the server runs."""
     asyncio.run(_migrate(settings.db_url))
+    installed = tuple(asyncio.run(probe_installation(settings)))
     with tempfile.TemporaryDirectory(prefix="responsa-workers-") as directory:
         models = ModelProcess(settings, Path(directory) / "models.sock") if has_embedded(settings) else None
-        group = WorkerGroup(Path(directory), size, secret_key(settings), None if models is None else models.path)
+        socket = None if models is None else models.path
+        group = WorkerGroup(Path(directory), size, secret_key(settings), socket, installed)
         group.metrics_directory.mkdir()
         group.neighbours_directory.mkdir()
         if models is not None:
