@@ -45,13 +45,14 @@ class LiveServer:
 
 
 class _Serving:
-    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+    def __init__(self, app: ASGIApp, settings: Settings, grace: float) -> None:
         config = uvicorn.Config(
             app,
             host="127.0.0.1",
             port=0,
             log_level="warning",
             lifespan="on",
+            timeout_graceful_shutdown=max(int(grace), 1),
             **websocket_options(settings),
         )  # as responsa serve runs it
         self.server = uvicorn.Server(config)
@@ -146,12 +147,13 @@ def serve(settings: Settings) -> _Serving:
     """``with serve(settings) as server:`` runs a real responsa server for the block (a new SQLite
     file starts migrated: see ``tests/migrated.py``)."""
     seed(settings)
-    return _Serving(create_app(settings), settings)
+    return _Serving(create_app(settings), settings, settings.shutdown_grace_secs)
 
 
 def serve_app(app: ASGIApp) -> _Serving:
-    """``with serve_app(app) as server:`` runs any ASGI app (a mock upstream) on loopback."""
-    return _Serving(app, Settings())
+    """``with serve_app(app) as server:`` runs any ASGI app (a mock upstream) on loopback; at the end
+    a request it is still answering (a page that never ends) is given a second, as nothing waits on it."""
+    return _Serving(app, Settings(), grace=1)
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,8 @@ import re
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -163,9 +165,23 @@ def _operation(route: Route, method: str, schemas: dict[str, Any]) -> dict[str, 
     return operation
 
 
+class _ChosenUnions(GenerateJsonSchema):
+    """Pydantic's JSON Schema, but a union the server chooses among by a rule of its own (an item's
+    ``type``, a dict with a ``role`` and no type being a message, any other type an ``UnknownItem``) is
+    ``anyOf``: its members overlap (``type`` has a default in each, ``UnknownItem`` takes any type),
+    so the ``oneOf`` pydantic writes for it, which says a value matches exactly one, matched almost no
+    item (a schema fuzzer found no case for ``POST /v1/conversations/{id}/items`` in 2,000 tries)."""
+
+    def tagged_union_schema(self, schema: core_schema.TaggedUnionSchema) -> JsonSchemaValue:
+        found = super().tagged_union_schema(schema)
+        if "discriminator" not in found:  # no property names the member: the rule is the server's
+            found["anyOf"] = found.pop("oneOf")
+        return found
+
+
 def _schema(model: type[BaseModel], schemas: dict[str, Any]) -> dict[str, Any]:
     """A ``$ref`` to ``model``'s schema, added to ``schemas`` with the models it refers to."""
-    found = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    found = model.model_json_schema(ref_template="#/components/schemas/{model}", schema_generator=_ChosenUnions)
     schemas.update(found.pop("$defs", {}))
     schemas[model.__name__] = found
     return {"$ref": f"#/components/schemas/{model.__name__}"}
