@@ -9,10 +9,12 @@ of the long chain is taken in turn with one of a short chain of the same kind (b
 ``--short`` turns, on a connection of its own): the yardstick, at the same moment. Each turn's server
 CPU is read around it from /proc (every thread's schedstat, to the nanosecond). For each block of 50
 turns it prints the medians of the long and the short turns' CPU and their ratio, and then the last
-block's ratio against the first's: 1.00 is flat. Each chain runs after a warm-up chain of its own. A
-benchmark: it asserts nothing.
+block's ratio against the first's: 1.00 is flat. Each chain runs after a warm-up chain of its own.
+One round of the three moves by more than 5% from the next (0.99x to 1.18x for one tree on
+2026-12-03): ``--rounds N`` runs the three kinds N times over, alternated, and prints each kind's
+figures and their median. A benchmark: it asserts nothing.
 
-    python bench/long_session.py --rig-python /tmp/rig/bin/python [--turns 200] [--short 10]
+    python bench/long_session.py --rig-python /tmp/rig/bin/python [--turns 200] [--short 10] [--rounds 7]
 """
 
 from __future__ import annotations
@@ -101,8 +103,9 @@ class HttpChain(Chain):
         return str(reply.json()["id"])
 
 
-def measure(name: str, pid: int, turns: int, short_every: int, long: Chain, short: Chain) -> None:
-    """``turns`` turns of ``long``, each followed by one of ``short`` (begun again every ``short_every``)."""
+def measure(name: str, pid: int, turns: int, short_every: int, long: Chain, short: Chain) -> float:
+    """``turns`` turns of ``long``, each followed by one of ``short`` (begun again every ``short_every``);
+    the last block's long/short ratio over the first's."""
     tree = process_tree(pid)
 
     def cpu_of(chain: Chain) -> float:
@@ -127,6 +130,7 @@ def measure(name: str, pid: int, turns: int, short_every: int, long: Chain, shor
     print(f"{name}: long / short chain's CPU a turn, blocks of {BLOCK}: " + " | ".join(cells))
     print(f"{name}: last {BLOCK} turns against the first {BLOCK}, each over the short chain's: {flat:.3f}x "
           f"(the long chain alone: {last_long / first_long:.3f}x)", flush=True)  # fmt: skip
+    return flat
 
 
 def main() -> None:
@@ -136,6 +140,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--short", type=int, default=10, help="turns after which the short chain begins again")
     parser.add_argument("--warmup", type=int, default=50, help="turns of a chain of its own before each")
+    parser.add_argument("--rounds", type=int, default=1, help="times the three kinds are measured, alternated")
     args = parser.parse_args()
     os.sched_setaffinity(0, {0})
     with tempfile.TemporaryDirectory() as tmp, rig_mock(args.rig_python, "--tokens", "64", rig=args.rig) as upstream:
@@ -149,11 +154,17 @@ def main() -> None:
                 ("http store=true chain", lambda: HttpChain(client, conversation=False)),
                 ("http conversation", lambda: HttpChain(client, conversation=True)),
             ]
-            for name, make in kinds:
-                warmup = make()
-                for _ in range(args.warmup):
-                    warmup.turn()
-                measure(name, pids[0], args.turns, args.short, make(), make())
+            flats: dict[str, list[float]] = {name: [] for name, _ in kinds}
+            for _ in range(args.rounds):
+                for name, make in kinds:
+                    warmup = make()
+                    for _ in range(args.warmup):
+                        warmup.turn()
+                    flats[name].append(measure(name, pids[0], args.turns, args.short, make(), make()))
+    if args.rounds > 1:
+        for name, found in flats.items():
+            each = " ".join(f"{flat:.3f}" for flat in found)
+            print(f"{name}: last over first, {args.rounds} rounds: {each}; median {statistics.median(found):.3f}x")
 
 
 if __name__ == "__main__":
