@@ -172,10 +172,10 @@ async def _published_metrics(made: Assembly) -> None:
 
 async def _capabilities(made: Assembly) -> None:
     made.provider = search_provider(made.settings)
+    installed = None if made.group is None else made.group.installed  # a worker: probed by the parent
     made.capabilities = [
         store_capability(made.settings.db_url, "schema migrated to the newest revision"),
-        *await probe_capabilities(made.settings, made.registry, made.limiter, made.provider,
-                                  None if made.group is None else made.group.installed),
+        *await probe_capabilities(made.settings, made.registry, made.limiter, made.provider, installed),
     ]
     log_capabilities(made.capabilities)
 
