@@ -47,7 +47,12 @@ def _counting_trafilatura(directory: Path) -> dict[str, str]:
     shadow.mkdir()
     (shadow / "trafilatura.py").write_text(f"with open({str(directory / 'probed')!r}, 'a') as f:\n    f.write('probed\\n')\n"
                                            f"raise ImportError({PROBED!r})\n")  # fmt: skip
-    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(shadow), os.environ.get("PYTHONPATH")]))}
+    return _python_path_with(shadow)
+
+
+def _python_path_with(directory: Path) -> dict[str, str]:
+    """The environment's ``PYTHONPATH`` with ``directory`` first (its modules shadow the installed ones)."""
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(directory), os.environ.get("PYTHONPATH")]))}
 
 
 @pytest.fixture(scope="module")
@@ -253,9 +258,8 @@ def test_workers_slow_to_start_are_not_taken_for_hung_ones(tmp_path: Path) -> No
         "import sys, time\nif '--multiprocessing-fork' in sys.argv:\n    time.sleep(8)\n"
     )
     log = tmp_path / "serve.log"
-    paths = os.pathsep.join(filter(None, [str(slow), os.environ.get("PYTHONPATH")]))
     process, url = start_serve("--workers", "2", "--no-embedded", "--db", f"sqlite:///{tmp_path / 'store.db'}",
-                               log=log, env={"PYTHONPATH": paths})  # fmt: skip
+                               log=log, env=_python_path_with(slow))  # fmt: skip
     try:
         httpx.get(f"{url}/v1/models", headers={"x-request-id": "req_slowstart"}).raise_for_status()
     finally:

@@ -110,7 +110,6 @@ def test_replicas_starting_together_migrate_once(fresh_db_url: str) -> None:
     """Processes migrating an empty store at the same moment all succeed: one migrates, the others
     wait for it and find the schema at its head (before the lock, two PostgreSQL replicas failed in
     9 starts of 10 on ``CREATE TABLE alembic_version``)."""
-    replicas = REPLICAS
     for attempt in range(3):
         if fresh_db_url.startswith("postgresql"):
             anyio.run(_run, fresh_db_url, "DROP SCHEMA public CASCADE")  # empty again
@@ -120,10 +119,10 @@ def test_replicas_starting_together_migrate_once(fresh_db_url: str) -> None:
             url = f"{fresh_db_url}.{attempt}"  # a new file each time
         runs = [
             subprocess.Popen([sys.executable, "-c", _MIGRATE, url], stderr=subprocess.PIPE, text=True)
-            for _ in range(replicas)
+            for _ in range(REPLICAS)
         ]
         failures = [run.communicate(timeout=120)[1] for run in runs]
-        assert [run.returncode for run in runs] == [0] * replicas, failures
+        assert [run.returncode for run in runs] == [0] * REPLICAS, failures
         assert query(url, "SELECT version_num FROM alembic_version") == [(SCHEMA_VERSION,)]
 
 
