@@ -30,6 +30,7 @@ from tests.backends.mock_upstream import MockUpstream
 from tests.in_process import app_client, app_http, in_process_app, session_store_url  # noqa: F401  # fixtures
 from tests.migrated import seed
 from tests.scripted import scripted, scripted_module  # noqa: F401  # fixtures
+from tests.suite_threads import SUITE_THREADS_ENV, with_suite_threads
 
 
 @dataclass
@@ -137,7 +138,9 @@ def start_serve(
     port = free_port()
     command = [*prefix, sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), *options]
     with log.open("ab") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+        process = subprocess.Popen(
+            command, stdout=sink, stderr=subprocess.STDOUT, env={**os.environ, **SUITE_THREADS_ENV, **(env or {})}
+        )
     url = f"http://127.0.0.1:{port}"
     wait_until_answering(f"{url}/health", process)
     return process, url
@@ -147,6 +150,7 @@ def serve(settings: Settings) -> _Serving:
     """``with serve(settings) as server:`` runs a real responsa server for the block (a new SQLite
     file starts migrated: see ``tests/migrated.py``)."""
     seed(settings)
+    settings = with_suite_threads(settings)
     return _Serving(create_app(settings), settings, settings.shutdown_grace_secs)
 
 
@@ -276,8 +280,10 @@ def store_contains(db_url: str, needle: str) -> bool:
 
 @pytest.fixture(scope="session", params=["sqlite", "postgresql"])
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """A responsa server on each store: every test using it runs against SQLite and PostgreSQL."""
-    with serve(Settings(db_url=session_store_url(request, tmp_path_factory, "db"))) as live:
+    """A responsa server on each store: every test using it runs against SQLite and PostgreSQL. Its
+    simulated models answer without their latency profiles (``sim_latency``: tests of the profiles
+    and of timing serve their own)."""
+    with serve(Settings(db_url=session_store_url(request, tmp_path_factory, "db"), sim_latency=False)) as live:
         yield live
 
 

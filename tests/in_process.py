@@ -23,6 +23,7 @@ from responsa.backends import Backend
 from responsa.config import Settings
 from responsa.serve import create_app
 from tests.migrated import seed
+from tests.suite_threads import with_suite_threads
 
 __all__ = [
     "InProcess",
@@ -53,6 +54,7 @@ def in_process(settings: Settings, backends: Sequence[Backend] = ()) -> Iterator
     run at both ends (``backends``: a test's own, such as ``tests.scripted.ScriptedBackend``); a new
     SQLite file starts migrated (see ``tests/migrated.py``)."""
     seed(settings)
+    settings = with_suite_threads(settings)
     with TestClient(create_app(settings, backends=backends), base_url=BASE, raise_server_exceptions=False) as http:
         sdk = openai.OpenAI(base_url=f"{BASE}/v1", api_key="-", http_client=http, max_retries=0)
         yield InProcess(http, sdk, settings)
@@ -68,8 +70,10 @@ def session_store_url(request: pytest.FixtureRequest, factory: pytest.TempPathFa
 
 @pytest.fixture(scope="session", params=["sqlite", "postgresql"])
 def in_process_app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcess]:
-    """A responsa app in this process on each store, shared by the session (as ``server`` is)."""
-    with in_process(Settings(db_url=session_store_url(request, tmp_path_factory, "in-process"))) as app:
+    """A responsa app in this process on each store, shared by the session (as ``server`` is, and as
+    it without the simulated models' latency)."""
+    settings = Settings(db_url=session_store_url(request, tmp_path_factory, "in-process"), sim_latency=False)
+    with in_process(settings) as app:
         yield app
 
 

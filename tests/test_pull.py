@@ -21,6 +21,7 @@ import pytest
 from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME, default_gguf
 from tests.conftest import start_serve
 from tests.loopback_hub import Hub, running_hub, sha256
+from tests.suite_threads import SUITE_THREADS_ENV
 
 MiB = 1024 * 1024
 
@@ -56,7 +57,9 @@ def on_a_terminal(env: dict[str, str], *args: str) -> tuple[int, str, str]:
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))  # a window: tqdm needs width
     command = [sys.executable, "-m", "responsa.cli", *args]
-    process = subprocess.Popen(command, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=follower)
+    process = subprocess.Popen(
+        command, env={**os.environ, **SUITE_THREADS_ENV, **env}, stdout=subprocess.PIPE, stderr=follower
+    )
     os.close(follower)
     terminal = b""
     while True:
@@ -154,7 +157,9 @@ def test_a_pull_killed_part_way_resumes_where_it_stopped(hub: Hub, env: dict[str
         partial = Path(env["HF_HOME"]) / "hub" / "models--acme--Story-GGUF" / "blobs" / f"{sha256(data)}.incomplete"
     hub.stall_after[path] = 15 * MiB  # the first 10 MiB piece is on disk by then
     command = [sys.executable, "-m", "responsa.cli", "pull", source]
-    first = subprocess.Popen(command, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = subprocess.Popen(
+        command, env={**os.environ, **SUITE_THREADS_ENV, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 60
     while not (partial.exists() and partial.stat().st_size >= 10 * MiB):
         assert time.monotonic() < deadline and first.poll() is None

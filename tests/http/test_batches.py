@@ -219,8 +219,8 @@ def test_each_tenant_sees_only_its_own_batches(tmp_path_factory: pytest.TempPath
 
 def test_lines_wait_for_the_tenants_rate_limit_instead_of_failing(tmp_path_factory: pytest.TempPathFactory) -> None:
     """A batch's lines pass the tenant's request limit as its HTTP requests do: with 60 a minute (one
-    a second back) and three requests spent, 70 lines empty the bucket and the last 13 wait for its
-    refill, so the batch cannot end sooner than about 13 s after it started (unlimited, 70 simulated
+    a second back) and three requests spent, 64 lines empty the bucket and the last 7 wait for its
+    refill, so the batch cannot end sooner than about 7 s after it started (unlimited, 64 simulated
     lines take well under a second); none fails."""
     from tests.webhook_receiver import Receiver
 
@@ -233,7 +233,7 @@ def test_lines_wait_for_the_tenants_rate_limit_instead_of_failing(tmp_path_facto
     with serve(settings) as live, Receiver() as receiver:
         client = openai.OpenAI(base_url=live.v1, api_key="key-a", max_retries=0)
         endpoint = client.webhooks.create(name="end", url=receiver.url, event_types=["batch.completed"])
-        lines = [line(f"l{index}", {"model": "sim", "input": "x"}) for index in range(70)]
+        lines = [line(f"l{index}", {"model": "sim", "input": "x"}) for index in range(64)]
         batch = client.batches.create(
             input_file_id=upload(client, lines), endpoint="/v1/responses", completion_window="24h"
         )
@@ -246,9 +246,9 @@ def test_lines_wait_for_the_tenants_rate_limit_instead_of_failing(tmp_path_facto
             except openai.RateLimitError:
                 time.sleep(0.2)
         assert done.request_counts is not None
-        assert (done.request_counts.completed, done.request_counts.failed) == (70, 0)
+        assert (done.request_counts.completed, done.request_counts.failed) == (64, 0)
         assert done.in_progress_at is not None and done.completed_at is not None
-        assert done.completed_at - done.in_progress_at >= 10, (done.in_progress_at, done.completed_at)
+        assert done.completed_at - done.in_progress_at >= 5, (done.in_progress_at, done.completed_at)
 
 
 def test_an_expired_batch_keeps_what_it_finished(tmp_path_factory: pytest.TempPathFactory) -> None:

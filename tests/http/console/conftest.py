@@ -68,6 +68,7 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
             models=(UpstreamConfig(name="up-model", urls=(healthy, down)),),
             upstream_health_interval_secs=0.5,
             sim_token_delay_ms=15,
+            sim_latency=False,  # the token delay alone paces a stream
             prompts_dir=prompts,
             mcp_allow_hosts=("127.0.0.1",),  # with API keys, loopback MCP servers must be allowed by name
             webhook_allow_hosts=("127.0.0.1",),  # and loopback webhook receivers
