@@ -19,5 +19,5 @@ SUITE_THREADS_ENV = {"RESPONSA_THREADS": str(SUITE_THREADS)}
 
 
 def with_suite_threads(settings: Settings) -> Settings:
-    """``settings`` for a server the suite runs in its own process."""
+    """``settings`` for a server the suite runs inside a test process (``serve``, ``in_process``)."""
     return settings if settings.threads is not None else replace(settings, threads=SUITE_THREADS)
