@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 import socket
 import time
 from collections.abc import Iterator
@@ -32,6 +33,25 @@ def capped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     )  # a stream takes ~2 s: the slots stay taken while a test fills the line, even on a loaded machine
 
 
+IN_LINE = "responsa_generations_waiting"
+HELD = 'responsa_generations{admitted="line"}'
+
+
+def gauge(server: LiveServer, sample: str) -> int:
+    """A sample of ``/metrics`` now: ``IN_LINE``, requests in line for a slot; ``HELD``, slots held."""
+    found = re.search(rf"^{re.escape(sample)} (\S+)$", httpx.get(f"{server.url}/metrics").text, re.M)
+    assert found is not None, sample
+    return int(float(found.group(1)))
+
+
+def wait_for_line(server: LiveServer, count: int, sample: str = IN_LINE, seconds: float = 10) -> None:
+    """Until the gauge reads ``count`` (``count`` requests in line: the order of arrival is settled)."""
+    deadline = time.monotonic() + seconds
+    while (now := gauge(server, sample)) != count:
+        assert time.monotonic() < deadline, f"{sample} is {now}, not {count}"
+        time.sleep(0.02)
+
+
 def _overloaded(server: LiveServer, model: str) -> openai.RateLimitError:
     with openai.OpenAI(base_url=server.v1, api_key="unused", max_retries=0) as client:
         started = time.monotonic()
@@ -47,9 +67,9 @@ def test_past_the_cap_and_the_line_a_request_is_refused_and_the_line_is_served_i
     for stream in running:
         assert stream.ready.wait(10)
     waiting = []
-    for _ in range(2):
+    for count in (1, 2):
         waiting.append(StreamReader(f"{capped.v1}/responses", body, after=1))
-        time.sleep(0.5)  # so that they arrive in this order
+        wait_for_line(capped, count)  # so that they arrive in this order
     assert not any(stream.ready.is_set() for stream in waiting)  # in line, not generating
 
     error = _overloaded(capped, "sim")
@@ -75,7 +95,7 @@ def test_the_embedded_model_runs_its_slots_and_lines_up_the_rest(tmp_path_factor
         for stream in running:
             assert stream.ready.wait(60)
         waiting = StreamReader(f"{server.v1}/responses", body, after=1)
-        time.sleep(0.2)
+        wait_for_line(server, 1)
         assert _overloaded(server, DEFAULT_MODEL_NAME).code == "server_overloaded"
         for stream in (*running, waiting):
             assert stream.join(60)
@@ -111,10 +131,11 @@ def test_a_client_that_leaves_while_in_line_gives_its_turn_back(capped: LiveServ
     with socket.create_connection((host, int(port))) as leaver:  # in line, then gone before its turn
         leaver.sendall(b"POST /v1/responses HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
                        b"content-length: %d\r\n\r\n%s" % (len(payload), payload))  # fmt: skip
-        time.sleep(0.2)
+        wait_for_line(capped, 1)
     for stream in running:
         assert stream.join(30)
-    time.sleep(0.5)  # the leaver's turn comes and goes
+    wait_for_line(capped, 0)  # the leaver's turn came
+    wait_for_line(capped, 0, HELD)  # and went: its slot is free again
     # Every slot and place in line is free again: as many streams as the cap and the line hold are all served.
     burst = [StreamReader(f"{capped.v1}/responses", body, after=1) for _ in range(4)]
     for stream in burst:
@@ -155,9 +176,9 @@ def test_tenants_take_turns_and_one_cannot_fill_the_line(tmp_path_factory: pytes
         running = StreamReader(url, {**SLOW, "max_output_tokens": 40}, after=1, headers=alpha)
         assert running.ready.wait(10)
         waiting = []
-        for _ in range(2):  # alpha fills the line, oldest first
+        for count in (1, 2):  # alpha fills the line, oldest first
             waiting.append(StreamReader(url, SLOW, after=1, headers=alpha))
-            time.sleep(0.5)
+            wait_for_line(server, count)
         late = StreamReader(url, SLOW, after=1, headers=beta)  # the line is full, but beta has no one in it
         assert waiting[1].join(5) and waiting[1].status == 429  # alpha's newest gave its place up
         assert json.loads(waiting[1].body)["error"]["code"] == "server_overloaded"

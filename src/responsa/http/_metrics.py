@@ -47,9 +47,14 @@ class Metrics:
             ["admitted"],
             registry=self.registry,
         )
+        self.waiting = Gauge(
+            "responsa_generations_waiting", "Requests in line for a backend slot now", registry=self.registry
+        )
         self.workers = workers or list
         self.held: Callable[[], dict[str, int]] = dict
         """The generation slots held now, by how they were taken (set once the engine exists)."""
+        self.in_line: Callable[[], int] = int
+        """The requests in line for a slot now (set once the engine exists)."""
         self._input_tokens, self._output_tokens = self.tokens.labels("input"), self.tokens.labels("output")
         self._served: dict[tuple[str, str, int], Counter] = {}
         self._latencies: dict[str, Histogram] = {}
@@ -84,6 +89,7 @@ class Metrics:
             self.worker_up.labels(worker.url).set(1 if worker.healthy else 0)
         for admitted, held in self.held().items():
             self.generations.labels(admitted).set(held)
+        self.waiting.set(self.in_line())
 
     def _readable(self) -> CollectorRegistry:
         """This process's registry, or one summing every worker's published counts (this one's fresh)."""

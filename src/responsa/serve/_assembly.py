@@ -246,7 +246,7 @@ async def _responses(made: Assembly) -> None:
         files=made.files,
     )
     made.responses = responses = ResponseService(setup)
-    made.metrics.held = responses.generations
+    made.metrics.held, made.metrics.in_line = responses.generations, responses.waiting
     made.stack.push_async_callback(responses.drain, settings.shutdown_grace_secs)
     await responses.leases.recover()
     made.start(responses.leases.watch_orphans)

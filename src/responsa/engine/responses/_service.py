@@ -100,6 +100,10 @@ class ResponseService:
         """Generation slots held now, by how they were taken (see ``Opener.generations``)."""
         return self._opener.generations()
 
+    def waiting(self) -> int:
+        """Requests in line for a generation slot now (see ``Opener.waiting``)."""
+        return self._opener.waiting()
+
     async def moderate(self, texts: list[str], model: str | None) -> dict[str, Any]:
         """``POST /v1/moderations`` (see ``_moderation.classify``)."""
         return await classify(self._backends, texts, model)

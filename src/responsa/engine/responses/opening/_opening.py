@@ -283,6 +283,10 @@ class Opener:
         apart = sum(admission.apart for admission in self._admissions.values())
         return {"line": sum(admission.active for admission in self._admissions.values()) - apart, "apart": apart}
 
+    def waiting(self) -> int:
+        """Requests in line for a slot now, over every backend (work waiting apart is not in a line)."""
+        return sum(admission.waiting for admission in self._admissions.values())
+
     def _ended_interactive(self) -> None:
         self.interactive -= 1
 
