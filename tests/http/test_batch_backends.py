@@ -7,7 +7,6 @@ request that finds the slot held by a line stops that line (which runs again) in
 from __future__ import annotations
 
 import base64
-import re
 import struct
 import time
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from responsa.config import Settings, UpstreamConfig
 from tests.backends.mock_upstream import MockUpstream, meaning
 from tests.conftest import LiveServer, serve, serve_app
 from tests.http.test_batches import finished, jsonl, line, upload
+from tests.prometheus_text import metric
 
 
 @pytest.fixture(scope="module")
@@ -127,10 +127,7 @@ def test_an_interactive_request_goes_before_the_batchs_next_lines(tmp_path_facto
 
 def _generations(live: LiveServer, admitted: str) -> int:
     """The slots held now by work admitted so (``line`` or ``apart``), from ``/metrics``."""
-    found = re.search(
-        rf'^responsa_generations{{admitted="{admitted}"}} (\S+)$', httpx.get(f"{live.url}/metrics").text, re.M
-    )
-    return int(float(found.group(1))) if found else 0
+    return int(metric(httpx.get(f"{live.url}/metrics").text, "responsa_generations", admitted=admitted))
 
 
 def test_a_request_finding_the_slot_held_by_a_line_stops_it(tmp_path_factory: pytest.TempPathFactory) -> None:

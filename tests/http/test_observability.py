@@ -10,17 +10,7 @@ import httpx
 import pytest
 
 from tests.conftest import LiveServer
-
-
-def metric(text: str, name: str, **labels: str) -> float:
-    wanted = ",".join(f'{k}="{v}"' for k, v in labels.items())
-    pattern = (
-        rf"^{re.escape(name)}\{{[^}}]*{re.escape(wanted)}[^}}]*\}} ([0-9.e+]+)$"
-        if labels
-        else rf"^{re.escape(name)} ([0-9.e+]+)$"
-    )
-    found = re.findall(pattern, text, re.MULTILINE)
-    return sum(float(value) for value in found)
+from tests.prometheus_text import metric
 
 
 def test_metrics_count_requests_tokens_and_streams(http: httpx.Client) -> None:

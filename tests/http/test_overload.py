@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gc
 import json
-import re
 import socket
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ import pytest
 from responsa.backends.llama_cpp import DEFAULT_MODEL_NAME
 from responsa.config import ApiKey
 from tests.conftest import LiveServer, StreamReader, sqlite_server
+from tests.prometheus_text import samples
 
 
 @pytest.fixture(scope="module")
@@ -33,18 +33,19 @@ def capped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     )  # a stream takes ~2 s: the slots stay taken while a test fills the line, even on a loaded machine
 
 
-IN_LINE = "responsa_generations_waiting"
-HELD = 'responsa_generations{admitted="line"}'
+IN_LINE: dict[str, str] = {"name": "responsa_generations_waiting"}
+"""Requests in line for a slot."""
+HELD: dict[str, str] = {"name": "responsa_generations", "admitted": "line"}
+"""Slots held by requests that took the line."""
 
 
-def gauge(server: LiveServer, sample: str) -> int:
-    """A sample of ``/metrics`` now: ``IN_LINE``, requests in line for a slot; ``HELD``, slots held."""
-    found = re.search(rf"^{re.escape(sample)} (\S+)$", httpx.get(f"{server.url}/metrics").text, re.M)
-    assert found is not None, sample
-    return int(float(found.group(1)))
+def gauge(server: LiveServer, sample: dict[str, str]) -> int:
+    """One sample of ``/metrics`` now (there must be exactly one)."""
+    [value] = samples(httpx.get(f"{server.url}/metrics").text, **sample)
+    return int(value)
 
 
-def wait_for_line(server: LiveServer, count: int, sample: str = IN_LINE, seconds: float = 10) -> None:
+def wait_for_line(server: LiveServer, count: int, sample: dict[str, str] = IN_LINE, seconds: float = 10) -> None:
     """Until the gauge reads ``count`` (``count`` requests in line: the order of arrival is settled)."""
     deadline = time.monotonic() + seconds
     while (now := gauge(server, sample)) != count:

@@ -21,6 +21,7 @@ import pytest
 
 from tests.conftest import start_serve
 from tests.pinned import distinct_workers
+from tests.prometheus_text import metric
 
 FREE = {"authorization": "Bearer sk-free"}
 KEYS = """
@@ -108,8 +109,7 @@ def test_tokens_spent_on_one_worker_count_on_the_other(server: str) -> None:
 
 
 def _served(metrics: str, route: str) -> float:
-    pattern = rf'^responsa_requests_total\{{method="GET",route="{re.escape(route)}",status="200"\}} (\S+)$'
-    return sum(float(found) for found in re.findall(pattern, metrics, re.MULTILINE))
+    return metric(metrics, "responsa_requests_total", method="GET", route=route, status="200")
 
 
 def test_one_metrics_page_counts_every_worker(server: str) -> None:
