@@ -31,6 +31,11 @@ def _sandbox_options() -> list[str]:
     return ["--no-code-interpreter"]
 
 
+def _default_on() -> list[str]:
+    """What must be on under ``_sandbox_options``: the code libraries only with the code interpreter."""
+    return [name for name in DEFAULT_ON if name != "code_libraries" or not _sandbox_options()]
+
+
 def _without_lxml_html_clean(tmp_path: Path) -> dict[str, str]:
     """An environment in which ``lxml_html_clean`` cannot be imported, as after ``pip uninstall``."""
     shadow = tmp_path / "shadow" / "lxml_html_clean"
@@ -55,7 +60,7 @@ def _line(output: str, state: str, name: str) -> str:
 def test_doctor_on_a_default_install_shows_every_default_capability_on(tmp_path: Path) -> None:
     done = _doctor(tmp_path / "fresh.db")
     assert done.returncode == 0, done.stdout + done.stderr
-    for name in DEFAULT_ON:
+    for name in _default_on():
         _line(done.stdout, "on ", name)
     assert "no database yet" in _line(done.stdout, "on ", "store")
     assert not (tmp_path / "fresh.db").exists()  # the doctor makes nothing
@@ -63,6 +68,23 @@ def test_doctor_on_a_default_install_shows_every_default_capability_on(tmp_path:
     assert re.search(r"^  trafilatura \d", done.stdout, re.MULTILINE)
     assert re.search(r"^  lxml_html_clean \d", done.stdout, re.MULTILINE)
     assert re.search(rf"^models: {DEFAULT_MODEL_NAME}, sim\b", done.stdout, re.MULTILINE)
+
+
+def test_the_code_libraries_are_not_probed_with_the_code_interpreter_off(tmp_path: Path) -> None:
+    """numpy, pandas and matplotlib serve only the sandbox's code: with ``--no-code-interpreter`` they are
+    reported off for that reason, not imported (a pandas that cannot be imported is not seen)."""
+    shadow = tmp_path / "shadow" / "pandas"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('a broken pandas')\n")
+    env = {**os.environ, "PYTHONPATH": str(shadow.parent)}
+    done = _doctor(tmp_path / "r.db", env, "--no-embedded", "--no-code-interpreter")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for name in ("code_libraries", "code_sandbox"):
+        assert _line(done.stdout, "off", name) == "turned off (--no-code-interpreter)"
+    if _sandbox_options():  # no sandbox here: the code interpreter is off in every doctor run
+        return
+    broken = _doctor(tmp_path / "r.db", env, "--no-embedded")  # the same pandas, probed
+    assert _line(broken.stdout, "OFF", "code_libraries").startswith("ImportError: a broken pandas")
 
 
 def test_doctor_reads_the_schema_of_a_store_a_server_made(tmp_path: Path) -> None:
@@ -117,7 +139,7 @@ def test_a_broken_optional_dependency_turns_off_only_what_needs_it(tmp_path: Pat
     assert pages["on"] is False and pages["detail"].startswith(PAGES_BROKEN) and "lxml_html_clean" in pages["fix"]
     assert status["hosted_tools"]["web_search"]["enabled"] is False
     assert PAGES_BROKEN in status["hosted_tools"]["web_search"]["detail"]
-    assert all(status["capabilities"][name]["on"] for name in DEFAULT_ON if name != "page_extraction")
+    assert all(status["capabilities"][name]["on"] for name in _default_on() if name != "page_extraction")
     assert [tool["type"] for tool in searched["ignored_tools"]] == ["web_search"]  # as any disabled hosted tool
     assert answered.output_text == "still serving"
     [line] = [line for line in log.splitlines() if "page_extraction" in line]

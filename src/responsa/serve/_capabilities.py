@@ -45,10 +45,9 @@ async def probe_installation(settings: Settings) -> list[Capability]:
     """What this installation's libraries and binaries can do: the same for every process started from
     it, so ``--workers N``'s parent probes once and hands its findings to each worker (``WorkerGroup``),
     instead of N workers each starting the probes' interpreters and a sandbox at the same moment."""
-    probes = {"page_extraction": probe_page_extraction, "pdf_text": probe_pdf_text,
-              "code_libraries": probe_sandbox_libraries}  # fmt: skip
-    if settings.code_interpreter:
-        probes["code_sandbox"] = probe_sandbox
+    probes = {"page_extraction": probe_page_extraction, "pdf_text": probe_pdf_text}
+    if settings.code_interpreter:  # the code libraries serve only code run in the sandbox
+        probes |= {"code_libraries": probe_sandbox_libraries, "code_sandbox": probe_sandbox}
     failures = await _at_once(*(partial(anyio.to_thread.run_sync, probe) for probe in probes.values()))
     failed = dict(zip(probes, failures, strict=True))
     found = [
@@ -56,16 +55,18 @@ async def probe_installation(settings: Settings) -> list[Capability]:
                           f"pip install trafilatura lxml_html_clean ({_REINSTALL})"),
         Capability.probed("pdf_text", failed["pdf_text"], "pypdf reads the text of PDF files added to vector stores",
                           f"pip install pypdf ({_REINSTALL})"),
-        Capability.probed("code_libraries", failed["code_libraries"],
-                          "numpy, pandas and matplotlib (plots as PNG) for the code interpreter",
-                          f"pip install numpy pandas matplotlib ({_REINSTALL})"),
     ]  # fmt: skip
     if settings.code_interpreter:
-        found.append(Capability.probed("code_sandbox", failed["code_sandbox"], "bubblewrap sandboxes the model's code",
-                                       "apt-get install bubblewrap util-linux, and allow user namespaces"))  # fmt: skip
+        found += [
+            Capability.probed("code_libraries", failed["code_libraries"],
+                              "numpy, pandas and matplotlib (plots as PNG) for the code interpreter",
+                              f"pip install numpy pandas matplotlib ({_REINSTALL})"),
+            Capability.probed("code_sandbox", failed["code_sandbox"], "bubblewrap sandboxes the model's code",
+                              "apt-get install bubblewrap util-linux, and allow user namespaces"),
+        ]  # fmt: skip
     else:
-        found.append(Capability("code_sandbox", False, "turned off (--no-code-interpreter)",
-                                "leave out --no-code-interpreter", default=False))  # fmt: skip
+        found += [Capability(name, False, "turned off (--no-code-interpreter)", "leave out --no-code-interpreter",
+                             default=False) for name in ("code_libraries", "code_sandbox")]  # fmt: skip
     return found
 
 
