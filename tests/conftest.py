@@ -134,7 +134,10 @@ def start_serve(
 ) -> tuple[subprocess.Popen[bytes], str]:
     """A ``responsa serve`` process with ``options`` (and ``env`` added to the environment) on a free
     port, answering; and its URL. Its output goes to ``log``; the caller stops it. ``prefix`` is a
-    command that runs it (and ends by exec'ing it)."""
+    command that runs it (and ends by exec'ing it). A new SQLite file that ``--db`` names starts
+    migrated, as ``serve``'s do."""
+    if "--db" in options:
+        seed(options[options.index("--db") + 1])
     port = free_port()
     command = [*prefix, sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), *options]
     with log.open("ab") as sink:
@@ -149,7 +152,7 @@ def start_serve(
 def serve(settings: Settings) -> _Serving:
     """``with serve(settings) as server:`` runs a real responsa server for the block (a new SQLite
     file starts migrated: see ``tests/migrated.py``)."""
-    seed(settings)
+    seed(settings.db_url)
     settings = with_suite_threads(settings)
     return _Serving(create_app(settings), settings, settings.shutdown_grace_secs)
 

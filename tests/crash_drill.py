@@ -75,8 +75,8 @@ def serve(
     db_url: str, log: Path, lease_seconds: float, workers: int = 1, token_delay_ms: int = 2
 ) -> tuple[subprocess.Popen[bytes], str]:
     """A ``responsa serve`` process on the store (with ``workers`` worker processes), answering; and its URL."""
-    options = ["--db", db_url, "--no-embedded", "--sim-token-delay-ms", str(token_delay_ms), "--log-level", "warning",
-               "--background-lease-secs", str(lease_seconds), "--workers", str(workers)]  # fmt: skip
+    options = ["--db", db_url, "--no-embedded", "--no-code-interpreter", "--sim-token-delay-ms", str(token_delay_ms),
+               "--log-level", "warning", "--background-lease-secs", str(lease_seconds), "--workers", str(workers)]  # fmt: skip
     return start_serve(*options, log=log)
 
 

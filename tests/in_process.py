@@ -53,7 +53,7 @@ def in_process(settings: Settings, backends: Sequence[Backend] = ()) -> Iterator
     """``create_app(settings, backends=backends)`` served in this process for the block, its lifespan
     run at both ends (``backends``: a test's own, such as ``tests.scripted.ScriptedBackend``); a new
     SQLite file starts migrated (see ``tests/migrated.py``)."""
-    seed(settings)
+    seed(settings.db_url)
     settings = with_suite_threads(settings)
     with TestClient(create_app(settings, backends=backends), base_url=BASE, raise_server_exceptions=False) as http:
         sdk = openai.OpenAI(base_url=f"{BASE}/v1", api_key="-", http_client=http, max_retries=0)

@@ -2,8 +2,8 @@
 migrated once per test process. A server on a new file otherwise spends about a second of its start
 migrating it (the 17 Alembic migrations, in a child process: see ``store/sql/_migrate.py``), on every
 one of the suite's many servers; the migrations themselves are tested where they are the point
-(tests/store/test_one_truth.py, tests/store/test_persistence.py, the CLI's and the workers' processes,
-which start on their own files)."""
+(tests/store/test_one_truth.py, tests/store/test_persistence.py, the replicas' and workers' processes
+of tests/store/test_replicas.py, which start on their own files)."""
 
 from __future__ import annotations
 
@@ -17,17 +17,15 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
-from responsa.config import Settings
-
 __all__ = ["seed"]
 
 _lock = threading.Lock()
 _template: Path | None = None
 
 
-def seed(settings: Settings) -> None:
-    """Where ``settings`` name a SQLite file not made yet, make it as a copy of a migrated store."""
-    url = make_url(settings.db_url)
+def seed(db_url: str) -> None:
+    """Where ``db_url`` names a SQLite file not made yet, make it as a copy of a migrated store."""
+    url = make_url(db_url)
     if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
         return
     target = Path(url.database)

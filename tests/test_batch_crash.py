@@ -22,6 +22,8 @@ def _serve(db_url: str, log: Path) -> tuple[object, openai.OpenAI]:
     process, url = start_serve(
         "--db",
         db_url,
+        "--no-embedded",
+        "--no-code-interpreter",
         "--sim-token-delay-ms",
         "15",
         "--batch-concurrency",

@@ -27,7 +27,7 @@ Pair = Callable[[], AbstractContextManager[list[Place]]]
 def _serving(command: list[str]) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), "--no-embedded",
-                                "--sim-token-delay-ms", "15", "--batch-concurrency", "3", *command],
+                                "--no-code-interpreter", "--sim-token-delay-ms", "15", "--batch-concurrency", "3", *command],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     wait_until_answering(f"http://127.0.0.1:{port}/health", process)
     return process, f"http://127.0.0.1:{port}"
