@@ -36,14 +36,18 @@ def _default_on() -> list[str]:
     return [name for name in DEFAULT_ON if name != "code_libraries" or not _sandbox_options()]
 
 
-def _without_lxml_html_clean(tmp_path: Path) -> dict[str, str]:
-    """An environment in which ``lxml_html_clean`` cannot be imported, as after ``pip uninstall``."""
-    shadow = tmp_path / "shadow" / "lxml_html_clean"
+def _broken(tmp_path: Path, package: str, failure: str) -> dict[str, str]:
+    """An environment in which importing ``package`` raises ``failure`` (a line of Python), as after a
+    ``pip uninstall`` or a broken build."""
+    shadow = tmp_path / "shadow" / package
     shadow.mkdir(parents=True)
-    (shadow / "__init__.py").write_text(
-        "raise ModuleNotFoundError(\"No module named 'lxml_html_clean'\", name='lxml_html_clean')\n"
-    )
-    return {**os.environ, "PYTHONPATH": str(shadow.parent)}
+    (shadow / "__init__.py").write_text(failure + "\n")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(shadow.parent), os.environ.get("PYTHONPATH", "")])}
+
+
+def _without_lxml_html_clean(tmp_path: Path) -> dict[str, str]:
+    return _broken(tmp_path, "lxml_html_clean",
+                   "raise ModuleNotFoundError(\"No module named 'lxml_html_clean'\", name='lxml_html_clean')")  # fmt: skip
 
 
 def _doctor(db: Path, env: dict[str, str] | None = None, *options: str) -> subprocess.CompletedProcess[str]:
@@ -73,10 +77,7 @@ def test_doctor_on_a_default_install_shows_every_default_capability_on(tmp_path:
 def test_the_code_libraries_are_not_probed_with_the_code_interpreter_off(tmp_path: Path) -> None:
     """numpy, pandas and matplotlib serve only the sandbox's code: with ``--no-code-interpreter`` they are
     reported off for that reason, not imported (a pandas that cannot be imported is not seen)."""
-    shadow = tmp_path / "shadow" / "pandas"
-    shadow.mkdir(parents=True)
-    (shadow / "__init__.py").write_text("raise ImportError('a broken pandas')\n")
-    env = {**os.environ, "PYTHONPATH": str(shadow.parent)}
+    env = _broken(tmp_path, "pandas", "raise ImportError('a broken pandas')")
     done = _doctor(tmp_path / "r.db", env, "--no-embedded", "--no-code-interpreter")
     assert done.returncode == 0, done.stdout + done.stderr
     for name in ("code_libraries", "code_sandbox"):

@@ -103,9 +103,9 @@ _MIGRATE = "import asyncio, sys; from responsa.store import SqlStore; asyncio.ru
 
 
 REPLICAS = 4
-"""Four at once hold every pair's race (six pairs, where two replicas without the lock failed in 9 starts of
-10): one start of four catches a lost lock without the repeats, two more starts that cost the suite ~40 s
-of CPU, it had before. Two alone, a case of their own before that, cost ~38 s more."""
+"""Four at once hold every pair's race (six pairs; two replicas without the lock failed 9 starts in 10), so
+one start catches a lost lock: the two repeats it had cost the suite ~40 s of CPU. Two replicas alone, a
+case of their own before that, cost ~38 s more."""
 
 
 def test_replicas_starting_together_migrate_once(fresh_db_url: str) -> None:
