@@ -42,7 +42,10 @@ def _broken(tmp_path: Path, package: str, failure: str) -> dict[str, str]:
     shadow = tmp_path / "shadow" / package
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text(failure + "\n")
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(shadow.parent), os.environ.get("PYTHONPATH", "")])}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(shadow.parent), os.environ.get("PYTHONPATH")])),
+    }
 
 
 def _without_lxml_html_clean(tmp_path: Path) -> dict[str, str]:
