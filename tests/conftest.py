@@ -27,10 +27,10 @@ from starlette.types import ASGIApp
 from responsa.config import Settings
 from responsa.serve import create_app, websocket_options
 from tests.backends.mock_upstream import MockUpstream
-from tests.in_process import app_client, app_http, in_process_app, session_store_url  # noqa: F401  # fixtures
+from tests.in_process import app_client, app_http, in_process_app, session_store_url, suite_settings  # noqa: F401  # fixtures
 from tests.migrated import seed
 from tests.scripted import scripted, scripted_module  # noqa: F401  # fixtures
-from tests.suite_threads import SUITE_THREADS_ENV, with_suite_threads
+from tests.suite_threads import SUITE_THREADS_ENV
 
 
 @dataclass
@@ -152,8 +152,7 @@ def start_serve(
 def serve(settings: Settings) -> _Serving:
     """``with serve(settings) as server:`` runs a real responsa server for the block (a new SQLite
     file starts migrated: see ``tests/migrated.py``)."""
-    seed(settings.db_url)
-    settings = with_suite_threads(settings)
+    settings = suite_settings(settings)
     return _Serving(create_app(settings), settings, settings.shutdown_grace_secs)
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "in_process_client",
     "in_process_http",
     "session_store_url",
+    "suite_settings",
 ]
 
 BASE = "http://responsa.test"
@@ -48,13 +49,20 @@ class InProcess:
     settings: Settings
 
 
+def suite_settings(settings: Settings) -> Settings:
+    """``settings`` as the suite serves them in a test process (``in_process``, ``tests.conftest.serve``):
+    a new SQLite file made migrated (``tests/migrated.py``), the embedded models on one decode thread
+    (``tests/suite_threads.py``)."""
+    seed(settings.db_url)
+    return with_suite_threads(settings)
+
+
 @contextmanager
 def in_process(settings: Settings, backends: Sequence[Backend] = ()) -> Iterator[InProcess]:
     """``create_app(settings, backends=backends)`` served in this process for the block, its lifespan
     run at both ends (``backends``: a test's own, such as ``tests.scripted.ScriptedBackend``); a new
     SQLite file starts migrated (see ``tests/migrated.py``)."""
-    seed(settings.db_url)
-    settings = with_suite_threads(settings)
+    settings = suite_settings(settings)
     with TestClient(create_app(settings, backends=backends), base_url=BASE, raise_server_exceptions=False) as http:
         sdk = openai.OpenAI(base_url=f"{BASE}/v1", api_key="-", http_client=http, max_retries=0)
         yield InProcess(http, sdk, settings)
