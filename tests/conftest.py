@@ -25,7 +25,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from responsa.config import Settings
-from responsa.serve import create_app, websocket_options
+from responsa.serve import connection_options, create_app
 from tests.backends.mock_upstream import MockUpstream
 from tests.in_process import app_client, app_http, in_process_app, session_store_url, suite_settings  # noqa: F401  # fixtures
 from tests.migrated import seed
@@ -54,7 +54,7 @@ class _Serving:
             log_level="warning",
             lifespan="on",
             timeout_graceful_shutdown=max(int(grace), 1),
-            **websocket_options(settings),
+            **connection_options(settings),
         )  # as responsa serve runs it
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)

@@ -279,6 +279,17 @@ class Settings:
             "events are small; turn it on where bandwidth costs more than the server's CPU."
         ),
     )
+    keep_alive_secs: int = option(
+        75,
+        minimum=1,
+        summary="How long an idle HTTP/1.1 connection stays open for its client's next request.",
+        doc=(
+            "How long an idle HTTP/1.1 connection stays open for its client's next request. uvicorn's own 5 s is "
+            "the openai SDK's (httpx's) keep-alive expiry too: a request sent on a connection idle just under 5 s "
+            "met the server's close (`Server disconnected`). 75 s, as nginx's `keepalive_timeout`, outlasts the "
+            "clients' expiry and a load balancer's idle timeout (60 s on AWS's)."
+        ),
+    )
     shutdown_grace_secs: float = option(
         30.0,
         minimum=0,

@@ -8,7 +8,7 @@ from ._configured import configured_backends, configured_limiter
 from ._diagnosis import Diagnosis, diagnose
 from ._doctor import report
 from ._parent import end_with_the_parent
-from ._serving import serve_settings, websocket_options, worker_count
+from ._serving import connection_options, serve_settings, worker_count
 from ._workers import WorkerGroup, worker_group
 
 __all__ = [
@@ -17,12 +17,12 @@ __all__ = [
     "WorkerGroup",
     "configured_backends",
     "configured_limiter",
+    "connection_options",
     "create_app",
     "diagnose",
     "end_with_the_parent",
     "report",
     "serve_settings",
-    "websocket_options",
     "worker_count",
     "worker_group",
 ]

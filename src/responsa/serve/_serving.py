@@ -26,7 +26,7 @@ from ._parent import end_with_the_parent
 from ._websocket_batches import BatchingWebSocketProtocol
 from ._workers import WorkerGroup, worker_group
 
-__all__ = ["WORKER_HEALTHCHECK_SECS", "serve_settings", "worker_app", "worker_count"]
+__all__ = ["WORKER_HEALTHCHECK_SECS", "connection_options", "serve_settings", "worker_app", "worker_count"]
 
 WORKER_HEALTHCHECK_SECS = 30
 """How long the parent waits for a worker to answer its health check before it replaces it (uvicorn's
@@ -53,7 +53,7 @@ def serve_settings(settings: Settings) -> None:
         "access_log": False,  # responsa.access writes the line, with the request id and tenant
         "timeout_graceful_shutdown": max(int(settings.shutdown_grace_secs), 1),
         "loop": "responsa.serve._accepting:AcceptingLoop",
-        **websocket_options(settings),
+        **connection_options(settings),
     }
     if count == 1:
         app = create_app(settings)
@@ -67,10 +67,15 @@ def serve_settings(settings: Settings) -> None:
         Multiprocess(config, sockets=[reuse_port_socket(settings.host, settings.port)]).run()
 
 
-def websocket_options(settings: Settings) -> dict[str, Any]:
-    """uvicorn's WebSocket options as responsa serves them (the tests' live servers take them too):
-    its protocol with batched sends, and per-message compression only with ``--ws-compression``."""
-    return {"ws": BatchingWebSocketProtocol, "ws_per_message_deflate": settings.ws_compression}
+def connection_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn's connection options as responsa serves them (the tests' live servers take them too):
+    ``--keep-alive-secs``, and the WebSocket protocol with batched sends, per-message compression only
+    with ``--ws-compression``."""
+    return {
+        "timeout_keep_alive": settings.keep_alive_secs,
+        "ws": BatchingWebSocketProtocol,
+        "ws_per_message_deflate": settings.ws_compression,
+    }
 
 
 def _log_config(level: str) -> dict[str, Any]:
