@@ -81,5 +81,7 @@ def _pinned(base_url: str, worker: str, headers: dict[str, str]) -> Iterator[htt
 
 
 def _connection(base_url: str, headers: dict[str, str] | None) -> httpx.Client:
+    """One connection, kept while idle for a minute (httpx's own 5 s dropped it on a loaded machine,
+    and its next one could reach the other worker); the server keeps it for ``--keep-alive-secs``."""
     return httpx.Client(base_url=base_url, headers=headers, timeout=60,
-                        limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))  # fmt: skip
+                        limits=httpx.Limits(max_connections=1, max_keepalive_connections=1, keepalive_expiry=60))  # fmt: skip
