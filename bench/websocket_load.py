@@ -5,10 +5,14 @@ one after another for ``--seconds`` (the same body in both modes: ``stream`` ove
 Agents SDK offer it unless ``--no-compression``), store true and false; prints responses a second and
 the server's CPU per response (from /proc, its whole process tree). With ``--rounds N`` each cell runs
 N times, the cells alternated round by round so the machine's drift falls on both modes alike, and
-it prints each cell's medians and WebSocket's over SSE's, round by round. A benchmark: it asserts
-nothing.
+it prints each cell's medians and WebSocket's over SSE's, round by round. ``--rate R`` offers both
+modes the same load, R responses a second over all the connections (each connection's next response
+not before its turn), so that the server's CPU per response is compared at the same rate: unpaced,
+this process's SSE client (httpx) sends fewer responses a second than its WebSocket client, and the
+two servers are measured at different loads. A benchmark: it asserts nothing.
 
-    python bench/websocket_load.py --rig-python /tmp/rig/bin/python [--seconds 10] [--connections 16 64] [--rounds 5]
+    python bench/websocket_load.py --rig-python /tmp/rig/bin/python [--seconds 10] [--connections 16 64]
+        [--rounds 5] [--rate 250]
 """
 
 from __future__ import annotations
@@ -31,11 +35,26 @@ from websockets.asyncio.client import connect
 BODY = {"model": "mock-model", "input": "Say something.", "max_output_tokens": 64}
 
 
-async def _ws_client(url: str, store: bool, until: float, compression: bool) -> int:
+class Pace:
+    """When one connection's next response may go: every ``connections / rate`` seconds from its own
+    start (the connections' starts spread over one period); no wait without a rate."""
+
+    def __init__(self, rate: float, connections: int, index: int) -> None:
+        self.period = connections / rate if rate else 0.0
+        self.due = time.monotonic() + index * self.period / max(connections, 1)
+
+    async def turn(self) -> None:
+        if self.period:
+            await asyncio.sleep(max(self.due - time.monotonic(), 0))
+            self.due += self.period
+
+
+async def _ws_client(url: str, store: bool, until: float, compression: bool, pace: Pace) -> int:
     done = 0
     async with connect(url.replace("http://", "ws://") + "/v1/responses", max_size=None,
                        compression="deflate" if compression else None) as socket:  # fmt: skip
         while time.monotonic() < until:
+            await pace.turn()
             await socket.send(json.dumps({"type": "response.create", **BODY, "store": store}))
             while True:
                 event = json.loads(await socket.recv())
@@ -45,10 +64,11 @@ async def _ws_client(url: str, store: bool, until: float, compression: bool) -> 
     return done
 
 
-async def _sse_client(url: str, store: bool, until: float) -> int:
+async def _sse_client(url: str, store: bool, until: float, pace: Pace) -> int:
     done = 0
     async with httpx.AsyncClient(base_url=url, timeout=60) as client:
         while time.monotonic() < until:
+            await pace.turn()
             body = {**BODY, "store": store, "stream": True}
             async with client.stream("POST", "/v1/responses", json=body) as reply:
                 async for line in reply.aiter_lines():
@@ -57,22 +77,25 @@ async def _sse_client(url: str, store: bool, until: float) -> int:
     return done
 
 
-async def _load(url: str, mode: str, store: bool, connections: int, seconds: float, compression: bool) -> int:
+async def _load(
+    url: str, mode: str, store: bool, connections: int, seconds: float, compression: bool, rate: float
+) -> int:
     until = time.monotonic() + seconds
+    paces = [Pace(rate, connections, index) for index in range(connections)]
     if mode == "websocket":
-        runs = [_ws_client(url, store, until, compression) for _ in range(connections)]
+        runs = [_ws_client(url, store, until, compression, pace) for pace in paces]
     else:
-        runs = [_sse_client(url, store, until) for _ in range(connections)]
+        runs = [_sse_client(url, store, until, pace) for pace in paces]
     return sum(await asyncio.gather(*runs))
 
 
 def measure(
-    url: str, pid: int, mode: str, store: bool, connections: int, seconds: float, compression: bool
+    url: str, pid: int, mode: str, store: bool, connections: int, seconds: float, compression: bool, rate: float
 ) -> dict[str, Any]:
-    asyncio.run(_load(url, mode, store, connections, 1.0, compression))  # warm: connections, caches
+    asyncio.run(_load(url, mode, store, connections, 1.0, compression, rate))  # warm: connections, caches
     tree = process_tree(pid)
     before, began = sum(cpu_seconds(each) for each in tree), time.monotonic()
-    done = asyncio.run(_load(url, mode, store, connections, seconds, compression))
+    done = asyncio.run(_load(url, mode, store, connections, seconds, compression, rate))
     spent, elapsed = sum(cpu_seconds(each) for each in tree) - before, time.monotonic() - began
     return {"mode": mode, "store": store, "connections": connections, "rps": done / elapsed,
             "cpu_ms": spent / max(done, 1) * 1000, "responses": done}  # fmt: skip
@@ -86,6 +109,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, nargs="+", default=[16])
     parser.add_argument("--no-compression", action="store_true")
     parser.add_argument("--rounds", type=int, default=1, help="runs of every cell, alternated")
+    parser.add_argument("--rate", type=float, default=0.0, help="responses a second offered in both modes (0: unpaced)")
     parser.add_argument("--server-flag", action="append", default=[], help="more flags for responsa serve")
     args = parser.parse_args()
     os.sched_setaffinity(0, {0})  # the load beside the mock, as the rig's load.py runs
@@ -108,7 +132,7 @@ def every_cell(url: str, pid: int, args: argparse.Namespace) -> Rows:
         for connections in args.connections:
             for store in (True, False):
                 for mode in ("websocket", "sse"):
-                    row = measure(url, pid, mode, store, connections, args.seconds, not args.no_compression)
+                    row = measure(url, pid, mode, store, connections, args.seconds, not args.no_compression, args.rate)
                     rows[connections, store, mode].append(row)
                     cell = f"{mode:9} store={str(store).lower():5} c{connections}"
                     print(f"{cell}: {row['rps']:7.1f} responses/s, server CPU {row['cpu_ms']:.2f} ms a response "
