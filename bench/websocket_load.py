@@ -3,7 +3,8 @@ this load on core 0, responsa alone on core 1 (SQLite). ``--connections`` client
 one after another for ``--seconds`` (the same body in both modes: ``stream`` over SSE, a
 ``response.create`` over WebSocket, with permessage-deflate offered as the websockets client and the
 Agents SDK offer it unless ``--no-compression``), store true and false; prints responses a second and
-the server's CPU per response (from /proc, its whole process tree). With ``--rounds N`` each cell runs
+the server's CPU per response (from /proc, its whole process tree), each cell's connections opened
+once, warmed for a second, then measured. With ``--rounds N`` each cell runs
 N times, the cells alternated round by round so the machine's drift falls on both modes alike, and
 it prints each cell's medians and WebSocket's over SSE's, round by round. ``--rate R`` offers both
 modes the same load, R responses a second over all the connections (each connection's next response
@@ -44,12 +45,14 @@ class Pace:
         self.due = time.monotonic() + index * self.period / max(connections, 1)
 
     async def turn(self) -> None:
+        """Wait for this connection's turn; a turn missed is skipped, not caught up in a burst."""
         if self.period:
-            await asyncio.sleep(max(self.due - time.monotonic(), 0))
-            self.due += self.period
+            now = time.monotonic()
+            await asyncio.sleep(max(self.due - now, 0))
+            self.due = max(self.due, now) + self.period
 
 
-async def _ws_client(url: str, store: bool, until: float, compression: bool, pace: Pace) -> int:
+async def _ws_client(url: str, store: bool, begin: float, until: float, compression: bool, pace: Pace) -> int:
     done = 0
     async with connect(url.replace("http://", "ws://") + "/v1/responses", max_size=None,
                        compression="deflate" if compression else None) as socket:  # fmt: skip
@@ -59,12 +62,12 @@ async def _ws_client(url: str, store: bool, until: float, compression: bool, pac
             while True:
                 event = json.loads(await socket.recv())
                 if event["type"] in ("response.completed", "response.failed", "response.incomplete", "error"):
-                    done += event["type"] == "response.completed"
+                    done += event["type"] == "response.completed" and time.monotonic() >= begin
                     break
     return done
 
 
-async def _sse_client(url: str, store: bool, until: float, pace: Pace) -> int:
+async def _sse_client(url: str, store: bool, begin: float, until: float, pace: Pace) -> int:
     done = 0
     async with httpx.AsyncClient(base_url=url, timeout=60) as client:
         while time.monotonic() < until:
@@ -73,30 +76,38 @@ async def _sse_client(url: str, store: bool, until: float, pace: Pace) -> int:
             async with client.stream("POST", "/v1/responses", json=body) as reply:
                 async for line in reply.aiter_lines():
                     if line.startswith("data: ") and '"type":"response.completed"' in line:
-                        done += 1
+                        done += time.monotonic() >= begin
     return done
 
 
 async def _load(
-    url: str, mode: str, store: bool, connections: int, seconds: float, compression: bool, rate: float
-) -> int:
-    until = time.monotonic() + seconds
+    url: str, tree: list[int], mode: str, store: bool, connections: int, seconds: float, compression: bool, rate: float
+) -> tuple[int, float, float]:
+    """One cell on connections opened once: a second to warm them (and the server's caches), then
+    ``seconds`` measured: the responses completed in it, the server's CPU seconds, and its length."""
+    begin = time.monotonic() + 1.0
+    until = begin + seconds
     paces = [Pace(rate, connections, index) for index in range(connections)]
     if mode == "websocket":
-        runs = [_ws_client(url, store, until, compression, pace) for pace in paces]
+        runs = [_ws_client(url, store, begin, until, compression, pace) for pace in paces]
     else:
-        runs = [_sse_client(url, store, until, pace) for pace in paces]
-    return sum(await asyncio.gather(*runs))
+        runs = [_sse_client(url, store, begin, until, pace) for pace in paces]
+
+    async def cpu_at_begin() -> float:
+        await asyncio.sleep(max(begin - time.monotonic(), 0))
+        return sum(cpu_seconds(each) for each in tree)
+
+    before = asyncio.create_task(cpu_at_begin())
+    done = sum(await asyncio.gather(*runs))
+    spent = sum(cpu_seconds(each) for each in tree) - await before
+    return done, spent, time.monotonic() - begin
 
 
 def measure(
     url: str, pid: int, mode: str, store: bool, connections: int, seconds: float, compression: bool, rate: float
 ) -> dict[str, Any]:
-    asyncio.run(_load(url, mode, store, connections, 1.0, compression, rate))  # warm: connections, caches
-    tree = process_tree(pid)
-    before, began = sum(cpu_seconds(each) for each in tree), time.monotonic()
-    done = asyncio.run(_load(url, mode, store, connections, seconds, compression, rate))
-    spent, elapsed = sum(cpu_seconds(each) for each in tree) - before, time.monotonic() - began
+    load = _load(url, process_tree(pid), mode, store, connections, seconds, compression, rate)
+    done, spent, elapsed = asyncio.run(load)
     return {"mode": mode, "store": store, "connections": connections, "rps": done / elapsed,
             "cpu_ms": spent / max(done, 1) * 1000, "responses": done}  # fmt: skip
 
