@@ -13,17 +13,13 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the helpers live with the tests
-
-from tests.conftest import free_port, wait_until_answering
+from _server import free_port, running
 
 
 def _children_cpu() -> float:
@@ -35,16 +31,11 @@ def one_start(options: list[str]) -> tuple[float, float]:
     """(seconds until it answered, CPU seconds it and its children spent) for one start."""
     with tempfile.TemporaryDirectory() as directory:
         port = free_port()
-        command = [sys.executable, "-m", "responsa.cli", "serve", "--port", str(port),
+        command = [sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), "--log-level", "warning",
                    "--db", f"sqlite:///{Path(directory) / 'r.db'}", *options]  # fmt: skip
         before, began = _children_cpu(), time.monotonic()
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            wait_until_answering(f"http://127.0.0.1:{port}/health", process)
+        with running(command, f"http://127.0.0.1:{port}/health", wait=120):  # SIGTERM and waited for at the end
             answered = time.monotonic() - began
-        finally:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=60)
         return answered, _children_cpu() - before
 
 
