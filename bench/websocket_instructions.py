@@ -24,10 +24,8 @@ from pathlib import Path
 
 import httpx
 from _server import RIG, free_port, rig_mock, running
+from websocket_load import BODY, ENDS
 from websockets.asyncio.client import connect
-
-BODY = {"model": "mock-model", "input": "Say something.", "max_output_tokens": 64}
-ENDS = ("response.completed", "response.failed", "response.incomplete", "error")
 
 
 async def _socket_responses(url: str, store: bool, count: int) -> None:

@@ -34,6 +34,9 @@ from _server import RIG, cpu_seconds, process_tree, responsa_server, rig_mock
 from websockets.asyncio.client import connect
 
 BODY = {"model": "mock-model", "input": "Say something.", "max_output_tokens": 64}
+"""What each response asks in both modes (bench/websocket_instructions.py sends it too)."""
+ENDS = ("response.completed", "response.failed", "response.incomplete", "error")
+"""A WebSocket response's last event."""
 
 
 class Pace:
@@ -61,7 +64,7 @@ async def _ws_client(url: str, store: bool, begin: float, until: float, compress
             await socket.send(json.dumps({"type": "response.create", **BODY, "store": store}))
             while True:
                 event = json.loads(await socket.recv())
-                if event["type"] in ("response.completed", "response.failed", "response.incomplete", "error"):
+                if event["type"] in ENDS:
                     done += event["type"] == "response.completed" and time.monotonic() >= begin
                     break
     return done
