@@ -28,8 +28,8 @@ def _connect(server: LiveServer) -> socket.socket:
 def test_a_connection_idle_past_the_sdks_expiry_is_still_open(tmp_path: Path) -> None:
     """Both connections answered, then idle: once a server set to 6 s closed its own (past the SDK's 5),
     the default's still answers."""
-    short = Settings(db_url=f"sqlite:///{tmp_path / 'a.db'}", embedded=False, keep_alive_secs=6)
-    default = Settings(db_url=f"sqlite:///{tmp_path / 'b.db'}", embedded=False)
+    short = Settings(db_url=f"sqlite:///{tmp_path / 'a.db'}", embedded=False, code_interpreter=False, keep_alive_secs=6)
+    default = Settings(db_url=f"sqlite:///{tmp_path / 'b.db'}", embedded=False, code_interpreter=False)
     with serve(short) as closing, serve(default) as keeping:
         with _connect(closing) as first, _connect(keeping) as second:
             assert _answered(first).startswith(b"HTTP/1.1 200") and _answered(second).startswith(b"HTTP/1.1 200")
