@@ -142,3 +142,16 @@ def test_an_item_still_being_built_is_translated_again_when_it_changes() -> None
         request = ModelRequest(model="m", instructions=None, items=context)
         payload, body = chat_request(request, "served", memo)
         assert orjson.loads(body) == payload == chat_body(request, "served")
+
+
+def test_a_branch_from_far_back_in_a_long_chain_reaches_the_model_as_its_own(rig: Rig) -> None:
+    """A turn that continues an earlier response than the last (a branch) shares only the start of
+    the context kept from the last turn, and parts from it far from its end: it gets its own messages,
+    none of the other branch's."""
+    history = _lines(70)
+    first = rig.sdk.responses.create(model="up-model", input=history)  # type: ignore[arg-type]
+    other = _lines(40)
+    rig.sdk.responses.create(model="up-model", input=other, previous_response_id=first.id)  # type: ignore[arg-type]
+    assert rig.first.requests[-1]["messages"] == [*history, ANSWER, *other]
+    rig.sdk.responses.create(model="up-model", input="A branch.", previous_response_id=first.id)
+    assert rig.first.requests[-1]["messages"] == [*history, ANSWER, {"role": "user", "content": "A branch."}]

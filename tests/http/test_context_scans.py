@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from responsa.backends import Finish, ModelEvent, ToolCallDelta
-from responsa.protocol import LONG_CONTEXT
+from responsa.protocol import LONG_CONTEXT, Message
 from tests.in_process import InProcess
 from tests.scripted import USAGE, ScriptedBackend, text
 
@@ -34,16 +34,16 @@ Turn = Callable[[list[dict[str, Any]]], dict[str, Any]]
 
 
 @contextmanager
-def _chain(app: InProcess, mode: str) -> Iterator[Turn]:
+def _chain(app: InProcess, mode: str, tool: dict[str, Any] = TOOL) -> Iterator[Turn]:
     """A chain held as ``mode`` says: over a WebSocket connection with ``store: false``, by
-    ``previous_response_id``, or in a conversation."""
+    ``previous_response_id``, or in a conversation; ``tool`` offered on every turn."""
     previous: list[str] = []
     if mode == "websocket":
         with app.http.websocket_connect("/v1/responses") as socket:
 
             def over_socket(items: list[dict[str, Any]]) -> dict[str, Any]:
                 body = {"type": "response.create", "model": "scripted", "store": False, "input": items,
-                        "tools": [TOOL], **({"previous_response_id": previous[-1]} if previous else {})}  # fmt: skip
+                        "tools": [tool], **({"previous_response_id": previous[-1]} if previous else {})}  # fmt: skip
                 socket.send_text(json.dumps(body))
                 while (event := json.loads(socket.receive_text()))["type"] not in ("response.completed", "error"):
                     pass
@@ -57,7 +57,7 @@ def _chain(app: InProcess, mode: str) -> Iterator[Turn]:
     thread = app.http.post("/v1/conversations", json={}).json()["id"] if mode == "conversation" else None
 
     def over_http(items: list[dict[str, Any]]) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": "scripted", "input": items, "tools": [TOOL]}
+        body: dict[str, Any] = {"model": "scripted", "input": items, "tools": [tool]}
         if thread is not None:
             body["conversation"] = thread
         elif previous:
@@ -94,3 +94,20 @@ def test_later_turns_are_checked_against_the_whole_chain(
         assert "High tide at 06:12." in str(model.requests[3].items)
         error = turn([_answer("call_elsewhere", "?")])["error"]
         assert error["param"] == "input" and "call_elsewhere" in error["message"] and len(model.requests) == 4
+
+
+@pytest.mark.parametrize("mode", ["websocket", "chain", "conversation"])
+def test_a_late_result_of_an_asynchronous_call_of_a_kept_turn_is_read_as_one(
+    scripted: tuple[InProcess, ScriptedBackend], mode: str
+) -> None:
+    """The asynchronous calls of what was kept of a context are kept with it (``Replays``): a result
+    sent turns after its call is still read as a late one (a user message naming the call)."""
+    app, model = scripted
+    with _chain(app, mode, {**TOOL, "async": True}) as turn:
+        call = [ToolCallDelta(0, "{}", name="lookup", call_id="call_high"), Finish("tool_calls", USAGE)]
+        model.turns.extend([call, text("Looking it up."), text("Noted."), text("06:12, then.")])
+        assert [item["type"] for item in turn(FIRST)["output"]] == ["function_call", "message"]
+        assert turn([{"role": "user", "content": "Any news?"}])["status"] == "completed"
+        assert turn([_answer("call_high", "06:12")])["status"] == "completed"
+        late = model.requests[-1].items[-1]
+        assert isinstance(late, Message) and "asynchronous call call_high" in str(late.content)

@@ -202,6 +202,10 @@ class Replay:
 
     tools: ToolPlan
     items: Sequence[Item]
+    known_calls: Sequence[tuple[int, Item]] = ()
+    """The asynchronous calls among the first ``known`` items, with their places, found on an earlier
+    turn of the context (see ``Replays``): only the items after them are looked through again."""
+    known: int = 0
 
     @cached_property
     def _by_id(self) -> dict[str, Item]:
@@ -212,11 +216,18 @@ class Replay:
         return self._by_id.get(item_id)
 
     @cached_property
+    def asynchronous_places(self) -> list[tuple[int, Item]]:
+        """The calls of asynchronous tools in the context (``async: true``) and their places. Found
+        among the items with fields of no model (most have none, and are passed over at C speed)."""
+        new = self.items[self.known :]
+        extra = compress(enumerate(new, self.known), map(_extra_fields, new))
+        found = [(place, item) for place, item in extra if (item.model_extra or {}).get("async") is True]
+        return [*self.known_calls, *found] if self.known_calls else found
+
+    @cached_property
     def asynchronous_calls(self) -> dict[str, Item]:
-        """The calls of asynchronous tools in the context (``async: true``), by ``call_id``. Found among
-        the items with fields of no model (most have none, and are passed over at C speed)."""
-        extra = compress(self.items, map(_extra_fields, self.items))
-        return {getattr(item, "call_id", ""): item for item in extra if (item.model_extra or {}).get("async") is True}
+        """The calls of asynchronous tools in the context, by ``call_id``."""
+        return {getattr(item, "call_id", ""): item for _place, item in self.asynchronous_places}
 
 
 _extra_fields = attrgetter("__pydantic_extra__")

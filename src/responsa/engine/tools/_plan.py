@@ -137,11 +137,13 @@ class Replays:
         seen: list[Item] = []
         ends: list[int] = []  # how many items ``seen`` holds after each item's replay
         long = len(items) >= LONG_CONTEXT
+        known_calls: list[tuple[int, Item]] = []
         found = self._kept.find(items) if long else None
         if found is not None and found[2] > 0:
             _start, kept, same = found
             seen, ends = kept.seen[: kept.ends[same - 1]], kept.ends[:same]
-        context = Replay(plan, items)
+            known_calls = [call for call in kept.calls if call[0] < same]
+        context = Replay(plan, items, known_calls, len(ends))
         settled = len(items)
         for index in range(len(ends), len(items)):
             item = items[index]
@@ -155,16 +157,20 @@ class Replays:
                 seen += replay
             ends.append(len(seen))
         if long and settled:
-            self._kept.keep(list(items[:settled]), _Replayed(seen[: ends[settled - 1]], ends[:settled]))
+            calls = [call for call in context.asynchronous_places if call[0] < settled]
+            start = list(items) if settled == len(items) else list(items[:settled])
+            self._kept.keep(start, _Replayed(seen[: ends[settled - 1]], ends[:settled], calls))
         return seen
 
 
 @dataclass(frozen=True, slots=True)
 class _Replayed:
-    """A context's start as the model reads it, and where each item's replay ends in it."""
+    """A context's start as the model reads it, where each item's replay ends in it, and its
+    asynchronous calls with their places (``Replay.asynchronous_places``)."""
 
     seen: list[Item]
     ends: list[int]
+    calls: list[tuple[int, Item]]
 
 
 _UNTOOLED: frozenset[type] = frozenset((Message, Reasoning))
