@@ -1,8 +1,9 @@
 """A long chain's later turns are checked against the whole chain, though what its earlier turns were
 scanned for is kept and only the new items are scanned (``ContextChecks``, from ``LONG_CONTEXT``
 items): a function call output answers a call of an earlier turn, an output that answers none is a 400 on any turn, and the model
-reads a file of the first turn on every later one. Over a WebSocket connection with ``store: false``
-(its own cache), a ``previous_response_id`` chain and a conversation."""
+reads a file of the first turn on every later one, and a late result of an asynchronous call of a
+kept turn as one. Over a WebSocket connection with ``store: false`` (its own cache), a
+``previous_response_id`` chain and a conversation."""
 
 from __future__ import annotations
 
