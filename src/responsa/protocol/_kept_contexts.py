@@ -5,9 +5,9 @@ conversation begins with the same item objects as the last (the connection's cac
 context caches hand them out again). Whatever is made of a context by reading every item (its chat
 messages, the facts its checks read) can then be made from what was kept and the new items alone: a
 context is found by the ``id()`` of its first item, and how many of its items are the kept ones is
-found at C speed: a list comparison, which tries identity first (~4 ns an item), where the whole kept
-context begins the new one (or all of it but its last few items: where a stored chain's next turn
-parts from it), and one identity comparison per item (~14 ns) past that. An item the list comparison
+found at C speed: all but the kept context's last few items by a list comparison, which tries identity
+first (~4 ns an item), and those last ones (where a stored chain's next turn parts from it, if
+anywhere) by one identity comparison each (~14 ns). An item the list comparison
 meets that is not the kept one but equal to it (read back anew, the same fields) counts as kept: what
 is made of an item is made of its fields. Items are held beside what was made of them, so that no
 other object can take their ``id()`` while they are here.
@@ -31,8 +31,8 @@ and most requests (one turn, a few items) would only fill the memos."""
 
 
 _NEAR_END = 32
-"""Where a context parts from the kept one, when not at its end, it most often does within this many of
-its last items: those are compared one by one, the rest at once."""
+"""Where a context parts from the kept one, it most often does within this many of the kept one's last
+items: those are compared one by one, the rest at once."""
 
 
 def _same_start(start: list[Item], items: Sequence[Item], count: int) -> bool:
@@ -40,7 +40,7 @@ def _same_start(start: list[Item], items: Sequence[Item], count: int) -> bool:
     if count <= 0 or count > len(items):
         return False
     head = items[:count]
-    return (start if count == len(start) else start[:count]) == (head if type(head) is list else list(head))
+    return start[:count] == (head if type(head) is list else list(head))
 
 
 class KeptContexts(Generic[T]):
@@ -62,12 +62,13 @@ class KeptContexts(Generic[T]):
         if kept is None:
             return None
         start, value = kept
-        if _same_start(start, items, len(start)):
-            return start, value, len(start)  # the common case: the next turn of a chain, past what it kept
-        # Else they most often part among the last turn's items (read back anew from the store).
-        known = len(start) - _NEAR_END if _same_start(start, items, len(start) - _NEAR_END) else 0
+        # All but the kept context's last items at once; they part, if at all, most often among those
+        # (a stored chain's last turn, read back from the store as new objects), looked at one by one.
+        known = len(start) - _NEAR_END
+        if not _same_start(start, items, known):
+            known = 0  # they part further back (a branch, a truncation): every item is looked at
         rest = (start[known:], items[known:]) if known else (start, items)
-        try:  # the first item that is not the kept one (operator.indexOf: a C loop, ~14 ns an item)
+        try:  # the first item that is not the kept one (operator.indexOf: a C loop)
             same = known + indexOf(map(is_not, *rest), True)
         except ValueError:
             same = min(len(start), len(items))
