@@ -9,11 +9,11 @@ that finishes it, with its webhook events (``_webhooks.announce``).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
-from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy import Select, and_, delete, func, insert, or_, select, update
 from sqlalchemy.sql.dml import Update
 
 from responsa.protocol import Batch, BatchCounts
@@ -22,12 +22,49 @@ from .._batch_repository import BatchFile, ClaimedBatch, ClaimedLine, InputLine
 from ._database import Database, Sql
 from ._files import write_whole_file
 from ._paging import keyed_page
+from ._statements import NOW
 from ._tables import batch_lines, batches
 from ._webhooks import announce
 
 __all__ = ["SqlBatches"]
 
 _b, _l = batches.c, batch_lines.c
+
+
+def _unclaimed(now: Any) -> Any:
+    """No process holds the batch at ``now`` (a time, or ``NOW``)."""
+    return _b.lease_until.is_(None) | (_b.lease_until < now)
+
+
+def _validating(now: Any) -> Any:
+    """A batch waiting for its file to be read, that no process holds at ``now``."""
+    return (_b.status == "validating") & _unclaimed(now)
+
+
+def _finishing(now: Any) -> Any:
+    """A batch whose lines are all done (or expired, or cancelled with none running) at ``now``, or that was
+    being finalized, that no process holds."""
+    pending = select(_l.line).where(_l.batch_id == _b.id, _l.state == "pending").exists()
+    running = select(_l.line).where(_l.batch_id == _b.id, _l.state == "running").exists()
+    live = select(_l.line).where(_l.batch_id == _b.id, _l.state == "running", _l.lease_until >= now).exists()
+    done = (
+        ((_b.status == "in_progress") & (((~pending) & (~running)) | ((_b.expires_at <= now) & ~live)))
+        | ((_b.status == "cancelling") & ~live)
+        | (_b.status == "finalizing")
+    )
+    return _unclaimed(now) & done
+
+
+def _candidates(where: Any) -> Select[Any]:
+    return select(_b.id, _b.tenant, _b.body, _b.status).where(where).limit(16)
+
+
+_VALIDATION_CANDIDATES = _candidates(_validating(NOW))
+_FINISHING_CANDIDATES = _candidates(_finishing(NOW))
+_RUNNING_BATCHES = select(_b.id, _b.tenant, _b.body, _b.expires_at).where(
+    _b.status == "in_progress", _b.expires_at > NOW
+)
+_RUNNING_BATCHES = _RUNNING_BATCHES.order_by(_b.id)
 
 LINES_PER_WRITE = 500
 
@@ -138,14 +175,15 @@ class SqlBatches:
         return await self._db.write(work)
 
     async def claim_validation(self, now: float, until: float) -> list[ClaimedBatch]:
-        waiting = (_b.status == "validating") & (_b.lease_until.is_(None) | (_b.lease_until < now))
-        return await self._claim(waiting, until, None)
+        return await self._claim(_VALIDATION_CANDIDATES, _validating, now, until, None)
 
-    async def _claim(self, where: Any, until: float, status: str | None) -> list[ClaimedBatch]:
-        """Batches matching ``where``, held until ``until`` (and ``status`` where they were ``in_progress``).
-        Looked for with a read first: a process with nothing to claim never takes the write lock."""
-        candidates = select(_b.id, _b.tenant, _b.body, _b.status).where(where).limit(16)
-        rows = await self._db.read(lambda conn: conn.execute(candidates).all())
+    async def _claim(
+        self, candidates: Select[Any], where: Callable[[Any], Any], now: float, until: float, status: str | None
+    ) -> list[ClaimedBatch]:
+        """Batches that ``candidates`` finds (at ``now``), held until ``until`` (and ``status`` where they
+        were ``in_progress``) if ``where(now)`` still holds. Looked for with a read first: a process with
+        nothing to claim never takes the write lock."""
+        rows = await self._db.read(lambda conn: conn.execute(candidates, {"now": now}).all())
         if not rows:
             return []
 
@@ -157,7 +195,7 @@ class SqlBatches:
                 if status is not None and old_status == "in_progress":
                     batch.status, batch.finalizing_at = status, int(time.time())
                     values.update(status=status, body=_dump(batch))
-                taken = update(batches).where(_b.id == batch_id, _b.status == old_status, where).values(**values)
+                taken = update(batches).where(_b.id == batch_id, _b.status == old_status, where(now)).values(**values)
                 if conn.execute(taken).rowcount:
                     claimed.append(ClaimedBatch(tenant, batch))
             return claimed
@@ -208,14 +246,11 @@ class SqlBatches:
         """Each running batch's first pending lines (and lines whose holder's lease ran out), found
         through the (batch, state, line) index: a claim costs the same at the end of a long batch as at
         its start."""
-        running = select(_b.id, _b.tenant, _b.body, _b.expires_at).where(
-            _b.status == "in_progress", _b.expires_at > now
-        )
         lapsed = (_l.state == "running") & (_l.lease_until < now)
 
         def candidates(conn: Sql) -> list[tuple[Any, ...]]:
             found: list[tuple[Any, ...]] = []
-            for batch_id, tenant, body, expires_at in conn.execute(running.order_by(_b.id)).all():
+            for batch_id, tenant, body, expires_at in conn.execute(_RUNNING_BATCHES, {"now": now}).all():
                 for state in (_l.state == "pending", lapsed):
                     wanted = limit - len(found)
                     if wanted <= 0:
@@ -264,16 +299,7 @@ class SqlBatches:
         await self._db.write(lambda conn: conn.execute(released))
 
     async def claim_finishing(self, now: float, until: float) -> list[ClaimedBatch]:
-        unclaimed = _b.lease_until.is_(None) | (_b.lease_until < now)
-        pending = select(_l.line).where(_l.batch_id == _b.id, _l.state == "pending").exists()
-        running = select(_l.line).where(_l.batch_id == _b.id, _l.state == "running").exists()
-        live = select(_l.line).where(_l.batch_id == _b.id, _l.state == "running", _l.lease_until >= now).exists()
-        done = (
-            ((_b.status == "in_progress") & (((~pending) & (~running)) | ((_b.expires_at <= now) & ~live)))
-            | ((_b.status == "cancelling") & ~live)
-            | (_b.status == "finalizing")
-        )
-        return await self._claim(unclaimed & done, until, "finalizing")
+        return await self._claim(_FINISHING_CANDIDATES, _finishing, now, until, "finalizing")
 
     async def unfinished_results(self, batch_id: str) -> list[tuple[int, str]]:
         query = select(_l.line, _l.custom_id).where(_l.batch_id == batch_id, _l.state.not_in(_RAN)).order_by(_l.line)

@@ -8,7 +8,7 @@ nothing expires) scope every lookup to what the caller may see.
 
 from __future__ import annotations
 
-from sqlalchemy import bindparam, delete, func, insert, select, text, update
+from sqlalchemy import BindParameter, bindparam, delete, func, insert, select, text, update
 from sqlalchemy.dialects import postgresql
 
 from ._tables import (
@@ -43,6 +43,7 @@ __all__ = [
     "INSERT_RESPONSE",
     "LOCK_CONVERSATION",
     "NEXT_POSITION",
+    "NOW",
     "OUTPUTS",
     "OWN_ITEMS",
     "RENEW_LEASES",
@@ -54,6 +55,10 @@ __all__ = [
     "TIMING",
     "UPDATE_RESPONSE",
 ]
+
+NOW: BindParameter[float] = bindparam("now")
+"""The time a poll looks at (the batch runner's and the webhook deliverer's, each second in every
+process, finding nothing most of the time): their statements are built once with it."""
 
 _r, _i, _e = responses.c, response_items.c, response_events.c
 _c, _ci = conversations.c, conversation_items.c

@@ -21,11 +21,22 @@ from .._base import Order
 from .._webhook_repository import Delivery, DueDelivery, WebhookEndpointRow, event_payload, secrets_of
 from ._database import Database, Sql
 from ._paging import keyed_page
+from ._statements import NOW
 from ._tables import webhook_deliveries, webhook_endpoints
 
 __all__ = ["SqlWebhooks", "announce"]
 
 _e, _d = webhook_endpoints.c, webhook_deliveries.c
+
+
+def _due(now: Any) -> Any:
+    """A delivery due at ``now`` (a time, or ``NOW``): pending and its time come, or sending and its lease
+    run out (its sender gone)."""
+    return (_d.state == "pending") & (_d.next_attempt_at <= now) | (_d.state == "sending") & (_d.lease_until < now)
+
+
+_OWED = select(_d.endpoint_id).where(_due(NOW)).group_by(_d.endpoint_id).order_by(func.min(_d.next_attempt_at))
+"""The endpoints with deliveries due, the longest owed first."""
 
 LOG_KEPT_SECS = 30 * 24 * 3600.0
 """How long a delivered or given-up delivery stays in its endpoint's log."""
@@ -173,12 +184,11 @@ class SqlWebhooks:
     async def claim_due(
         self, now: float, until: float, limit: int, per_endpoint: int, sending: Mapping[str, int]
     ) -> list[DueDelivery]:
-        due = (_d.state == "pending") & (_d.next_attempt_at <= now) | (_d.state == "sending") & (_d.lease_until < now)
-        owed = select(_d.endpoint_id).where(due).group_by(_d.endpoint_id).order_by(func.min(_d.next_attempt_at))
+        due = _due(now)
 
         def candidates(conn: Sql) -> list[Any]:
             rows: list[Any] = []
-            for endpoint_id in conn.execute(owed).scalars():
+            for endpoint_id in conn.execute(_OWED, {"now": now}).scalars():
                 take = min(per_endpoint - sending.get(endpoint_id, 0), limit - len(rows))
                 if take > 0:
                     oldest = select(*_DELIVERY, *_ENDPOINT).join(webhook_endpoints, _e.id == _d.endpoint_id)
