@@ -56,15 +56,17 @@ def _finishing(now: Any) -> Any:
 
 
 def _candidates(where: Any) -> Select[Any]:
+    """The first batches ``where`` finds, for a claim to try."""
     return select(_b.id, _b.tenant, _b.body, _b.status).where(where).limit(16)
 
 
 _VALIDATION_CANDIDATES = _candidates(_validating(NOW))
 _FINISHING_CANDIDATES = _candidates(_finishing(NOW))
-_RUNNING_BATCHES = select(_b.id, _b.tenant, _b.body, _b.expires_at).where(
-    _b.status == "in_progress", _b.expires_at > NOW
+_RUNNING_BATCHES = (
+    select(_b.id, _b.tenant, _b.body, _b.expires_at)
+    .where(_b.status == "in_progress", _b.expires_at > NOW)
+    .order_by(_b.id)
 )
-_RUNNING_BATCHES = _RUNNING_BATCHES.order_by(_b.id)
 
 LINES_PER_WRITE = 500
 
