@@ -24,7 +24,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from _server import ab_arguments, ab_pythons, free_port, rig_load, rig_mock, running
+from _callgrind import counted_server, instructions
+from _server import ab_arguments, ab_pythons, rig_load, rig_mock
 
 
 def instructions_per_request(
@@ -32,22 +33,15 @@ def instructions_per_request(
 ) -> float:
     """``source``'s responsa, run by ``python``, under callgrind: instructions per request of a run of
     ``args.requests``."""
-    port = free_port()
-    counts = scratch / f"callgrind-{port}.out"
-    valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={counts}", "--cache-sim=no",
-                f"--log-file={scratch / f'valgrind-{port}.log'}"]  # fmt: skip
-    database = f"sqlite:///{scratch / f'{port}.db'}"
-    serve = [python, "-m", "responsa.cli", "serve", "--port", str(port), "--log-level", "warning",
-             "--db", database, "--no-embedded", "--no-simulator", "--upstream", upstream]  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
     flags = ["-c", "16", "--store", args.store, "--timeout", "300", *(["--stream"] if args.stream else [])]
-    with running([*valgrind, *serve], f"{url}/health", env={"PYTHONPATH": str(source.resolve())}, wait=600) as server:
-        rig_load(args.rig_python, url, *flags, "-n", str(args.warmup), rig=args.rig)
-        subprocess.run(["callgrind_control", "--zero", str(server.pid)], check=True, capture_output=True)
-        rig_load(args.rig_python, url, *flags, "-n", str(args.requests), rig=args.rig)
-        subprocess.run(["callgrind_control", "--dump", str(server.pid)], check=True, capture_output=True)
-    dump = Path(f"{counts}.1")
-    total = next(int(line.split()[1]) for line in dump.read_text().splitlines() if line.startswith("summary:"))
+    env = {"PYTHONPATH": str(source.resolve())}
+    with counted_server(upstream, scratch, python=python, env=env) as server:
+        rig_load(args.rig_python, server.url, *flags, "-n", str(args.warmup), rig=args.rig)
+        server.zero()
+        rig_load(args.rig_python, server.url, *flags, "-n", str(args.requests), rig=args.rig)
+        server.dump()
+    dump = Path(f"{server.counts}.1")
+    total = instructions(dump)
     collected = _garbage_collection(dump)
     print(f"  of which garbage collection: {collected / args.requests:,.0f} a request ({collected / total:.2%})")
     return total / args.requests

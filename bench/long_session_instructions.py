@@ -19,21 +19,15 @@ for the first time); compare a tree's run with another's. Needs valgrind.
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
-from _server import RIG, free_port, rig_mock, running
+from _callgrind import counted_server, instructions
+from _server import RIG, rig_mock
 from long_session import Chain, HttpChain, SocketChain
 from websockets.sync.client import connect
-
-
-def _summary(dump: Path) -> int:
-    """The instructions a callgrind dump counted."""
-    return next(int(line.split()[1]) for line in dump.read_text().splitlines() if line.startswith("summary:"))
 
 
 def main() -> None:
@@ -47,46 +41,37 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=10, help="seconds with no request, for the work by the second")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, rig_mock(args.rig_python, "--tokens", "64", rig=args.rig) as upstream:
-        counts, port = Path(tmp) / "callgrind.out", free_port()
-        valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={counts}", "--cache-sim=no",
-                    "--separate-threads=yes", f"--log-file={Path(tmp) / 'valgrind.log'}"]  # fmt: skip
-        serve = [sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), "--log-level", "warning",
-                 "--db", f"sqlite:///{Path(tmp) / 'r.db'}", "--no-embedded", "--no-simulator",
-                 "--no-code-interpreter", "--upstream", upstream]  # fmt: skip
-        url = f"http://127.0.0.1:{port}"
         with (
-            running([*valgrind, *serve], f"{url}/health", wait=600) as server,
-            httpx.Client(base_url=url, timeout=600) as client,
+            counted_server(upstream, Path(tmp), ["--separate-threads=yes"], ["--no-code-interpreter"]) as server,
+            httpx.Client(base_url=server.url, timeout=600) as client,
         ):
 
             def chain() -> Chain:
                 if args.kind == "websocket":
-                    return SocketChain(connect(url.replace("http", "ws", 1) + "/v1/responses", compression=None))
+                    return SocketChain(connect(server.url.replace("http", "ws", 1) + "/v1/responses", compression=None))
                 return HttpChain(client, conversation=args.kind == "conversation")
-
-            def callgrind(command: str, *more: str) -> None:
-                subprocess.run(["callgrind_control", command, *more, str(server.pid)], check=True, capture_output=True)
 
             warmup = chain()
             for _ in range(args.warmup):
                 warmup.turn()
-            callgrind("--zero")
+            server.zero()
             started = time.monotonic()
             time.sleep(args.idle)
-            callgrind("--dump", "idle")
+            server.dump("idle")
             idle_seconds = time.monotonic() - started
             measured, last, seconds = chain(), args.turns - args.block, []
             for turn in range(args.turns):
                 if turn in (0, last):
-                    callgrind("--zero")
+                    server.zero()
                     started = time.monotonic()
                 measured.turn()
                 if turn in (args.block - 1, args.turns - 1):
-                    callgrind("--dump", f"turn{turn}")
+                    server.dump(f"turn{turn}")
                     seconds.append(time.monotonic() - started)
-        a_second = _summary(Path(f"{counts}.1-01")) / idle_seconds
-        first, late = ((_summary(Path(f"{counts}.{part}-01")) - a_second * spent) / args.block
-                       for part, spent in zip((2, 3), seconds, strict=True))  # fmt: skip
+        loop_thread = [Path(f"{server.counts}.{part}-01") for part in (1, 2, 3)]  # the event loop's: thread 1
+        a_second = instructions(loop_thread[0]) / idle_seconds
+        first, late = ((instructions(dump) - a_second * spent) / args.block
+                       for dump, spent in zip(loop_thread[1:], seconds, strict=True))  # fmt: skip
     print(f"{args.kind}: the event loop's instructions a turn, turns 0-{args.block - 1}: {first:,.0f}; "
           f"turns {last}-{args.turns - 1}: {late:,.0f} ({late / first:.3f}x); {a_second:,.0f} a second idle, "
           f"taken off; the blocks took {seconds[0]:.0f} s and {seconds[1]:.0f} s")  # fmt: skip

@@ -17,13 +17,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import httpx
-from _server import RIG, free_port, rig_mock, running
+from _callgrind import counted_server, instructions
+from _server import RIG, rig_mock
 from websocket_load import BODY, ENDS
 from websockets.asyncio.client import connect
 
@@ -68,27 +67,18 @@ def main() -> None:
     args = parser.parse_args()
     store, responses = args.store == "true", args.responses - args.responses % args.connections
     with tempfile.TemporaryDirectory() as tmp, rig_mock(args.rig_python, "--tokens", "64", rig=args.rig) as upstream:
-        counts, port = Path(tmp) / "callgrind.out", free_port()
-        valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={counts}", "--cache-sim=no",
-                    f"--log-file={Path(tmp) / 'valgrind.log'}"]  # fmt: skip
-        serve = [sys.executable, "-m", "responsa.cli", "serve", "--port", str(port), "--log-level", "warning",
-                 "--db", f"sqlite:///{Path(tmp) / 'r.db'}", "--no-embedded", "--no-simulator",
-                 "--no-code-interpreter", "--upstream", upstream]  # fmt: skip
-        url = f"http://127.0.0.1:{port}"
-        with running([*valgrind, *serve], f"{url}/health", wait=600) as server:
+        with counted_server(upstream, Path(tmp), serve=["--no-code-interpreter"]) as server:
             for mode in MODES:
-                _send(mode, url, store, 8 * args.connections, args.connections)  # warm: caches, connections
+                _send(mode, server.url, store, 8 * args.connections, args.connections)  # warm: caches, connections
             for round_ in range(args.rounds):
                 for mode in MODES:
-                    subprocess.run(["callgrind_control", "--zero", str(server.pid)], check=True, capture_output=True)
-                    _send(mode, url, store, responses, args.connections)
-                    subprocess.run(["callgrind_control", "--dump", f"{mode}-{round_}", str(server.pid)],
-                                   check=True, capture_output=True)  # fmt: skip
-        for dump in sorted(Path(tmp).glob("callgrind.out.*"), key=lambda path: int(path.suffix[1:])):
-            text = dump.read_text()
-            total = next(int(line.split()[1]) for line in text.splitlines() if line.startswith("summary:"))
-            trigger = next(line.split()[-1] for line in text.splitlines() if line.startswith("desc: Trigger"))
-            print(f"{trigger:12} store={args.store}: {total / responses:,.0f} instructions a response")
+                    server.zero()
+                    _send(mode, server.url, store, responses, args.connections)
+                    server.dump(f"{mode}-{round_}")
+        for dump in sorted(Path(tmp).glob(f"{server.counts.name}.*"), key=lambda path: int(path.suffix[1:])):
+            lines = dump.read_text().splitlines()
+            trigger = next(line.split()[-1] for line in lines if line.startswith("desc: Trigger"))
+            print(f"{trigger:12} store={args.store}: {instructions(dump) / responses:,.0f} instructions a response")
 
 
 if __name__ == "__main__":
