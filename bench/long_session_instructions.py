@@ -14,11 +14,13 @@ their time. Runs of one tree still differ by a few percent (a new chain's early 
 for the first time); compare a tree's run with another's. Needs valgrind.
 
     python bench/long_session_instructions.py --rig-python /tmp/rig/bin/python [--kind chain|conversation|websocket]
+        [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -39,6 +41,7 @@ def main() -> None:
     parser.add_argument("--block", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=30)
     parser.add_argument("--idle", type=float, default=10, help="seconds with no request, for the work by the second")
+    parser.add_argument("--keep", type=Path, help="copy the loop's dumps here (idle, first, late)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, rig_mock(args.rig_python, "--tokens", "64", rig=args.rig) as upstream:
         with (
@@ -69,6 +72,10 @@ def main() -> None:
                     server.dump(f"turn{turn}")
                     seconds.append(time.monotonic() - started)
         loop_thread = [Path(f"{server.counts}.{part}-01") for part in (1, 2, 3)]  # the event loop's: thread 1
+        if args.keep is not None:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            for dump, name in zip(loop_thread, ("idle", "first", "late"), strict=True):
+                shutil.copy(dump, args.keep / f"{args.kind}-{name}.out")
         a_second = instructions(loop_thread[0]) / idle_seconds
         first, late = ((instructions(dump) - a_second * spent) / args.block
                        for dump, spent in zip(loop_thread[1:], seconds, strict=True))  # fmt: skip
