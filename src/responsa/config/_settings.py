@@ -379,7 +379,29 @@ class Settings:
     keys_file: Path | None = option(
         None,
         summary="TOML API keys: one [keys.<tenant>] table with key, requests_per_minute, tokens_per_minute.",
-        doc="API keys with tenants and rate limits (TOML, below).",
+        doc=(
+            "API keys with tenants and rate limits (TOML, below). Each tenant is a project of the Admin API, "
+            "read-only there."
+        ),
+    )
+    admin_key: str | None = option(
+        None,
+        summary="An admin key: the only key the Admin API (/v1/organization/...) takes. Default: none.",
+        doc=(
+            "A bearer key for the Admin API (`/v1/organization/...`: projects, their keys and permissions), and for "
+            "nothing else. Without it (or one made by `responsa admin-key`), the Admin API refuses every request. "
+            "Any key known (this one too) makes the server require one. See docs/operations.md, Projects and keys."
+        ),
+    )
+    keys_poll_secs: float = option(
+        1.0,
+        minimum=0.05,
+        summary="How often the store is read for keys and projects changed by another worker or replica.",
+        doc=(
+            "How often each process reads the store's count of changes to projects and keys, and reloads them "
+            "when it moved: a key made or revoked through one worker or replica holds in every other within "
+            "this many seconds (at once in the one that made it)."
+        ),
     )
     max_body_bytes: int = option(
         16777216,

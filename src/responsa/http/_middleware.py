@@ -3,7 +3,6 @@ one structured log line, and the request metrics."""
 
 from __future__ import annotations
 
-import hmac
 import itertools
 import logging
 import os
@@ -14,9 +13,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from responsa import tracing
-from responsa.config import ApiKey
-from responsa.protocol import AuthenticationFailed, PayloadTooLarge, ResponsaError
+from responsa.engine.projects import KeyDirectory
+from responsa.protocol import AuthenticationFailed, PayloadTooLarge, PermissionDenied, ResponsaError
 
+from ._admin_routes import is_admin_path
 from ._console import is_console_path
 from ._errors import error_response
 from ._file_routes import is_upload
@@ -24,11 +24,13 @@ from ._limits import Limiter
 from ._metrics import Metrics, route_of
 from ._sse import BODY_SEND
 
-__all__ = ["DEFAULT_TENANT", "Gate"]
+__all__ = ["ADMIN_TENANT", "DEFAULT_TENANT", "Gate"]
 
 logger = logging.getLogger("responsa.access")
 
 DEFAULT_TENANT = "default"
+ADMIN_TENANT = "organization"
+"""What the log and the metrics name an admin key's requests by (they reach no tenant's objects)."""
 _OPEN_PATHS = frozenset({"/health", "/metrics", "/openapi.json"})
 _TRACE_HEADERS = ("traceparent", "tracestate")
 
@@ -37,7 +39,7 @@ class Gate:
     def __init__(
         self,
         app: ASGIApp,
-        keys: tuple[ApiKey, ...],
+        keys: KeyDirectory,
         limiter: Limiter,
         metrics: Metrics,
         max_body_bytes: int,
@@ -125,7 +127,7 @@ class Gate:
         """A WebSocket handshake: the API key of its headers names the tenant (limits apply per message).
         A refused handshake gets the HTTP error response where the server can send one, else a close."""
         try:
-            tenant = self._tenant(dict(scope["headers"]))
+            tenant = self._tenant(dict(scope["headers"]), scope["path"])
         except ResponsaError as refused:
             socket = WebSocket(scope, receive, send)
             try:
@@ -138,11 +140,11 @@ class Gate:
         await self.app(scope, receive, send)
 
     async def _admit(self, scope: Scope, headers: dict[bytes, Any]) -> str:
-        """The tenant of the request, or the error refusing it (401, 429, 413)."""
+        """The tenant of the request, or the error refusing it (401, 403, 429, 413)."""
         if scope["path"] in _OPEN_PATHS:
             return DEFAULT_TENANT
         try:
-            tenant = self._tenant(headers)
+            tenant = self._tenant(headers, scope["path"])
         except AuthenticationFailed:
             if is_console_path(scope["path"]):  # checked only here: an API request pays nothing for it
                 return DEFAULT_TENANT
@@ -152,24 +154,36 @@ class Gate:
             limit = self.max_upload_bytes if is_upload(scope["method"], scope["path"]) else self.max_body_bytes
             if int(length) > limit:
                 raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
-        await self.limiter.admit(tenant)
+        if not is_admin_path(scope["path"]):  # an admin key's (nothing else gets there): no project's limits
+            await self.limiter.admit(tenant)
         return tenant
 
-    def _tenant(self, headers: dict[bytes, Any]) -> str:
-        """The tenant whose API key the ``Authorization`` header carries; 401 without a configured key."""
-        tenant = DEFAULT_TENANT
-        if self.keys:
-            header = headers.get(b"authorization", b"")
-            token = header[7:].strip() if header[:7].lower() == b"bearer " else b""
-            key = next((k for k in self.keys if hmac.compare_digest(token, k.key.encode())), None)
-            if key is None:
-                raise AuthenticationFailed(
-                    "Incorrect API key provided. Pass a configured key as 'Authorization: Bearer <key>'."
-                    if token
-                    else "You didn't provide an API key. Use 'Authorization: Bearer <key>'."
-                )
-            tenant = key.tenant
-        return tenant
+    def _tenant(self, headers: dict[bytes, Any], path: str) -> str:
+        """The tenant whose API key the ``Authorization`` header carries (``ADMIN_TENANT`` for an admin
+        key, which reaches the Admin API's paths and only those); 401 without a known key where keys
+        are required (a server that knows none is open, but for the Admin API)."""
+        admin_path = is_admin_path(path)
+        if not self.keys.required and not admin_path:
+            return DEFAULT_TENANT
+        header = headers.get(b"authorization", b"")
+        token = header[7:].strip() if header[:7].lower() == b"bearer " else b""
+        principal = self.keys.resolve(token) if token else None
+        if principal is None:
+            if admin_path and not self.keys.has_admin:
+                raise AuthenticationFailed("The Admin API needs an admin key: start the server with --admin-key, "
+                                           "or make one with `responsa admin-key`.")  # fmt: skip
+            raise AuthenticationFailed(
+                "Incorrect API key provided. Pass a configured key as 'Authorization: Bearer <key>'."
+                if token
+                else "You didn't provide an API key. Use 'Authorization: Bearer <key>'."
+            )
+        if principal.tenant is None and not admin_path:
+            raise PermissionDenied("An admin key may only be used for the Admin API (/v1/organization/...): use a "
+                                   "project's key.", code="admin_key_not_allowed")  # fmt: skip
+        if principal.tenant is not None and admin_path:
+            raise PermissionDenied("You have insufficient permissions for this operation: the Admin API needs "
+                                   "an admin key, not a project's.", code="insufficient_permissions")  # fmt: skip
+        return principal.tenant or ADMIN_TENANT
 
 
 def _tenant_of(scope: Scope) -> str:

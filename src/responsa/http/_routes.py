@@ -15,6 +15,7 @@ from responsa.protocol import (
     ModerationRequest,
 )
 
+from ._admin_routes import admin_routes
 from ._batch_routes import batch_routes
 from ._compaction_routes import compaction_routes
 from ._console import console_routes
@@ -191,4 +192,4 @@ def routes() -> list[BaseRoute]:
             *skill_routes(prefix),
             *image_routes(prefix),
         ]
-    return [*table, *console_routes()]
+    return [*table, *admin_routes(), *console_routes()]

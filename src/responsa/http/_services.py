@@ -22,6 +22,7 @@ from responsa.engine import (
     VectorStoreService,
     WebhookService,
 )
+from responsa.engine.projects import ProjectService
 from responsa.engine.skills import SkillService
 from responsa.engine.tools import ToolRegistry
 from responsa.protocol import Capability
@@ -73,6 +74,8 @@ class Services:
     webhooks: WebhookService
     skills: SkillService
     """``/v1/skills``, and the skills a hosted shell's container mounts."""
+    projects: ProjectService
+    """The Admin API's projects, keys and permissions (``/v1/organization/...``)."""
     store_health: Callable[[], Awaitable[StoreHealth]]
     """Whether the store can serve now (``/health``)."""
     processes: int = 1

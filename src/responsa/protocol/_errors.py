@@ -7,6 +7,7 @@
     │   ├── Conflict                    409 invalid_request_error (state does not allow it)
     │   └── PayloadTooLarge             413 invalid_request_error
     ├── AuthenticationFailed            401 authentication_error
+    ├── PermissionDenied                403 invalid_request_error (a project's permissions)
     ├── NotFound                        404 invalid_request_error (code *_not_found)
     ├── RateLimited                     429 rate_limit_error
     ├── ModelError                      500 server_error (backend broke while generating)
@@ -28,6 +29,7 @@ __all__ = [
     "ModelError",
     "NotFound",
     "PayloadTooLarge",
+    "PermissionDenied",
     "RateLimited",
     "ResponsaError",
     "ServiceUnavailable",
@@ -93,6 +95,15 @@ class AuthenticationFailed(ResponsaError):
     status_code = 401
     error_type = "authentication_error"
     default_code = "invalid_api_key"
+
+
+class PermissionDenied(ResponsaError):
+    """The key is good but its project may not do this (a model or hosted tool its permissions leave
+    out, an admin route with a project's key)."""
+
+    status_code = 403
+    error_type = "invalid_request_error"
+    default_code = "permission_denied"
 
 
 class NotFound(ResponsaError):

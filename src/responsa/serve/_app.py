@@ -12,6 +12,7 @@ from starlette.applications import Starlette
 
 from responsa.backends import Backend
 from responsa.config import Settings
+from responsa.engine.projects import KeyDirectory
 from responsa.http import EXCEPTION_HANDLERS, FORM_SLACK, ExactRoutes, Gate, HttpLimits, Metrics, routes
 
 from ._assembly import BUILDERS, Assembly
@@ -33,12 +34,13 @@ def create_app(settings: Settings, group: WorkerGroup | None = None, backends: S
         settings.codex_responses_lite,
     )
     limiter = configured_limiter(settings, group)
+    keys = KeyDirectory(settings.api_keys, settings.admin_key)
     metrics = Metrics(shared=None if group is None else group.metrics_directory)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
-            made = Assembly(app, settings, group, stack, limiter, metrics, limits, tuple(backends))
+            made = Assembly(app, settings, group, stack, limiter, metrics, limits, keys, tuple(backends))
             for build in BUILDERS:
                 await build(made)
             yield
@@ -48,7 +50,7 @@ def create_app(settings: Settings, group: WorkerGroup | None = None, backends: S
     app.add_middleware(ExactRoutes, routes=table, handlers=EXCEPTION_HANDLERS)  # below the gate: added first
     app.add_middleware(
         Gate,
-        keys=settings.api_keys,
+        keys=keys,
         limiter=limiter,
         metrics=metrics,
         max_body_bytes=settings.max_body_bytes,

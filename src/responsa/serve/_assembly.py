@@ -47,6 +47,7 @@ from responsa.engine import (
     every,
     load_features,
 )
+from responsa.engine.projects import KeyDirectory, ProjectService
 from responsa.engine.skills import SkillService
 from responsa.engine.tools import ToolRegistry, load_tool_registry
 from responsa.engine.tools.code_interpreter import CodeInterpreterKind
@@ -101,12 +102,13 @@ class Assembly:
     embeddings: EmbeddingService
     batches: BatchService
     webhooks: WebhookService
+    projects: ProjectService
 
     def __init__(self, app: Starlette, settings: Settings, group: WorkerGroup | None, stack: AsyncExitStack,
-                 limiter: Limiter, metrics: Metrics, limits: HttpLimits,
+                 limiter: Limiter, metrics: Metrics, limits: HttpLimits, keys: KeyDirectory,
                  given: tuple[Backend, ...] = ()) -> None:  # fmt: skip
         self.app, self.settings, self.group, self.stack = app, settings, group, stack
-        self.limiter, self.metrics, self.limits = limiter, metrics, limits
+        self.limiter, self.metrics, self.limits, self.keys = limiter, metrics, limits, keys
         self.given = given
         """Backends handed to ``create_app``, served before those the settings make."""
         self._waiting: list[tuple[Callable[..., Coroutine[Any, Any, object]], tuple[object, ...]]] = []
@@ -144,6 +146,18 @@ async def _store(made: Assembly) -> None:
     made.stack.push_async_callback(made.store.aclose)
     made.stack.push_async_callback(made.limiter.aclose)
     await made.store.migrate()
+
+
+async def _projects(made: Assembly) -> None:
+    """Projects and keys: the settings' written to the store, then the store's read into the gate's
+    directory, and read again whenever another process changes them."""
+    made.projects = ProjectService(made.store.projects(), made.keys)
+    await made.projects.start(made.settings.api_keys)
+    made.start(every, made.settings.keys_poll_secs, partial(made.keys.poll, _USE_FLUSH), "reading changed keys")
+
+
+_USE_FLUSH = 60.0
+"""How often a process writes when its keys were last used (seconds)."""
 
 
 async def _neighbours(made: Assembly) -> None:
@@ -244,6 +258,7 @@ async def _responses(made: Assembly) -> None:
             )
         ),
         files=made.files,
+        permissions=made.keys.policy,
     )
     made.responses = responses = ResponseService(setup)
     made.metrics.held, made.metrics.in_line = responses.generations, responses.waiting
@@ -304,6 +319,7 @@ async def _services(made: Assembly) -> None:
         batches=made.batches,
         webhooks=made.webhooks,
         skills=made.skills,
+        projects=made.projects,
         store_health=made.store.check_health,
         processes=1 if made.group is None else made.group.size,
     )
@@ -313,6 +329,7 @@ BUILDERS: tuple[Callable[[Assembly], Awaitable[None]], ...] = (
     _tracing,
     _backends,
     _store,
+    _projects,
     _neighbours,
     _capabilities,
     _files_and_containers,

@@ -17,6 +17,7 @@ from ._base import (
 )
 from ._batch_repository import BatchFile, BatchRepository, ClaimedBatch, ClaimedLine, InputLine
 from ._container_repository import ContainerRepository
+from ._project_repository import KeyRow, ProjectRepository, ProjectRow, ServiceAccountRow
 from ._skill_repository import SkillRepository, SkillRow, SkillVersionRow
 from ._vector_store_repository import ChunkHit, StoredBatch, StoredFile, StoredVectorStore, VectorStoreRepository
 from ._webhook_repository import Delivery, DueDelivery, WebhookEndpointRow, WebhookRepository, event_payload, secrets_of
@@ -36,12 +37,16 @@ __all__ = [
     "FileRepository",
     "InputLine",
     "ItemPage",
+    "KeyRow",
     "LoggedEvent",
     "Order",
+    "ProjectRepository",
+    "ProjectRow",
     "ResponseFilter",
     "ResponsePage",
     "ResponseRepository",
     "Retention",
+    "ServiceAccountRow",
     "SkillRepository",
     "SkillRow",
     "SkillVersionRow",

@@ -24,6 +24,7 @@ from ._faults import GuardedDatabase
 from ._files import SqlFiles
 from ._migrate import SchemaTooNew, newer_than_known, schema_version, upgrade_in_child, upgrade_to_head
 from ._paging import dump_item, item_page, load_item
+from ._projects import SqlProjects
 from ._response_listing import list_rows
 from ._skills import SqlSkills
 from ._tables import SCHEMA_VERSION, conversation_items, conversations, response_events, response_items, responses
@@ -88,6 +89,10 @@ class SqlStore:
     def webhooks(self) -> SqlWebhooks:
         """The webhook endpoints of this view's tenant and the outbox of deliveries."""
         return SqlWebhooks(self._db, self.tenant)
+
+    def projects(self) -> SqlProjects:
+        """The organization's projects, service accounts and API keys (every tenant's: an admin's view)."""
+        return SqlProjects(self._db)
 
     def skills(self) -> SqlSkills:
         """The skills of this view's tenant and their versions."""

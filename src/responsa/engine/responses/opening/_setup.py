@@ -13,6 +13,7 @@ from responsa.protocol import Usage
 from responsa.store import Store
 
 from ...files import FileService
+from ...projects import ProjectPolicy
 from ...tools import ToolRegistry
 from ..features._features import RequestFeature
 from ..features._prompts import PromptLibrary
@@ -50,3 +51,5 @@ class ResponseSetup:
     files: FileService
     """The uploaded files ``input_file`` parts may name by id (every file's text is read for the model:
     see ``_input_files``)."""
+    permissions: Callable[[str], ProjectPolicy | None]
+    """The tenant's project's permissions (None: it may use every model and hosted tool)."""

@@ -1,0 +1,153 @@
+"""Who a bearer token speaks for, answered from memory on every request: the keys of the settings
+(the keys file, ``--api-key``, ``--admin-key``) and the store's (made through the Admin API), each by
+the SHA-256 of its secret, with each project's permissions.
+
+The store's part is read again whenever the store's count of changes has moved: at once in the process
+that made the change, and within ``poll`` seconds in every other worker and replica (the count is one
+row, read each poll). When each key was last used is written back at most once a ``use_flush``
+seconds per process (a write per request would cost every request a transaction)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import orjson
+
+from responsa.config import ApiKey
+from responsa.protocol import HOSTED_TOOL_PERMISSIONS, PermissionDenied
+from responsa.store import KeyRow, ProjectRepository, ProjectRow
+
+from ._secrets import secret_hash
+
+__all__ = ["KeyDirectory", "Principal", "ProjectPolicy"]
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """What a key may act as: a project's tenant, or (``tenant`` None) the organization's admin."""
+
+    tenant: str | None
+    key_id: str | None = None
+    expires_at: int | None = None
+
+
+ADMIN = Principal(None)
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectPolicy:
+    """A project's model and hosted-tool permissions (``allowed`` None: any model not ``denied``)."""
+
+    project_id: str
+    allowed: frozenset[str] | None = None
+    denied: frozenset[str] = frozenset()
+    disabled_tools: frozenset[str] = frozenset()
+
+    def check(self, model: str, tool_types: Iterable[str] = ()) -> None:
+        """403 where the project may not use ``model`` or one of the hosted tools (by request tool type)."""
+        if model in self.denied or (self.allowed is not None and model not in self.allowed):
+            raise PermissionDenied(f"Project `{self.project_id}` does not have access to model `{model}`",
+                                   param="model", code="model_not_found")  # fmt: skip
+        for index, tool_type in enumerate(tool_types):
+            name = next((name for name in self.disabled_tools if tool_type.startswith(name)), None)
+            if name is not None:
+                raise PermissionDenied(
+                    f"Project `{self.project_id}` may not use the hosted tool '{name}'.",
+                    param=f"tools[{index}]",
+                    code="hosted_tool_not_permitted",
+                )
+
+
+def policy_of(project: ProjectRow) -> ProjectPolicy | None:
+    """What a project's stored permissions allow (None: everything)."""
+    if project.model_permissions is None and project.tool_permissions is None:
+        return None
+    models = orjson.loads(project.model_permissions) if project.model_permissions else {}
+    ids = frozenset(models.get("model_ids", ()))
+    tools = orjson.loads(project.tool_permissions) if project.tool_permissions else {}
+    disabled = frozenset(name for name in HOSTED_TOOL_PERMISSIONS if tools.get(name) is False)
+    allow = models.get("mode") == "allow_list"
+    return ProjectPolicy(project.id, ids if allow else None, frozenset() if allow else ids, disabled)
+
+
+class KeyDirectory:
+    """The keys this process honours, by the hash of their secret, and the projects' policies."""
+
+    def __init__(self, keys: Sequence[ApiKey] = (), admin_key: str | None = None) -> None:
+        self._fixed = {secret_hash(key.key): Principal(key.tenant) for key in keys}
+        if admin_key:
+            self._fixed[secret_hash(admin_key)] = ADMIN
+        self._keys = dict(self._fixed)
+        self._policies: dict[str, ProjectPolicy] = {}
+        self._store: ProjectRepository | None = None
+        self._seen = -1
+        self._used: dict[str, int] = {}
+        self._flushed = time.monotonic()
+
+    @property
+    def required(self) -> bool:
+        """Whether a request needs a key (any key is known: a server with none is open, as before)."""
+        return bool(self._keys)
+
+    @property
+    def has_admin(self) -> bool:
+        """Whether an admin key is known (the Admin API is off without one)."""
+        return any(principal.tenant is None for principal in self._keys.values())
+
+    def resolve(self, token: bytes) -> Principal | None:
+        """The principal of a bearer token; None for an unknown or expired key."""
+        principal = self._keys.get(secret_hash(token))
+        if principal is None:
+            return None
+        now = int(time.time())
+        if principal.expires_at is not None and principal.expires_at <= now:
+            return None
+        if principal.key_id is not None:
+            self._used[principal.key_id] = now
+        return principal
+
+    def policy(self, tenant: str) -> ProjectPolicy | None:
+        """The permissions of the tenant's project (None: it may use everything)."""
+        return self._policies.get(tenant)
+
+    async def attach(self, store: ProjectRepository) -> None:
+        """Read the store's keys and projects now, and from now on whenever they change."""
+        self._store = store
+        await self.refresh()
+
+    async def refresh(self, force: bool = False) -> None:
+        """Read the keys and projects again if the store's count of changes has moved (or ``force``)."""
+        if self._store is None:
+            return
+        changes = await self._store.changes()
+        if changes == self._seen and not force:
+            return
+        projects = await self._store.all_projects()
+        keys = await self._store.all_keys()
+        self._load(projects, keys)
+        self._seen = changes
+
+    def _load(self, projects: list[ProjectRow], keys: list[KeyRow]) -> None:
+        archived = {project.id for project in projects if project.archived_at is not None}
+        loaded = dict(self._fixed)
+        for key in keys:
+            if key.project_id in archived:
+                continue  # an archived project's keys no longer work
+            loaded.setdefault(key.secret_hash, Principal(key.project_id, key.id, key.expires_at))
+        self._keys = loaded
+        self._policies = {project.id: policy for project in projects if (policy := policy_of(project)) is not None}
+
+    async def flush_uses(self, every: float = 0.0) -> None:
+        """Write when keys were last used, if ``every`` seconds have passed since the last write."""
+        if self._store is None or not self._used or time.monotonic() - self._flushed < every:
+            return
+        used, self._used = self._used, {}
+        self._flushed = time.monotonic()
+        await self._store.record_use(used)
+
+    async def poll(self, use_flush: float) -> None:
+        """One look: the store's changes, and the uses to write back (``engine._periodic.every`` runs it)."""
+        await self.refresh()
+        await self.flush_uses(use_flush)

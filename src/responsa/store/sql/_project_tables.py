@@ -1,0 +1,57 @@
+"""The tables of projects, service accounts and API keys (migration 0019), beside ``_tables``'s."""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Column, Index, Integer, String, Table, Text
+
+from ._tables import metadata
+
+__all__ = ["api_keys", "project_changes", "projects", "service_accounts"]
+
+projects = Table(
+    "projects",
+    metadata,
+    Column("id", String(80), primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("archived_at", BigInteger, nullable=True),
+    Column("source", String(16), nullable=False),
+    Column("model_permissions", Text, nullable=True),
+    Column("tool_permissions", Text, nullable=True),
+)
+
+service_accounts = Table(
+    "service_accounts",
+    metadata,
+    Column("id", String(80), primary_key=True),
+    Column("project_id", String(80), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("role", String(16), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+)
+Index("ix_service_accounts_project_id", service_accounts.c.project_id, service_accounts.c.id)
+
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", String(80), primary_key=True),
+    # SHA-256 of the secret, hex: the secret itself is shown once, when the key is made, and kept nowhere.
+    Column("secret_hash", String(64), nullable=False, unique=True),
+    Column("name", Text, nullable=False),
+    Column("redacted_value", Text, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("project_id", String(80), nullable=True),  # None: an admin key
+    Column("service_account_id", String(80), nullable=True),
+    Column("expires_at", BigInteger, nullable=True),
+    Column("last_used_at", BigInteger, nullable=True),
+)
+Index("ix_api_keys_project_id", api_keys.c.project_id, api_keys.c.id)
+
+project_changes = Table(
+    "project_changes",
+    metadata,
+    # One row (id 1): how many changes of projects and keys the store has seen; each process reloads
+    # the keys it holds when it has moved (engine/projects/_directory.py).
+    Column("id", Integer, primary_key=True),
+    Column("changes", BigInteger, nullable=False, server_default="0"),
+)

@@ -1,0 +1,179 @@
+"""Project queries of the SQL store: projects, service accounts and API keys (see
+``store/_project_repository.py``). Every write that changes who may do what counts a change in the same
+transaction, so a process that reads the count knows whether the keys it holds are still the store's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import ColumnElement, Table, delete, insert, select, update
+from sqlalchemy.dialects import postgresql
+
+from .._base import Order
+from .._project_repository import KeyRow, ProjectRow, ServiceAccountRow
+from ._database import Database, Sql
+from ._paging import keyed_page
+from ._project_tables import api_keys, project_changes, projects, service_accounts
+
+__all__ = ["SqlProjects"]
+
+_p, _a, _k = projects.c, service_accounts.c, api_keys.c
+_PROJECT = (_p.id, _p.name, _p.created_at, _p.archived_at, _p.source, _p.model_permissions, _p.tool_permissions)
+_ACCOUNT = (_a.id, _a.project_id, _a.name, _a.role, _a.created_at)
+_KEY = (_k.id, _k.secret_hash, _k.name, _k.redacted_value, _k.created_at, _k.project_id, _k.service_account_id,
+        _k.expires_at, _k.last_used_at)  # fmt: skip
+_INSERT_PROJECT_IF_NEW = postgresql.insert(projects).on_conflict_do_nothing()
+"""``INSERT … ON CONFLICT DO NOTHING``, which SQLite reads as PostgreSQL does (as conversations' does)."""
+_INSERT_KEY_IF_NEW = postgresql.insert(api_keys).on_conflict_do_nothing()
+_CHANGES = select(project_changes.c.changes).where(project_changes.c.id == 1)
+_COUNT_CHANGE = update(project_changes).where(project_changes.c.id == 1).values(changes=project_changes.c.changes + 1)
+
+
+def _row(value: Any) -> dict[str, Any]:
+    return dict(value.__dict__)
+
+
+def _insert(conn: Sql, table: Table, value: Any) -> None:
+    conn.execute(insert(table), [_row(value)])
+
+
+def _key_of(project_id: str | None) -> ColumnElement[bool]:
+    return _k.project_id.is_(None) if project_id is None else _k.project_id == project_id
+
+
+class SqlProjects:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def _changing(self, work: Any) -> Any:
+        """``work`` in a write transaction that also counts a change (when it changed something)."""
+
+        def counted(conn: Sql) -> Any:
+            result = work(conn)
+            if result is not False:
+                conn.execute(_COUNT_CHANGE)
+            return result
+
+        return await self._db.write(counted)
+
+    async def changes(self) -> int:
+        return int(await self._db.read(lambda conn: conn.execute(_CHANGES).scalar_one()))
+
+    async def put_project(self, project: ProjectRow) -> None:
+        kept = {"name": project.name, "source": project.source}  # its creation time and permissions stay
+
+        def work(conn: Sql) -> None:
+            conn.execute(_INSERT_PROJECT_IF_NEW, [_row(project)])  # workers starting at once: one inserts
+            conn.execute(update(projects).where(_p.id == project.id).values(**kept))
+
+        await self._changing(work)
+
+    async def create_project(self, project: ProjectRow) -> None:
+        await self._changing(lambda conn: _insert(conn, projects, project))
+
+    async def get_project(self, project_id: str) -> ProjectRow | None:
+        row = await self._db.read(lambda conn: conn.execute(select(*_PROJECT).where(_p.id == project_id)).first())
+        return None if row is None else ProjectRow(*row)
+
+    async def list_projects(self, *, limit: int, after: str | None, archived: bool) -> tuple[list[ProjectRow], bool]:
+        query = select(*_PROJECT) if archived else select(*_PROJECT).where(_p.archived_at.is_(None))
+        paged = keyed_page(query, _p.id, limit=limit, order="asc", after=after, before=None)
+        rows = await self._db.read(lambda conn: conn.execute(paged).all())
+        return [ProjectRow(*row) for row in rows[:limit]], len(rows) > limit
+
+    async def update_project(self, project: ProjectRow) -> bool:
+        statement = update(projects).where(_p.id == project.id).values(**_row(project))
+        return bool(await self._changing(lambda conn: conn.execute(statement).rowcount > 0))
+
+    async def all_projects(self) -> list[ProjectRow]:
+        rows = await self._db.read(lambda conn: conn.execute(select(*_PROJECT)).all())
+        return [ProjectRow(*row) for row in rows]
+
+    async def create_service_account(self, account: ServiceAccountRow, key: KeyRow | None) -> None:
+        def work(conn: Sql) -> None:
+            _insert(conn, service_accounts, account)
+            if key is not None:
+                _insert(conn, api_keys, key)
+
+        await self._changing(work)
+
+    async def get_service_account(self, project_id: str, account_id: str) -> ServiceAccountRow | None:
+        query = select(*_ACCOUNT).where(_a.project_id == project_id, _a.id == account_id)
+        row = await self._db.read(lambda conn: conn.execute(query).first())
+        return None if row is None else ServiceAccountRow(*row)
+
+    async def get_service_accounts(self, ids: list[str]) -> list[ServiceAccountRow]:
+        if not ids:
+            return []
+        rows = await self._db.read(lambda conn: conn.execute(select(*_ACCOUNT).where(_a.id.in_(ids))).all())
+        return [ServiceAccountRow(*row) for row in rows]
+
+    async def list_service_accounts(
+        self, project_id: str, *, limit: int, after: str | None
+    ) -> tuple[list[ServiceAccountRow], bool]:
+        query = keyed_page(select(*_ACCOUNT).where(_a.project_id == project_id), _a.id, limit=limit, order="asc",
+                           after=after, before=None)  # fmt: skip
+        rows = await self._db.read(lambda conn: conn.execute(query).all())
+        return [ServiceAccountRow(*row) for row in rows[:limit]], len(rows) > limit
+
+    async def update_service_account(self, account: ServiceAccountRow) -> bool:
+        where = (_a.project_id == account.project_id) & (_a.id == account.id)
+        statement = update(service_accounts).where(where).values(**_row(account))
+        return bool(await self._changing(lambda conn: conn.execute(statement).rowcount > 0))
+
+    async def delete_service_account(self, project_id: str, account_id: str) -> bool:
+        def work(conn: Sql) -> bool:
+            where = (_a.project_id == project_id) & (_a.id == account_id)
+            if not conn.execute(delete(service_accounts).where(where)).rowcount:
+                return False
+            conn.execute(delete(api_keys).where(_k.service_account_id == account_id))
+            return True
+
+        return bool(await self._changing(work))
+
+    async def create_key(self, key: KeyRow) -> None:
+        await self._changing(lambda conn: _insert(conn, api_keys, key))
+
+    async def put_key(self, key: KeyRow) -> None:
+        def work(conn: Sql) -> None:
+            # The keys file's key of a tenant may have changed: the old secret goes with its row.
+            conn.execute(delete(api_keys).where((_k.id == key.id) | (_k.secret_hash == key.secret_hash)))
+            conn.execute(_INSERT_KEY_IF_NEW, [_row(key)])
+
+        await self._changing(work)
+
+    async def get_key(self, project_id: str | None, key_id: str) -> KeyRow | None:
+        query = select(*_KEY).where(_key_of(project_id), _k.id == key_id)
+        row = await self._db.read(lambda conn: conn.execute(query).first())
+        return None if row is None else KeyRow(*row)
+
+    async def list_keys(
+        self, project_id: str | None, *, limit: int, order: Order, after: str | None
+    ) -> tuple[list[KeyRow], bool]:
+        query = keyed_page(select(*_KEY).where(_key_of(project_id)), _k.id, limit=limit, order=order, after=after,
+                           before=None)  # fmt: skip
+        rows = await self._db.read(lambda conn: conn.execute(query).all())
+        return [KeyRow(*row) for row in rows[:limit]], len(rows) > limit
+
+    async def set_expiry(self, key_id: str, expires_at: int | None) -> None:
+        statement = update(api_keys).where(_k.id == key_id).values(expires_at=expires_at)
+        await self._changing(lambda conn: conn.execute(statement).rowcount > 0)
+
+    async def delete_key(self, project_id: str | None, key_id: str) -> bool:
+        statement = delete(api_keys).where(_key_of(project_id), _k.id == key_id)
+        return bool(await self._changing(lambda conn: conn.execute(statement).rowcount > 0))
+
+    async def delete_keys_except(self, source_ids: list[str], prefix: str) -> None:
+        statement = delete(api_keys).where(_k.id.startswith(prefix, autoescape=True), _k.id.not_in(source_ids))
+        await self._changing(lambda conn: conn.execute(statement).rowcount > 0)
+
+    async def all_keys(self) -> list[KeyRow]:
+        rows = await self._db.read(lambda conn: conn.execute(select(*_KEY)).all())
+        return [KeyRow(*row) for row in rows]
+
+    async def record_use(self, used: dict[str, int]) -> None:
+        def work(conn: Sql) -> None:
+            for key_id, when in used.items():
+                conn.execute(update(api_keys).where(_k.id == key_id).values(last_used_at=when))
+
+        await self._db.write(work)
