@@ -15,7 +15,7 @@ import click
 
 from responsa._config_files import load_keys_file, load_model_file
 from responsa._model_commands import fetch_models, models, named_source, pull
-from responsa.config import ApiKey, Option, Settings, declared
+from responsa.config import ApiKey, Option, Settings, declared, default_db_url
 
 __all__ = ["main"]
 
@@ -99,6 +99,20 @@ def doctor(**options: Any) -> None:
     from responsa.serve import report
 
     report(_resolved(Settings(**{name: value for name, value in options.items() if value is not None})))
+
+
+@main.command(name="admin-key")
+@click.option("--db", "db_url", default=default_db_url, envvar="RESPONSA_DB", help="The store (as serve's --db).")
+@click.option("--name", default="admin", show_default=True, help="What listings call the key.")
+@click.option("--expires-in-seconds", type=click.IntRange(1), default=None, help="Default: it does not expire.")
+def admin_key(db_url: str, name: str, expires_in_seconds: int | None) -> None:
+    """Make an admin key for the Admin API (/v1/organization/...) in the store, and print its secret
+    (shown this once). Servers on that store honour it within --keys-poll-secs."""
+    from responsa.serve import make_admin_key
+
+    made = make_admin_key(db_url, name, expires_in_seconds)
+    click.echo(made.value)
+    click.echo(f"{made.id} ({made.name}): keep the key above; the store holds only its hash.", err=True)
 
 
 def _resolved(settings: Settings) -> Settings:

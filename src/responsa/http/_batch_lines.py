@@ -32,6 +32,10 @@ __all__ = ["batch_lines"]
 Request = TypeVar("Request")
 
 
+Permits = Callable[[str, str], None]
+"""Raises where the tenant's (first) project may not use the model (second)."""
+
+
 def _within(body: dict[str, Any], limit: int) -> None:
     """A line's body is a request like any other: one larger than ``--max-body-bytes`` is its 413."""
     if len(orjson.dumps(body)) > limit:
@@ -142,8 +146,9 @@ def _stored_completion(response: ResponseObject, body: dict[str, Any]) -> dict[s
 class EmbeddingsLines:
     """``/v1/embeddings`` lines (embeddings take no generation slot: never pre-empted)."""
 
-    def __init__(self, embeddings: EmbeddingService, limiter: Limiter, max_body_bytes: int) -> None:
+    def __init__(self, embeddings: EmbeddingService, limiter: Limiter, max_body_bytes: int, permits: Permits) -> None:
         self._embeddings = embeddings
+        self._permits = permits
         self._limiter = limiter
         self._max_body_bytes = max_body_bytes
         self.model = _model
@@ -153,6 +158,7 @@ class EmbeddingsLines:
     ) -> dict[str, Any]:
         _within(body, self._max_body_bytes)
         request = _validated(CreateEmbeddingRequest.model_validate, body)
+        self._permits(tenant, request.model)
         await _admitted(self._limiter, tenant, patience)
         return await self._embeddings.create(request)
 
@@ -161,10 +167,11 @@ class EmbeddingsLines:
 
 
 def batch_lines(
-    responses: ResponseService, embeddings: EmbeddingService, limiter: Limiter, max_body_bytes: int
+    responses: ResponseService, embeddings: EmbeddingService, limiter: Limiter, max_body_bytes: int, permits: Permits
 ) -> dict[str, BatchLines]:
-    """The endpoints a batch may hold, each with how its lines run (within the tenant's rate limits and
-    the body limit, as the endpoint's own requests)."""
+    """The endpoints a batch may hold, each with how its lines run (within the tenant's rate limits,
+    its project's model permissions (``permits``; the responses' opener checks its own) and the body
+    limit, as the endpoint's own requests)."""
     return {
         "/v1/responses": CreateLines(
             responses,
@@ -178,5 +185,5 @@ def batch_lines(
         "/v1/chat/completions": CreateLines(
             responses, limiter, max_body_bytes, "/v1/chat/completions", chat_request, _completion, _stored_completion
         ),
-        "/v1/embeddings": EmbeddingsLines(embeddings, limiter, max_body_bytes),
+        "/v1/embeddings": EmbeddingsLines(embeddings, limiter, max_body_bytes, permits),
     }

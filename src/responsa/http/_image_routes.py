@@ -14,7 +14,7 @@ from responsa.protocol import InvalidRequest
 
 from ._errors import json_response
 from ._parsing import read_json
-from ._services import services
+from ._services import check_model, services
 
 __all__ = ["image_routes"]
 
@@ -22,6 +22,7 @@ __all__ = ["image_routes"]
 async def generate_images(request: Request) -> Response:
     """``images.generate``: the images as ``b64_json``."""
     body = await read_json(request)
+    check_model(request, body.get("model"))
     return json_response(await services(request).images.generate(body))
 
 
@@ -33,6 +34,7 @@ async def edit_images(request: Request) -> Response:
                   if key in ("image", "image[]") and isinstance(upload, UploadFile)]  # fmt: skip
         mask = form.get("mask")
         masked = await _image(mask) if isinstance(mask, UploadFile) else None
+    check_model(request, fields.get("model"))
     return json_response(await services(request).images.edit(fields, images, masked))
 
 

@@ -28,7 +28,7 @@ from ._model_catalog import list_models, retrieve_model
 from ._openapi import openapi_route
 from ._parsing import item_list_body, page_body, paging, read_model, response_filter
 from ._server_routes import server_routes
-from ._services import services, tenant_of
+from ._services import check_model, services, tenant_of
 from ._skill_routes import skill_routes
 from ._sse import sse_logged, sse_response, sse_stream
 from ._vector_store_routes import vector_store_routes
@@ -136,12 +136,14 @@ async def list_prompts(request: Request) -> Response:
 async def create_moderation(request: Request) -> Response:
     """OpenAI's ``POST /v1/moderations``, by a moderation model this server serves."""
     asked = await read_model(request, ModerationRequest)
+    check_model(request, asked.model)
     return json_response(await _service(request).moderate(asked.texts(), asked.model))
 
 
 async def create_embeddings(request: Request) -> Response:
     """OpenAI's ``POST /v1/embeddings``, by a model that makes embeddings."""
     asked = await read_model(request, CreateEmbeddingRequest)
+    check_model(request, asked.model)
     return json_response(await services(request).embeddings.create(asked))
 
 

@@ -31,7 +31,7 @@ from responsa.store import StoreHealth
 from ._limits import Limiter
 from ._metrics import Metrics
 
-__all__ = ["HttpLimits", "Services", "services", "tenant_of"]
+__all__ = ["HttpLimits", "Services", "check_model", "services", "tenant_of"]
 
 
 @dataclass(frozen=True)
@@ -96,3 +96,10 @@ def services(connection: HTTPConnection) -> Services:
 def tenant_of(connection: HTTPConnection) -> str:
     """The tenant the request's API key acts for (set by the gate)."""
     return str(connection.state.tenant)
+
+
+def check_model(connection: HTTPConnection, model: object) -> None:
+    """403 where the request's project may not use ``model`` (its model permissions; the responses'
+    opener checks its own, hosted tools too)."""
+    if isinstance(model, str):
+        services(connection).projects.check_model(tenant_of(connection), model)

@@ -3,6 +3,7 @@ builds the services and starts the server's tasks), one process or N workers und
 supervisor, the model process, what the workers share, the capability probes, ``responsa doctor``."""
 
 from ._accepting import AcceptingLoop
+from ._admin_key import make_admin_key
 from ._app import create_app
 from ._configured import configured_backends, configured_limiter
 from ._diagnosis import Diagnosis, diagnose
@@ -21,6 +22,7 @@ __all__ = [
     "create_app",
     "diagnose",
     "end_with_the_parent",
+    "make_admin_key",
     "report",
     "serve_settings",
     "worker_count",

@@ -278,7 +278,8 @@ async def _retention_sweep(made: Assembly) -> None:
 async def _batches(made: Assembly) -> None:
     made.embeddings = EmbeddingService(made.registry)
     settings = made.settings
-    lines = batch_lines(made.responses, made.embeddings, made.limiter, settings.max_body_bytes)
+    lines = batch_lines(made.responses, made.embeddings, made.limiter, settings.max_body_bytes,
+                        made.projects.check_model)  # fmt: skip
     batches = made.store.batches()
     runner = BatchRunner(batches, made.files, lines, made.registry.models, settings.batch_concurrency,
                          settings.background_lease_secs, busy=partial(made.responses.interactive, 1.0))  # fmt: skip

@@ -84,6 +84,12 @@ class ProjectService:
         self._store = store
         self._directory = directory
 
+    def check_model(self, tenant: str, model: str) -> None:
+        """403 where the tenant's project may not use ``model``."""
+        policy = self._directory.policy(tenant)
+        if policy is not None:
+            policy.check(model)
+
     async def _changed(self) -> None:
         await self._directory.refresh(force=True)
 
