@@ -14,17 +14,24 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
-from responsa.config import Settings
+from responsa.config import ApiKey, Settings
 from tests.conftest import LiveServer, serve
 
 EXAMPLES_PER_OPERATION = 40
 REQUEST_TIMEOUT_SECONDS = 15
+KEY = ApiKey("sk-fuzz", "fuzz")
+ADMIN = "sk-admin-fuzz"
+"""A project's key for the API, the admin key for the Admin API (each refuses the other's paths)."""
+
+
+def _auth(path: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {ADMIN if path.startswith('/v1/organization') else KEY.key}"}
 
 
 @pytest.fixture(scope="module")
 def fuzzed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     db = tmp_path_factory.mktemp("fuzz") / "fuzz.db"
-    with serve(Settings(db_url=f"sqlite:///{db}", embedded=False)) as live:
+    with serve(Settings(db_url=f"sqlite:///{db}", embedded=False, api_keys=(KEY,), admin_key=ADMIN)) as live:
         yield live
 
 
@@ -52,8 +59,9 @@ def test_the_documented_bodies_accept_the_items_the_server_takes(fuzzed_server: 
     items = {**document, "$ref": "#/components/schemas/CreateConversationItemsRequest"}
     jsonschema.Draft202012Validator(items).validate(body)
     url = f"{fuzzed_server.url}/v1/conversations"
-    conversation = httpx.post(url, json={}).json()["id"]
-    assert httpx.post(f"{url}/{conversation}/items", json={"items": body["items"][:3]}).status_code == 200
+    conversation = httpx.post(url, json={}, headers=_auth(url)).json()["id"]
+    items = httpx.post(f"{url}/{conversation}/items", json={"items": body["items"][:3]}, headers=_auth(url))
+    assert items.status_code == 200
 
 
 def _nodes(value: Any) -> Iterator[dict[str, Any]]:
@@ -80,7 +88,8 @@ def test_every_answer_is_a_success_or_an_openai_error(fuzzed_server: LiveServer)
         @settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, suppress_health_check=list(HealthCheck),
                   database=None)  # fmt: skip
         def one(case: Any) -> None:
-            response = case.call(base_url=fuzzed_server.url, timeout=REQUEST_TIMEOUT_SECONDS)
+            response = case.call(base_url=fuzzed_server.url, timeout=REQUEST_TIMEOUT_SECONDS,
+                                 headers=_auth(case.path))  # fmt: skip
             where = f"{case.method} {case.formatted_path} {case.body!r:.300}"
             assert response.status_code < 500, f"{where}: {response.status_code} {response.text[:300]}"
             if response.status_code >= 400:

@@ -12,8 +12,8 @@ T = TypeVar("T")
 
 
 def tenant_view(views: dict[str, T], tenant: str, make: Callable[[str], T]) -> T:
-    """``views[tenant]``, made by ``make`` the first time. Tenants are the configured keys' (a bounded
-    set), so the cache needs no eviction."""
+    """``views[tenant]``, made by ``make`` the first time. Tenants are the configured keys' and the
+    projects' (a bounded set), so the cache needs no eviction."""
     view = views.get(tenant)
     if view is None:
         view = views[tenant] = make(tenant)

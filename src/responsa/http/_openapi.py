@@ -19,16 +19,23 @@ from starlette.routing import BaseRoute, Route
 
 from responsa import __version__
 from responsa.protocol import (
+    CreateAdminKeyRequest,
     CreateContainerFileRequest,
     CreateContainerRequest,
     CreateConversationItemsRequest,
     CreateConversationRequest,
     CreateFileBatchRequest,
+    CreateKeyRequest,
+    CreateProjectRequest,
     CreateResponseRequest,
+    CreateServiceAccountRequest,
     CreateVectorStoreFileRequest,
     CreateVectorStoreRequest,
     SearchVectorStoreRequest,
     UpdateConversationRequest,
+    UpdateModelPermissionsRequest,
+    UpdateProjectRequest,
+    UpdateServiceAccountRequest,
     UpdateVectorStoreFileRequest,
     UpdateVectorStoreRequest,
 )
@@ -42,6 +49,7 @@ PREFIX = "/v1"
 
 _CONVERSATION = "/v1/conversations/{conversation_id}"
 _VECTOR_STORE = "/v1/vector_stores/{vector_store_id}"
+_PROJECT = "/v1/organization/projects/{project_id}"
 _JSON_BODIES: dict[tuple[str, str], type[BaseModel]] = {
     ("POST", "/v1/responses"): CreateResponseRequest,
     ("POST", "/v1/responses/compact"): CreateResponseRequest,
@@ -57,6 +65,14 @@ _JSON_BODIES: dict[tuple[str, str], type[BaseModel]] = {
     ("POST", f"{_VECTOR_STORE}/file_batches"): CreateFileBatchRequest,
     ("POST", "/v1/containers"): CreateContainerRequest,
     ("POST", "/v1/containers/{container_id}/files"): CreateContainerFileRequest,
+    ("POST", "/v1/organization/projects"): CreateProjectRequest,
+    ("POST", _PROJECT): UpdateProjectRequest,
+    ("POST", f"{_PROJECT}/model_permissions"): UpdateModelPermissionsRequest,
+    ("POST", f"{_PROJECT}/service_accounts"): CreateServiceAccountRequest,
+    ("POST", f"{_PROJECT}/service_accounts/{{service_account_id}}"): UpdateServiceAccountRequest,
+    ("POST", f"{_PROJECT}/service_accounts/{{service_account_id}}/api_keys"): CreateKeyRequest,
+    ("POST", f"{_PROJECT}/api_keys/{{api_key_id}}"): CreateKeyRequest,
+    ("POST", "/v1/organization/admin_api_keys"): CreateAdminKeyRequest,
 }
 """The model each JSON body is validated with (a POST not listed takes no body, or one of its own below)."""
 
