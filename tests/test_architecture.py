@@ -59,7 +59,7 @@ def test_the_engine_reaches_the_store_through_its_repository_protocols() -> None
                 assert "SqlStore" not in names and node.module == "responsa.store", f"{path} imports {names}"
 
 
-ENGINE_ORDER = ["projects", "output", "files", "containers", "skills", "tools", "responses", "batches", "webhooks"]
+ENGINE_ORDER = ["projects", "usage", "output", "files", "containers", "skills", "tools", "responses", "batches", "webhooks"]
 """The engine's folders, each importing only those before it (and the engine's own leaves)."""
 
 
@@ -193,6 +193,8 @@ def test_public_api_is_pinned() -> None:
         "vector_store_body",
     }
     assert set(responsa.store.__all__) == {
+        "USAGE_DIMENSIONS",
+        "USAGE_TOTALS",
         "PART_BYTES",
         "BatchFile",
         "BatchRepository",
@@ -229,6 +231,9 @@ def test_public_api_is_pinned() -> None:
         "StoredBatch",
         "StoredFile",
         "StoredVectorStore",
+        "UsageFilter",
+        "UsageRepository",
+        "UsageRow",
         "VectorStoreRepository",
         "schema_state",
     }

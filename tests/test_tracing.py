@@ -157,8 +157,9 @@ def test_a_serve_process_exports_to_an_otlp_receiver_set_by_environment_variable
             process.wait(timeout=30)
     spans = receiver.spans()
     assert {resource["service.name"] for resource, _span in spans} == {"responsa-under-test"}
-    # Every span of the request joins the caller's trace (background work such as the sweep has its own).
-    background = {"GET /health", "store sweep"}
+    # Every span of the request joins the caller's trace (background work has its own: the sweep, the
+    # default project made at the first start, the usage ledger's writes and its pruning).
+    background = {"GET /health", "store sweep", "store put_project", "store add_usage", "store prune_usage"}
     assert {span.trace_id.hex() for _resource, span in spans if span.name not in background} == {trace_id}
     (response,) = [span for _resource, span in spans if span.name == "response sim"]
     attributes = {kv.key: kv.value for kv in response.attributes}

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from responsa.backends import SAMPLING_CONTROLS
-from responsa.config import ApiKey, EmbeddedModelConfig, UpstreamConfig
+from responsa.config import ApiKey, EmbeddedModelConfig, Price, UpstreamConfig
 
 __all__ = ["load_keys_file", "load_model_file"]
 
@@ -118,3 +118,27 @@ def load_keys_file(path: Path) -> tuple[ApiKey, ...]:
             raise ValueError(f"{path}: tenant {tenant!r}: unknown keys {sorted(unknown)}")
         keys.append(ApiKey(key, tenant, entry.get("requests_per_minute"), entry.get("tokens_per_minute")))
     return tuple(keys)
+
+
+_LINE_ITEMS = frozenset({"input", "cached_input", "output", "images", "web_search_calls", "file_search_calls",
+                         "code_interpreter_sessions"})  # fmt: skip
+
+
+def load_prices_file(path: Path) -> tuple[Price, ...]:
+    """Read prices (TOML): one ``[models."<name>"]`` table each (``"*"`` for any model), its line items
+    in USD (see :class:`~responsa.config.Price`); the tools' under ``[tools]``."""
+    with path.open("rb") as handle:
+        data: dict[str, Any] = tomllib.load(handle)
+    unknown = set(data) - {"models", "tools"}
+    if unknown:
+        raise ValueError(f"{path}: unknown tables {sorted(unknown)} (expected [models.<name>] and [tools])")
+    tables = [*((name, entry) for name, entry in (data.get("models") or {}).items()), ("*", data.get("tools") or {})]
+    prices = []
+    for model, entry in tables:
+        for line_item, usd in entry.items():
+            if line_item not in _LINE_ITEMS:
+                raise ValueError(f"{path}: {model!r}: unknown line item {line_item!r} (expected {sorted(_LINE_ITEMS)})")
+            if not isinstance(usd, int | float) or isinstance(usd, bool) or usd < 0:
+                raise ValueError(f"{path}: {model!r}: {line_item} must be a number of USD, 0 or more")
+            prices.append(Price(model, line_item, float(usd)))
+    return tuple(prices)

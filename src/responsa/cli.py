@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 import click
 
-from responsa._config_files import load_keys_file, load_model_file
+from responsa._config_files import load_keys_file, load_model_file, load_prices_file
 from responsa._model_commands import fetch_models, models, named_source, pull
 from responsa.config import ApiKey, Option, Settings, declared, default_db_url
 
@@ -121,11 +121,12 @@ def _resolved(settings: Settings) -> Settings:
     try:
         upstreams, embedded = load_model_file(settings.model_file) if settings.model_file else ((), ())
         keys = load_keys_file(settings.keys_file) if settings.keys_file else ()
+        prices = load_prices_file(settings.prices_file) if settings.prices_file else ()
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise click.ClickException(str(exc)) from exc
     embedded = fetch_models(tuple(named_source(source) for source in settings.model_sources) + embedded)
     bare = tuple(ApiKey.bare(key) for key in settings.bare_api_keys)
-    return replace(settings, models=upstreams, embedded_models=embedded, api_keys=keys + bare)
+    return replace(settings, models=upstreams, embedded_models=embedded, api_keys=keys + bare, prices=prices)
 
 
 main.add_command(pull)

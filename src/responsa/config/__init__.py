@@ -14,13 +14,14 @@ from typing import Any
 
 from . import _declaring
 from ._declaring import Option, option
-from ._entries import ApiKey, EmbeddedModelConfig, UpstreamConfig, default_db_url
+from ._entries import ApiKey, EmbeddedModelConfig, Price, UpstreamConfig, default_db_url
 from ._settings import Settings
 
 __all__ = [
     "ApiKey",
     "EmbeddedModelConfig",
     "Option",
+    "Price",
     "Settings",
     "UpstreamConfig",
     "declared",

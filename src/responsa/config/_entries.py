@@ -68,3 +68,15 @@ class ApiKey:
     def bare(cls, key: str) -> ApiKey:
         """A key given on its own: its tenant is named after a hash of it (never the key itself)."""
         return cls(key=key, tenant="key-" + hashlib.sha256(key.encode()).hexdigest()[:16])
+
+
+@dataclass(frozen=True)
+class Price:
+    """What one unit of one line item costs, in USD, for one model (``*``: any model without its own):
+    ``input``, ``cached_input``, ``output`` (per million tokens; embeddings and moderations read
+    ``input``), ``images`` (per image), ``web_search_calls``, ``file_search_calls`` (per thousand
+    calls) and ``code_interpreter_sessions`` (per session; the tools' under ``*``)."""
+
+    model: str
+    line_item: str
+    usd: float

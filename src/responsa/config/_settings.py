@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from ._declaring import option
-from ._entries import ApiKey, EmbeddedModelConfig, UpstreamConfig, default_db_url
+from ._entries import ApiKey, EmbeddedModelConfig, Price, UpstreamConfig, default_db_url
 
 __all__ = ["Settings"]
 
@@ -384,6 +384,11 @@ class Settings:
             "read-only there."
         ),
     )
+    prices_file: Path | None = option(
+        None,
+        summary="TOML prices per model and tool, in USD, for the Admin API's costs (default: none, cost 0).",
+        doc="What each model's tokens and each tool's calls cost, for `/v1/organization/costs` (TOML, below).",
+    )
     admin_key: str | None = option(
         None,
         summary="An admin key: the only key the Admin API (/v1/organization/...) takes. Default: none.",
@@ -632,3 +637,5 @@ class Settings:
     """GGUFs served beside (or, with ``embedded=False``, instead of) the packaged model, fetched."""
     api_keys: tuple[ApiKey, ...] = ()
     """The keys file's and the bare keys, each with its tenant."""
+    prices: tuple[Price, ...] = ()
+    """The prices file's, by model and line item."""

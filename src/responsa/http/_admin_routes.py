@@ -21,6 +21,7 @@ from responsa.protocol import (
     UpdateModelPermissionsRequest,
     UpdateProjectRequest,
     UpdateServiceAccountRequest,
+    UpdateSpendLimitRequest,
 )
 
 from ._errors import json_response
@@ -117,6 +118,21 @@ async def set_tool_permissions(request: Request) -> Response:
                                  code="invalid_value")  # fmt: skip
         changes[name] = given["enabled"]
     return _answer(await _service(request).set_tool_permissions(_path(request, "project_id"), changes))
+
+
+async def get_spend_limit(request: Request) -> Response:
+    return _answer(await _service(request).spend_limit(_path(request, "project_id")))
+
+
+async def set_spend_limit(request: Request) -> Response:
+    body = await read_model(request, UpdateSpendLimitRequest)
+    return _answer(await _service(request).set_spend_limit(_path(request, "project_id"), body))
+
+
+async def delete_spend_limit(request: Request) -> Response:
+    project_id = _path(request, "project_id")
+    await _service(request).delete_spend_limit(project_id)
+    return _deleted("project.spend_limit.deleted", project_id)
 
 
 async def create_service_account(request: Request) -> Response:
@@ -218,6 +234,9 @@ def admin_routes() -> list[BaseRoute]:
         Route(f"{project}/model_permissions", delete_model_permissions, methods=["DELETE"]),
         Route(f"{project}/hosted_tool_permissions", get_tool_permissions, methods=["GET"]),
         Route(f"{project}/hosted_tool_permissions", set_tool_permissions, methods=["POST"]),
+        Route(f"{project}/spend_limit", get_spend_limit, methods=["GET"]),
+        Route(f"{project}/spend_limit", set_spend_limit, methods=["POST"]),
+        Route(f"{project}/spend_limit", delete_spend_limit, methods=["DELETE"]),
         Route(f"{project}/service_accounts", create_service_account, methods=["POST"]),
         Route(f"{project}/service_accounts", list_service_accounts, methods=["GET"]),
         Route(account, get_service_account, methods=["GET"]),

@@ -12,6 +12,7 @@ import orjson
 from pydantic import ValidationError
 
 from responsa.engine import BATCH_RANK, Apart, BatchLines, EmbeddingService, ResponseService, Run, Started
+from responsa.engine.usage import Used
 from responsa.protocol import (
     CreateEmbeddingRequest,
     CreateResponseRequest,
@@ -34,6 +35,8 @@ Request = TypeVar("Request")
 
 Permits = Callable[[str, str], None]
 """Raises where the tenant's (first) project may not use the model (second)."""
+Count = Callable[[str, Used], None]
+"""Counts what a line that is not a response used in the usage ledger, for its tenant."""
 
 
 def _within(body: dict[str, Any], limit: int) -> None:
@@ -146,9 +149,12 @@ def _stored_completion(response: ResponseObject, body: dict[str, Any]) -> dict[s
 class EmbeddingsLines:
     """``/v1/embeddings`` lines (embeddings take no generation slot: never pre-empted)."""
 
-    def __init__(self, embeddings: EmbeddingService, limiter: Limiter, max_body_bytes: int, permits: Permits) -> None:
+    def __init__(
+        self, embeddings: EmbeddingService, limiter: Limiter, max_body_bytes: int, permits: Permits, count: Count
+    ) -> None:
         self._embeddings = embeddings
         self._permits = permits
+        self._count = count
         self._limiter = limiter
         self._max_body_bytes = max_body_bytes
         self.model = _model
@@ -160,14 +166,21 @@ class EmbeddingsLines:
         request = _validated(CreateEmbeddingRequest.model_validate, body)
         self._permits(tenant, request.model)
         await _admitted(self._limiter, tenant, patience)
-        return await self._embeddings.create(request)
+        reply = await self._embeddings.create(request)
+        self._count(tenant, Used("embeddings", request.model, input_tokens=reply["usage"]["prompt_tokens"]))
+        return reply
 
     async def stored(self, tenant: str, response_id: str, body: dict[str, Any]) -> dict[str, Any] | None:
         return None  # an embedding stores nothing: it is made again
 
 
 def batch_lines(
-    responses: ResponseService, embeddings: EmbeddingService, limiter: Limiter, max_body_bytes: int, permits: Permits
+    responses: ResponseService,
+    embeddings: EmbeddingService,
+    limiter: Limiter,
+    max_body_bytes: int,
+    permits: Permits,
+    count: Count,
 ) -> dict[str, BatchLines]:
     """The endpoints a batch may hold, each with how its lines run (within the tenant's rate limits,
     its project's model permissions (``permits``; the responses' opener checks its own) and the body
@@ -185,5 +198,5 @@ def batch_lines(
         "/v1/chat/completions": CreateLines(
             responses, limiter, max_body_bytes, "/v1/chat/completions", chat_request, _completion, _stored_completion
         ),
-        "/v1/embeddings": EmbeddingsLines(embeddings, limiter, max_body_bytes, permits),
+        "/v1/embeddings": EmbeddingsLines(embeddings, limiter, max_body_bytes, permits, count),
     }

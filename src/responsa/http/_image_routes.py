@@ -4,17 +4,22 @@ instead, not a bare 404."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from responsa.backends import ImageFile
+from responsa.engine import ImagesApi
+from responsa.engine.usage import Used
 from responsa.protocol import InvalidRequest
 
 from ._errors import json_response
 from ._parsing import read_json
-from ._services import check_model, services
+from ._services import check_model, count_use, services
 
 __all__ = ["image_routes"]
 
@@ -22,8 +27,7 @@ __all__ = ["image_routes"]
 async def generate_images(request: Request) -> Response:
     """``images.generate``: the images as ``b64_json``."""
     body = await read_json(request)
-    check_model(request, body.get("model"))
-    return json_response(await services(request).images.generate(body))
+    return _drawn(request, body, await _permitted(request, body).generate(body))
 
 
 async def edit_images(request: Request) -> Response:
@@ -34,8 +38,20 @@ async def edit_images(request: Request) -> Response:
                   if key in ("image", "image[]") and isinstance(upload, UploadFile)]  # fmt: skip
         mask = form.get("mask")
         masked = await _image(mask) if isinstance(mask, UploadFile) else None
-    check_model(request, fields.get("model"))
-    return json_response(await services(request).images.edit(fields, images, masked))
+    return _drawn(request, fields, await _permitted(request, fields).edit(fields, images, masked))
+
+
+def _permitted(request: Request, body: Mapping[str, Any]) -> ImagesApi:
+    """The images API, where the request's project may use the model it names (403 otherwise)."""
+    images = services(request).images
+    check_model(request, images.model_of(body))
+    return images
+
+
+def _drawn(request: Request, body: Mapping[str, Any], reply: dict[str, Any]) -> Response:
+    """The images, counted in the usage ledger."""
+    count_use(request, Used("images", str(ImagesApi.model_of(body)), units=len(reply.get("data") or ())))
+    return json_response(reply)
 
 
 async def create_variations(request: Request) -> Response:

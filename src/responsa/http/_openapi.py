@@ -36,6 +36,7 @@ from responsa.protocol import (
     UpdateModelPermissionsRequest,
     UpdateProjectRequest,
     UpdateServiceAccountRequest,
+    UpdateSpendLimitRequest,
     UpdateVectorStoreFileRequest,
     UpdateVectorStoreRequest,
 )
@@ -68,6 +69,7 @@ _JSON_BODIES: dict[tuple[str, str], type[BaseModel]] = {
     ("POST", "/v1/organization/projects"): CreateProjectRequest,
     ("POST", _PROJECT): UpdateProjectRequest,
     ("POST", f"{_PROJECT}/model_permissions"): UpdateModelPermissionsRequest,
+    ("POST", f"{_PROJECT}/spend_limit"): UpdateSpendLimitRequest,
     ("POST", f"{_PROJECT}/service_accounts"): CreateServiceAccountRequest,
     ("POST", f"{_PROJECT}/service_accounts/{{service_account_id}}"): UpdateServiceAccountRequest,
     ("POST", f"{_PROJECT}/service_accounts/{{service_account_id}}/api_keys"): CreateKeyRequest,

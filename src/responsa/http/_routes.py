@@ -7,6 +7,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from responsa.engine import ResponseService
+from responsa.engine.usage import Used
 from responsa.protocol import (
     CreateEmbeddingRequest,
     CreateResponseRequest,
@@ -28,9 +29,10 @@ from ._model_catalog import list_models, retrieve_model
 from ._openapi import openapi_route
 from ._parsing import item_list_body, page_body, paging, read_model, response_filter
 from ._server_routes import server_routes
-from ._services import check_model, services, tenant_of
+from ._services import check_model, count_use, services, tenant_of
 from ._skill_routes import skill_routes
 from ._sse import sse_logged, sse_response, sse_stream
+from ._usage_routes import usage_routes
 from ._vector_store_routes import vector_store_routes
 from ._webhook_routes import webhook_routes
 from ._websocket import responses_socket
@@ -137,14 +139,18 @@ async def create_moderation(request: Request) -> Response:
     """OpenAI's ``POST /v1/moderations``, by a moderation model this server serves."""
     asked = await read_model(request, ModerationRequest)
     check_model(request, asked.model)
-    return json_response(await _service(request).moderate(asked.texts(), asked.model))
+    reply = await _service(request).moderate(asked.texts(), asked.model)
+    count_use(request, Used("moderations", str(reply.get("model") or asked.model or "")))  # no tokens counted
+    return json_response(reply)
 
 
 async def create_embeddings(request: Request) -> Response:
     """OpenAI's ``POST /v1/embeddings``, by a model that makes embeddings."""
     asked = await read_model(request, CreateEmbeddingRequest)
     check_model(request, asked.model)
-    return json_response(await services(request).embeddings.create(asked))
+    reply = await services(request).embeddings.create(asked)
+    count_use(request, Used("embeddings", asked.model, input_tokens=reply["usage"]["prompt_tokens"]))
+    return json_response(reply)
 
 
 async def health(request: Request) -> Response:
@@ -194,4 +200,4 @@ def routes() -> list[BaseRoute]:
             *skill_routes(prefix),
             *image_routes(prefix),
         ]
-    return [*table, *admin_routes(), *console_routes()]
+    return [*table, *admin_routes(), *usage_routes(), *console_routes()]

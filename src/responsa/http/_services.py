@@ -25,13 +25,14 @@ from responsa.engine import (
 from responsa.engine.projects import ProjectService
 from responsa.engine.skills import SkillService
 from responsa.engine.tools import ToolRegistry
+from responsa.engine.usage import UsageLedger, UsageReports, Used
 from responsa.protocol import Capability
 from responsa.store import StoreHealth
 
 from ._limits import Limiter
 from ._metrics import Metrics
 
-__all__ = ["HttpLimits", "Services", "check_model", "services", "tenant_of"]
+__all__ = ["HttpLimits", "Services", "check_model", "count_use", "services", "tenant_of"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,10 @@ class Services:
     """``/v1/skills``, and the skills a hosted shell's container mounts."""
     projects: ProjectService
     """The Admin API's projects, keys and permissions (``/v1/organization/...``)."""
+    usage: UsageLedger
+    """Where the routes that are not responses count what a request used (embeddings, images...)."""
+    usage_reports: UsageReports
+    """The Admin API's usage and costs."""
     store_health: Callable[[], Awaitable[StoreHealth]]
     """Whether the store can serve now (``/health``)."""
     processes: int = 1
@@ -99,7 +104,11 @@ def tenant_of(connection: HTTPConnection) -> str:
 
 
 def check_model(connection: HTTPConnection, model: object) -> None:
-    """403 where the request's project may not use ``model`` (its model permissions; the responses'
-    opener checks its own, hosted tools too)."""
-    if isinstance(model, str):
-        services(connection).projects.check_model(tenant_of(connection), model)
+    """429 where the request's project has spent its limit, 403 where it may not use ``model`` (its
+    model permissions; the responses' opener checks its own, hosted tools too)."""
+    services(connection).projects.check_model(tenant_of(connection), model if isinstance(model, str) else None)
+
+
+def count_use(connection: HTTPConnection, used: Used) -> None:
+    """Count what a request that is not a response used in the usage ledger (responses count their own)."""
+    services(connection).usage.record(tenant_of(connection), used)

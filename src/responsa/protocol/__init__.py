@@ -18,10 +18,12 @@ from ._admin import (
     ProjectObject,
     ServiceAccountCreated,
     ServiceAccountObject,
+    SpendLimitObject,
     ToolPermission,
     UpdateModelPermissionsRequest,
     UpdateProjectRequest,
     UpdateServiceAccountRequest,
+    UpdateSpendLimitRequest,
 )
 from ._base import dump_dict, dump_json, union_tags, unvalidated
 from ._batches import (
@@ -418,6 +420,7 @@ __all__ = [
     "SkillObject",
     "SkillReference",
     "SkillVersionObject",
+    "SpendLimitObject",
     "StorageUnavailable",
     "StreamEvent",
     "SummaryText",
@@ -439,6 +442,7 @@ __all__ = [
     "UpdateModelPermissionsRequest",
     "UpdateProjectRequest",
     "UpdateServiceAccountRequest",
+    "UpdateSpendLimitRequest",
     "UpdateVectorStoreFileRequest",
     "UpdateVectorStoreRequest",
     "UpdateWebhookEndpointRequest",

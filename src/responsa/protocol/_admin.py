@@ -27,10 +27,12 @@ __all__ = [
     "ProjectObject",
     "ServiceAccountCreated",
     "ServiceAccountObject",
+    "SpendLimitObject",
     "ToolPermission",
     "UpdateModelPermissionsRequest",
     "UpdateProjectRequest",
     "UpdateServiceAccountRequest",
+    "UpdateSpendLimitRequest",
 ]
 
 HOSTED_TOOL_PERMISSIONS = ("code_interpreter", "file_search", "image_generation", "mcp", "web_search")
@@ -128,6 +130,24 @@ class HostedToolPermissionsObject(WireModel):
     image_generation: ToolPermission = ToolPermission(enabled=True)
     mcp: ToolPermission = ToolPermission(enabled=True)
     web_search: ToolPermission = ToolPermission(enabled=True)
+
+
+class SpendLimitObject(WireModel):
+    """A project's hard limit on its spend this month (by the prices the server was given)."""
+
+    object: Literal["project.spend_limit"] = "project.spend_limit"
+    threshold_amount: int
+    """In US cents."""
+    currency: Literal["USD"] = "USD"
+    interval: Literal["month"] = "month"
+    enforcement: dict[str, str] = Field(default_factory=lambda: {"status": "inactive"})
+    """``enforcing`` while the project's spend this month is past the threshold (its requests are 429s)."""
+
+
+class UpdateSpendLimitRequest(WireModel):
+    threshold_amount: int = Field(ge=0)
+    currency: Literal["USD"]
+    interval: Literal["month"]
 
 
 class CreateProjectRequest(WireModel):

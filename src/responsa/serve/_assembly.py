@@ -56,6 +56,7 @@ from responsa.engine.tools.image_generation import ImageGenerationKind
 from responsa.engine.tools.mcp import McpKind
 from responsa.engine.tools.shell import ShellKind
 from responsa.engine.tools.web_search import WebSearchKind
+from responsa.engine.usage import SpendWatch, UsageLedger, UsageReports
 from responsa.external import SearchProvider
 from responsa.http import HttpLimits, Limiter, Metrics, Services, batch_lines
 from responsa.protocol import Capability
@@ -103,6 +104,8 @@ class Assembly:
     batches: BatchService
     webhooks: WebhookService
     projects: ProjectService
+    ledger: UsageLedger
+    usage_reports: UsageReports
 
     def __init__(self, app: Starlette, settings: Settings, group: WorkerGroup | None, stack: AsyncExitStack,
                  limiter: Limiter, metrics: Metrics, limits: HttpLimits, keys: KeyDirectory,
@@ -158,6 +161,22 @@ async def _projects(made: Assembly) -> None:
 
 _USE_FLUSH = 60.0
 """How often a process writes when its keys were last used (seconds)."""
+
+
+async def _usage(made: Assembly) -> None:
+    """The usage ledger, written about once a second (and once more at shutdown, after the responses
+    drained), and the Admin API's usage and costs reports read from it."""
+    made.ledger = UsageLedger()
+    made.ledger.attach(made.store.usage())
+    made.stack.push_async_callback(made.ledger.flush)
+    made.start(every, 1.0, made.ledger.flush, "writing usage")
+    made.usage_reports = UsageReports(made.store.usage(), made.settings.prices, made.ledger)
+    watch = SpendWatch(made.usage_reports, made.keys)
+    made.start(every, _SPEND_CHECK, watch.check, "checking spend limits")
+
+
+_SPEND_CHECK = 2.0
+"""How often each process looks at the limited projects' spend this month (seconds)."""
 
 
 async def _neighbours(made: Assembly) -> None:
@@ -237,7 +256,7 @@ async def _responses(made: Assembly) -> None:
         backends=made.registry,
         tools=made.tools,
         background=made.tasks,
-        on_usage=usage_reporter(made.limiter, made.metrics),
+        on_usage=usage_reporter(made.limiter, made.metrics, made.ledger),
         sealer=sealer,
         prompts=prompts,
         hosted_tools=settings.hosted_tools,
@@ -279,7 +298,7 @@ async def _batches(made: Assembly) -> None:
     made.embeddings = EmbeddingService(made.registry)
     settings = made.settings
     lines = batch_lines(made.responses, made.embeddings, made.limiter, settings.max_body_bytes,
-                        made.projects.check_model)  # fmt: skip
+                        made.projects.check_model, made.ledger.record)  # fmt: skip
     batches = made.store.batches()
     runner = BatchRunner(batches, made.files, lines, made.registry.models, settings.batch_concurrency,
                          settings.background_lease_secs, busy=partial(made.responses.interactive, 1.0))  # fmt: skip
@@ -321,6 +340,8 @@ async def _services(made: Assembly) -> None:
         webhooks=made.webhooks,
         skills=made.skills,
         projects=made.projects,
+        usage=made.ledger,
+        usage_reports=made.usage_reports,
         store_health=made.store.check_health,
         processes=1 if made.group is None else made.group.size,
     )
@@ -331,6 +352,7 @@ BUILDERS: tuple[Callable[[Assembly], Awaitable[None]], ...] = (
     _backends,
     _store,
     _projects,
+    _usage,
     _neighbours,
     _capabilities,
     _files_and_containers,

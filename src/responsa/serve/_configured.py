@@ -5,7 +5,7 @@ webhook sender, the embedder, and how usage is reported. Shared by the app's ass
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Mapping
 from functools import partial
 
 from responsa.backends import Backend, BackendRegistry, Embeds
@@ -14,9 +14,10 @@ from responsa.backends.remote import remote_backends
 from responsa.backends.simulator import SimulatorBackend, load_profiles
 from responsa.config import Settings
 from responsa.engine import Embedder
+from responsa.engine.usage import UsageHook, UsageLedger
 from responsa.external import UrlPolicy, WebhookSender
 from responsa.http import Limiter, Metrics, RateLimiter
-from responsa.protocol import Usage
+from responsa.protocol import ResponseObject
 from responsa.store import Retention, SqlStore
 
 from ._model_process import embedded_backends
@@ -141,9 +142,15 @@ def webhook_sender(settings: Settings) -> WebhookSender:
     return WebhookSender(policy, settings.webhook_timeout_secs)
 
 
-def usage_reporter(limiter: Limiter, metrics: Metrics) -> Callable[[str, Usage], Awaitable[None]]:
-    async def report(tenant: str, usage: Usage) -> None:
-        await limiter.spend(tenant, usage.total_tokens)
-        metrics.count_usage(usage.input_tokens, usage.output_tokens)
+def usage_reporter(limiter: Limiter, metrics: Metrics, ledger: UsageLedger) -> UsageHook:
+    """Each response's end: its tokens spent from the tenant's limits and counted in the metrics, and
+    its use in the usage ledger."""
+
+    async def report(tenant: str, response: ResponseObject, metered: Mapping[str, int], latency_ms: int) -> None:
+        usage = response.usage
+        if usage is not None:
+            await limiter.spend(tenant, usage.total_tokens)
+            metrics.count_usage(usage.input_tokens, usage.output_tokens)
+        ledger.record_response(tenant, response, metered, latency_ms)
 
     return report

@@ -19,12 +19,15 @@ from ._batch_repository import BatchFile, BatchRepository, ClaimedBatch, Claimed
 from ._container_repository import ContainerRepository
 from ._project_repository import KeyRow, ProjectRepository, ProjectRow, ServiceAccountRow
 from ._skill_repository import SkillRepository, SkillRow, SkillVersionRow
+from ._usage_repository import USAGE_DIMENSIONS, USAGE_TOTALS, UsageFilter, UsageRepository, UsageRow
 from ._vector_store_repository import ChunkHit, StoredBatch, StoredFile, StoredVectorStore, VectorStoreRepository
 from ._webhook_repository import Delivery, DueDelivery, WebhookEndpointRow, WebhookRepository, event_payload, secrets_of
 from .sql import SqlStore, schema_state
 
 __all__ = [
     "PART_BYTES",
+    "USAGE_DIMENSIONS",
+    "USAGE_TOTALS",
     "BatchFile",
     "BatchRepository",
     "ChunkHit",
@@ -56,6 +59,9 @@ __all__ = [
     "StoredBatch",
     "StoredFile",
     "StoredVectorStore",
+    "UsageFilter",
+    "UsageRepository",
+    "UsageRow",
     "VectorStoreRepository",
     "WebhookEndpointRow",
     "WebhookRepository",

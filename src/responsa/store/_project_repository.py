@@ -25,6 +25,8 @@ class ProjectRow:
     """JSON ``{"mode", "model_ids"}``; None: every model."""
     tool_permissions: str | None = None
     """JSON ``{tool type: enabled}``; None: every hosted tool."""
+    spend_limit: str | None = None
+    """JSON ``{"threshold_amount" (US cents), "currency", "interval"}``; None: no limit."""
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from responsa.protocol import Batch, BatchLineError, FileObject, ResponsaError, 
 from responsa.store import BatchFile, BatchRepository, ClaimedBatch, ClaimedLine
 
 from ..files import FileService
+from ..usage import IN_BATCH
 from ._lines import BatchLines, check_file, line_error, line_result, usage_of
 
 __all__ = ["BatchRunner"]
@@ -169,7 +170,9 @@ class BatchRunner:
 
     async def _run_line(self, line: ClaimedLine) -> None:
         """Run the line, or take the response an earlier run of it stored as its result (that run's
-        process died before it recorded the result): a line's response is made once."""
+        process died before it recorded the result): a line's response is made once. Its use counts
+        as batch (this task's own context: ``IN_BATCH``)."""
+        IN_BATCH.set(True)
         key = (line.batch_id, line.line)
         store = self._store.scoped(line.tenant)
         endpoint = self._endpoints[line.endpoint]

@@ -11,17 +11,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import orjson
 
 from responsa.config import ApiKey
-from responsa.protocol import HOSTED_TOOL_PERMISSIONS, PermissionDenied
+from responsa.protocol import HOSTED_TOOL_PERMISSIONS, PermissionDenied, RateLimited
 from responsa.store import KeyRow, ProjectRepository, ProjectRow
 
 from ._secrets import secret_hash
 
-__all__ = ["KeyDirectory", "Principal", "ProjectPolicy"]
+__all__ = ["CALLER_KEY", "KeyDirectory", "Principal", "ProjectPolicy"]
+
+CALLER_KEY: ContextVar[str | None] = ContextVar("responsa_caller_key", default=None)
+"""The id of the stored key the request's task came with (set as the gate resolves it; None for the
+settings' keys and a server without keys): the usage ledger counts by it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +49,16 @@ class ProjectPolicy:
     allowed: frozenset[str] | None = None
     denied: frozenset[str] = frozenset()
     disabled_tools: frozenset[str] = frozenset()
+    spent_out: int | None = None
+    """The spend limit (US cents) the project's spend this month has reached: every request is a 429."""
 
-    def check(self, model: str, tool_types: Iterable[str] = ()) -> None:
-        """403 where the project may not use ``model`` or one of the hosted tools (by request tool type)."""
-        if model in self.denied or (self.allowed is not None and model not in self.allowed):
+    def check(self, model: str | None, tool_types: Iterable[str] = ()) -> None:
+        """429 where the project has spent its limit; 403 where it may not use ``model`` (None: the
+        endpoint's default, which any project may use) or one of the hosted tools (by request tool type)."""
+        if self.spent_out is not None:
+            raise RateLimited(f"Project `{self.project_id}` has reached its monthly spend limit of "
+                              f"${self.spent_out / 100:.2f}.", code="spend_limit_exceeded")  # fmt: skip
+        if model is not None and (model in self.denied or (self.allowed is not None and model not in self.allowed)):
             raise PermissionDenied(f"Project `{self.project_id}` does not have access to model `{model}`",
                                    param="model", code="model_not_found")  # fmt: skip
         for index, tool_type in enumerate(tool_types):
@@ -60,16 +71,22 @@ class ProjectPolicy:
                 )
 
 
-def policy_of(project: ProjectRow) -> ProjectPolicy | None:
-    """What a project's stored permissions allow (None: everything)."""
-    if project.model_permissions is None and project.tool_permissions is None:
+def spend_limit(project: ProjectRow) -> int | None:
+    """A project's spend limit, in US cents (None: none)."""
+    return None if project.spend_limit is None else int(orjson.loads(project.spend_limit)["threshold_amount"])
+
+
+def policy_of(project: ProjectRow, spent_out: bool = False) -> ProjectPolicy | None:
+    """What a project's stored permissions allow, and whether it has spent its limit (None: everything)."""
+    limit = spend_limit(project) if spent_out else None
+    if project.model_permissions is None and project.tool_permissions is None and limit is None:
         return None
     models = orjson.loads(project.model_permissions) if project.model_permissions else {}
     ids = frozenset(models.get("model_ids", ()))
     tools = orjson.loads(project.tool_permissions) if project.tool_permissions else {}
     disabled = frozenset(name for name in HOSTED_TOOL_PERMISSIONS if tools.get(name) is False)
     allow = models.get("mode") == "allow_list"
-    return ProjectPolicy(project.id, ids if allow else None, frozenset() if allow else ids, disabled)
+    return ProjectPolicy(project.id, ids if allow else None, frozenset() if allow else ids, disabled, limit)
 
 
 class KeyDirectory:
@@ -81,6 +98,9 @@ class KeyDirectory:
             self._fixed[secret_hash(admin_key)] = ADMIN
         self._keys = dict(self._fixed)
         self._policies: dict[str, ProjectPolicy] = {}
+        self._projects: list[ProjectRow] = []
+        self._spent_out: frozenset[str] = frozenset()
+        """The projects whose spend this month has reached their limit (``spent``, by the spend watch)."""
         self._store: ProjectRepository | None = None
         self._seen = -1
         self._used: dict[str, int] = {}
@@ -106,6 +126,7 @@ class KeyDirectory:
             return None
         if principal.key_id is not None:
             self._used[principal.key_id] = now
+        CALLER_KEY.set(principal.key_id)
         return principal
 
     def policy(self, tenant: str) -> ProjectPolicy | None:
@@ -135,9 +156,28 @@ class KeyDirectory:
         for key in keys:
             if key.project_id in archived:
                 continue  # an archived project's keys no longer work
-            loaded.setdefault(key.secret_hash, Principal(key.project_id, key.id, key.expires_at))
+            loaded[key.secret_hash] = Principal(key.project_id, key.id, key.expires_at)  # the file's too, by id
         self._keys = loaded
-        self._policies = {project.id: policy for project in projects if (policy := policy_of(project)) is not None}
+        self._projects = projects
+        self._made_policies()
+
+    def _made_policies(self) -> None:
+        self._policies = {project.id: policy for project in self._projects
+                          if (policy := policy_of(project, project.id in self._spent_out)) is not None}  # fmt: skip
+
+    def spend_limits(self) -> dict[str, int]:
+        """The projects with a spend limit, with it (US cents)."""
+        return {project.id: limit for project in self._projects if (limit := spend_limit(project)) is not None}
+
+    def spent(self, projects: frozenset[str]) -> None:
+        """These projects have reached their spend limit this month (and no others): their requests are
+        429s until it is raised or removed, or the month ends."""
+        if projects != self._spent_out:
+            self._spent_out = projects
+            self._made_policies()
+
+    def spent_out(self, project_id: str) -> bool:
+        return project_id in self._spent_out
 
     async def flush_uses(self, every: float = 0.0) -> None:
         """Write when keys were last used, if ``every`` seconds have passed since the last write."""

@@ -32,10 +32,12 @@ from responsa.protocol import (
     ProjectObject,
     ServiceAccountCreated,
     ServiceAccountObject,
+    SpendLimitObject,
     ToolPermission,
     UpdateModelPermissionsRequest,
     UpdateProjectRequest,
     UpdateServiceAccountRequest,
+    UpdateSpendLimitRequest,
     new_id,
 )
 from responsa.store import KeyRow, Order, ProjectRepository, ProjectRow, ServiceAccountRow
@@ -84,8 +86,8 @@ class ProjectService:
         self._store = store
         self._directory = directory
 
-    def check_model(self, tenant: str, model: str) -> None:
-        """403 where the tenant's project may not use ``model``."""
+    def check_model(self, tenant: str, model: str | None) -> None:
+        """429 where the tenant's project has spent its limit, 403 where it may not use ``model``."""
         policy = self._directory.policy(tenant)
         if policy is not None:
             policy.check(model)
@@ -94,17 +96,26 @@ class ProjectService:
         await self._directory.refresh(force=True)
 
     async def start(self, keys: Sequence[ApiKey]) -> None:
-        """The default project and the settings' keys as projects (read-only here), written at each start;
-        then the directory reads the store."""
+        """The default project and the settings' keys as projects (read-only here), written at start
+        where the store does not hold them yet (a restart with the same settings writes nothing); then
+        the directory reads the store."""
         now = int(time.time())
-        await self._store.put_project(ProjectRow(DEFAULT_PROJECT, "Default project", now, source=DEFAULT_PROJECT))
+        projects = {row.id: row for row in await self._store.all_projects()}
+        held = {row.id: row for row in await self._store.all_keys() if row.id.startswith(_FILE_KEY)}
+        wanted = [ProjectRow(DEFAULT_PROJECT, "Default project", now, source=DEFAULT_PROJECT)]
+        wanted += [ProjectRow(key.tenant, key.tenant, now, source=_FROM_SETTINGS) for key in keys]
+        for project in wanted:
+            known = projects.get(project.id)
+            if known is None or (known.name, known.source) != (project.name, project.source):
+                await self._store.put_project(project)
         ids = []
         for key in keys:
-            await self._store.put_project(ProjectRow(key.tenant, key.tenant, now, source=_FROM_SETTINGS))
             hashed = secret_hash(key.key)
             ids.append(_FILE_KEY + hashed[:24])
-            await self._store.put_key(KeyRow(ids[-1], hashed, "keys file", redacted(key.key), now, key.tenant))
-        await self._store.delete_keys_except(ids, _FILE_KEY)
+            if ids[-1] not in held:
+                await self._store.put_key(KeyRow(ids[-1], hashed, "keys file", redacted(key.key), now, key.tenant))
+        if set(held) - set(ids):
+            await self._store.delete_keys_except(ids, _FILE_KEY)
         await self._directory.attach(self._store)
 
     # Projects
@@ -189,6 +200,29 @@ class ProjectService:
         )
         await self._changed()
         return await self.tool_permissions(project_id)
+
+    # Spend limit
+
+    async def spend_limit(self, project_id: str) -> SpendLimitObject:
+        row = await self._project(project_id)
+        if row.spend_limit is None:
+            raise NotFound(f"Project '{project_id}' has no spend limit.", param="project_id")
+        status = "enforcing" if self._directory.spent_out(project_id) else "inactive"
+        return SpendLimitObject(**orjson.loads(row.spend_limit), enforcement={"status": status})
+
+    async def set_spend_limit(self, project_id: str, request: UpdateSpendLimitRequest) -> SpendLimitObject:
+        row = await self._project(project_id, changing=True)
+        stored = orjson.dumps(request.model_dump(include={"threshold_amount", "currency", "interval"})).decode()
+        await self._store.update_project(ProjectRow(**{**row.__dict__, "spend_limit": stored}))
+        await self._changed()
+        return await self.spend_limit(project_id)
+
+    async def delete_spend_limit(self, project_id: str) -> None:
+        row = await self._project(project_id, changing=True)
+        if row.spend_limit is None:
+            raise NotFound(f"Project '{project_id}' has no spend limit.", param="project_id")
+        await self._store.update_project(ProjectRow(**{**row.__dict__, "spend_limit": None}))
+        await self._changed()  # its policy no longer holds a limit to have reached
 
     # Service accounts and their keys
 

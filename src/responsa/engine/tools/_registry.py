@@ -43,6 +43,8 @@ class ToolRegistry:
         self._hosted: frozenset[str] = frozenset()
         self._hosted_events: frozenset[str] = frozenset()
         self._answers: dict[type[Item], type[Item]] = {}
+        self._metered: dict[str, ToolKind] = {}
+        """By item type, the kinds whose calls count in the usage ledger (their ``metered``)."""
         for kind in kinds:
             self.register(kind)
 
@@ -64,6 +66,8 @@ class ToolRegistry:
             self._hosted_events |= {f"response.{item_type}.{phase}" for item_type in kind.item_types
                                     for phase in hosted_phases(progress)}  # fmt: skip
         self._answers.update(getattr(kind, "answers", {}))
+        if callable(getattr(kind, "metered", None)):
+            self._metered.update(dict.fromkeys(kind.item_types, kind))
 
     def for_tool(self, tool_type: str) -> ToolKind | None:
         return self._by_tool.get(tool_type)
@@ -108,6 +112,19 @@ class ToolRegistry:
         """The output item classes that must answer a call in their context, each with its call's
         class (the kinds' ``answers``)."""
         return self._answers
+
+    def metered(self, output: Sequence[Item]) -> dict[str, int]:
+        """What a response's tool calls count in the usage ledger, by usage kind (the kinds' ``metered``
+        of their own items: one look at each item's type)."""
+        by_kind: dict[str, list[Item]] = {}
+        for item in output:
+            kind = self._metered.get(item.type)
+            if kind is not None:
+                by_kind.setdefault(kind.name, []).append(item)
+        counted: dict[str, int] = {}
+        for name, items in by_kind.items():
+            counted.update(self._by_name[name].metered(items))  # type: ignore[attr-defined]  # it has one
+        return counted
 
     def statuses(self) -> dict[str, dict[str, Any]]:
         """What each server-run kind that reports one says of itself (on, off and why: ``/v1/server``)."""

@@ -124,6 +124,11 @@ class CodeInterpreterKind:
     name = NAME
     tool_types = (NAME,)
     item_types: ClassVar[Mapping[str, str]] = {"code_interpreter_call": "ci"}
+
+    def metered(self, items: Sequence[Item]) -> Mapping[str, int]:
+        """What a response's code counts in the usage ledger: a session for each container it ran in."""
+        return {"code_interpreter_sessions": len({getattr(item, "container_id", "") for item in items})}
+
     progress = "interpreting"
     """The phase of its progress event between ``in_progress`` and ``completed``."""
 

@@ -11,7 +11,7 @@ A ``file_search`` tool without vector stores is the backend's own (the simulator
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar, Protocol
@@ -152,6 +152,11 @@ class FileSearchKind:
     name = FILE_SEARCH
     tool_types = (FILE_SEARCH,)
     item_types: ClassVar[Mapping[str, str]] = {"file_search_call": "fs"}
+
+    def metered(self, items: Sequence[Item]) -> Mapping[str, int]:
+        """What a response's searches count in the usage ledger: a call each."""
+        return {"file_search_calls": len(items)}
+
     progress = "searching"
     """The phase of its progress event between ``in_progress`` and ``completed``."""
 

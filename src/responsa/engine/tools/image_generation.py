@@ -107,6 +107,11 @@ class ImageGenerationKind:
     name = NAME
     tool_types = (NAME,)
     item_types: ClassVar[Mapping[str, str]] = {"image_generation_call": "ig"}
+
+    def metered(self, items: Sequence[Item]) -> Mapping[str, int]:
+        """What a response's images count in the usage ledger: each one made."""
+        return {"images": sum(1 for item in items if getattr(item, "result", None))}
+
     progress = "generating"
     """The phase of its progress event between ``in_progress`` and ``completed``."""
 
@@ -173,6 +178,11 @@ class ImagesApi:
     def __init__(self, backends: BackendRegistry) -> None:
         self._backends = backends
 
+    @staticmethod
+    def model_of(body: Mapping[str, Any]) -> Any:
+        """The images model a request names (the default where it names none)."""
+        return body.get("model") or DEFAULT_MODEL
+
     async def generate(self, body: dict[str, Any]) -> dict[str, Any]:
         """``POST /v1/images/generations``."""
         return await self._draw(body, (), None)
@@ -187,7 +197,7 @@ class ImagesApi:
     async def _draw(
         self, body: dict[str, Any], images: tuple[ImageFile, ...], mask: ImageFile | None
     ) -> dict[str, Any]:
-        prompt, model, count = body.get("prompt"), body.get("model") or DEFAULT_MODEL, body.get("n") or 1
+        prompt, model, count = body.get("prompt"), self.model_of(body), body.get("n") or 1
         if not isinstance(prompt, str) or not prompt:
             why = "Missing required parameter: 'prompt'."
             raise InvalidRequest(why, param="prompt", code="missing_required_parameter")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar
@@ -164,6 +164,11 @@ class WebSearchKind:
     name = NAME
     tool_types = WEB_SEARCH_TYPES
     item_types: ClassVar[Mapping[str, str]] = {"web_search_call": "ws"}
+
+    def metered(self, items: Sequence[Item]) -> Mapping[str, int]:
+        """What a response's searches count in the usage ledger: a call each."""
+        return {"web_search_calls": len(items)}
+
     progress = "searching"
     """The phase of its progress event between ``in_progress`` and ``completed``."""
 

@@ -18,6 +18,7 @@ projects = Table(
     Column("source", String(16), nullable=False),
     Column("model_permissions", Text, nullable=True),
     Column("tool_permissions", Text, nullable=True),
+    Column("spend_limit", Text, nullable=True),  # migration 0020: JSON {"threshold_amount" (cents), ...}
 )
 
 service_accounts = Table(

@@ -18,7 +18,8 @@ from ._project_tables import api_keys, project_changes, projects, service_accoun
 __all__ = ["SqlProjects"]
 
 _p, _a, _k = projects.c, service_accounts.c, api_keys.c
-_PROJECT = (_p.id, _p.name, _p.created_at, _p.archived_at, _p.source, _p.model_permissions, _p.tool_permissions)
+_PROJECT = (_p.id, _p.name, _p.created_at, _p.archived_at, _p.source, _p.model_permissions, _p.tool_permissions,
+            _p.spend_limit)  # fmt: skip
 _ACCOUNT = (_a.id, _a.project_id, _a.name, _a.role, _a.created_at)
 _KEY = (_k.id, _k.secret_hash, _k.name, _k.redacted_value, _k.created_at, _k.project_id, _k.service_account_id,
         _k.expires_at, _k.last_used_at)  # fmt: skip
@@ -54,6 +55,7 @@ class SqlProjects:
                 conn.execute(_COUNT_CHANGE)
             return result
 
+        counted.__qualname__ = work.__qualname__  # a traced write is named after the method that asked for it
         return await self._db.write(counted)
 
     async def changes(self) -> int:

@@ -28,6 +28,7 @@ from ._projects import SqlProjects
 from ._response_listing import list_rows
 from ._skills import SqlSkills
 from ._tables import SCHEMA_VERSION, conversation_items, conversations, response_events, response_items, responses
+from ._usage import SqlUsage
 from ._vector_stores import SqlVectorStores
 from ._webhooks import SqlWebhooks, announce
 
@@ -93,6 +94,10 @@ class SqlStore:
     def projects(self) -> SqlProjects:
         """The organization's projects, service accounts and API keys (every tenant's: an admin's view)."""
         return SqlProjects(self._db)
+
+    def usage(self) -> SqlUsage:
+        """The usage ledger (every tenant's: an admin's view)."""
+        return SqlUsage(self._db)
 
     def skills(self) -> SqlSkills:
         """The skills of this view's tenant and their versions."""

@@ -3,18 +3,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from anyio.abc import TaskGroup
 
 from responsa.backends import BackendRegistry
-from responsa.protocol import Usage
 from responsa.store import Store
 
 from ...files import FileService
 from ...projects import ProjectPolicy
 from ...tools import ToolRegistry
+from ...usage import UsageHook
 from ..features._features import RequestFeature
 from ..features._prompts import PromptLibrary
 from ..features._sealing import Sealer
@@ -32,8 +32,8 @@ class ResponseSetup:
     """The tool kinds the server serves, each server-run one with its service."""
     background: TaskGroup | None
     """Where background responses run (None: none can)."""
-    on_usage: Callable[[str, Usage], Awaitable[None]] | None
-    """Told each response's usage, by tenant (the rate limiter's spend, the metrics)."""
+    on_usage: UsageHook | None
+    """Told each response as it ends (the rate limiter's spend, the metrics, the usage ledger)."""
     sealer: Sealer
     """Seals reasoning for a retrieve that asks for ``reasoning.encrypted_content`` (as a create does)."""
     prompts: PromptLibrary

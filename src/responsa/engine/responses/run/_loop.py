@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from asyncio import CancelledError
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import replace
 
 import anyio
@@ -28,10 +29,10 @@ from responsa.protocol import (
     ServiceUnavailable,
     StorageUnavailable,
     StreamEvent,
-    Usage,
 )
 
 from ...output import create_view
+from ...usage import UsageHook
 from .._context import conversation_items
 from ..features._features import held, output_withheld
 from ._accumulate import OutputBuilder
@@ -76,7 +77,7 @@ class RunLoop:
         self,
         running: dict[str, Run],
         leases: Leases,
-        on_usage: Callable[[str, Usage], Awaitable[None]] | None = None,
+        on_usage: UsageHook | None = None,
     ) -> None:
         self._running = running
         self._leases = leases
@@ -277,8 +278,10 @@ class RunLoop:
         if run.saving.recorded is not None:
             await run.saving.recorded.wait()
         response, store = run.response, run.ctx.store
-        if response.usage is not None and self._on_usage is not None:
-            await self._on_usage(run.tenant, response.usage)
+        if self._on_usage is not None:  # every response, with tokens or not (a failed one counts too)
+            metered = run.ctx.tools.kinds.metered(response.output) if response.output else {}
+            latency_ms = int((time.time() - run.builder.timeline.marks[0]["at"]) * 1000)
+            await self._on_usage(run.tenant, response, metered, latency_ms)
         turn: list[Item] = []
         if response.conversation and response.status in ("completed", "incomplete"):
             turn = conversation_items([*run.ctx.input_items, *create_view(response).output], run.ctx.tools.kinds)
