@@ -59,7 +59,18 @@ def test_the_engine_reaches_the_store_through_its_repository_protocols() -> None
                 assert "SqlStore" not in names and node.module == "responsa.store", f"{path} imports {names}"
 
 
-ENGINE_ORDER = ["projects", "usage", "output", "files", "containers", "skills", "tools", "responses", "batches", "webhooks"]
+ENGINE_ORDER = [
+    "projects",
+    "usage",
+    "output",
+    "files",
+    "containers",
+    "skills",
+    "tools",
+    "responses",
+    "batches",
+    "webhooks",
+]
 """The engine's folders, each importing only those before it (and the engine's own leaves)."""
 
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from websockets.sync.client import connect
 
 from responsa.cli import main, serve
-from responsa.config import ApiKey, Settings, UpstreamConfig, declared, settings_table
+from responsa.config import ApiKey, Price, Settings, UpstreamConfig, declared, settings_table
 from tests.conftest import free_port, start_serve, wait_until_answering
 
 DOCS = Path(__file__).parent.parent / "docs" / "configuration.md"
@@ -39,7 +39,7 @@ def test_every_setting_is_documented() -> None:
 
 def test_every_setting_is_declared_once() -> None:
     """Each setting has one declaration (config.option): its option, env var and docs row come from it."""
-    derived = {"models", "embedded_models", "api_keys"}  # read from the files the settings name
+    derived = {"models", "embedded_models", "api_keys", "prices"}  # read from the files the settings name
     declarations = list(declared())
     assert {setting.name for setting, _how in declarations} == {field.name for field in fields(Settings)} - derived
     flags = [how.flags(setting.name, isinstance(setting.default, bool)) for setting, how in declarations]
@@ -174,6 +174,23 @@ def test_a_bad_model_file_is_a_clear_error(tmp_path: Path) -> None:
     bad.write_text("[models.x]\nurl = 3\n")
     result = CliRunner().invoke(main, ["serve", "--model-file", str(bad)])
     assert result.exit_code != 0 and "needs 'urls'" in result.output
+
+
+def test_the_prices_file_reaches_the_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    seen = _settings_served(monkeypatch)
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."gpt-5"]\ninput = 1.25\noutput = 10\n[models."*"]\nimages = 0.04\n'
+                      "[tools]\nweb_search_calls = 10.0\n")  # fmt: skip
+    result = CliRunner().invoke(main, ["serve", "--prices-file", str(prices)])
+    assert result.exit_code == 0, result.output
+    assert seen[-1].prices == (Price("gpt-5", "input", 1.25), Price("gpt-5", "output", 10.0), Price("*", "images", 0.04),
+                               Price("*", "web_search_calls", 10.0))  # fmt: skip
+    for bad, message in (("[models.x]\ninputs = 1\n", "unknown line item 'inputs'"),
+                         ("[models.x]\ninput = -1\n", "input must be a number of USD"),
+                         ("[discounts]\nall = 1\n", "unknown tables ['discounts']")):  # fmt: skip
+        prices.write_text(bad)
+        result = CliRunner().invoke(main, ["serve", "--prices-file", str(prices)])
+        assert result.exit_code != 0 and message in result.output, result.output
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,12 @@ from tests.http.test_batches import finished, line, upload
 from tests.in_process import InProcess, in_process
 
 ADMIN = "sk-admin-usage"
-PRICES = (Price("sim", "input", 2.0), Price("sim", "output", 8.0), Price("*", "web_search_calls", 10.0),
-          Price("gpt-4.1-nano", "output", 1e6))  # a dollar a token: one answer passes a small spend limit
+PRICES = (
+    Price("sim", "input", 2.0),
+    Price("sim", "output", 8.0),
+    Price("*", "web_search_calls", 10.0),
+    Price("gpt-4.1-nano", "output", 1e6),
+)  # a dollar a token: one answer passes a small spend limit
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])

@@ -246,8 +246,10 @@ class ToolKind(Protocol):
     """A kind of tool (see the module docstring); registered by ``name``. Optional, where a kind has
     them: ``prepare`` (the server runs its calls: :class:`ServerToolKind`), ``progress`` (a hosted kind:
     a backend may run its calls itself and report them; the phase of their progress event) and
-    ``transcribe(item) -> str | None`` (its items' lines in a compaction's transcript) and ``answers``
-    (the output item classes a request's context may hold only with their call, by ``call_id``)."""
+    ``transcribe(item) -> str | None`` (its items' lines in a compaction's transcript), ``answers``
+    (the output item classes a request's context may hold only with their call, by ``call_id``) and
+    ``metered(items) -> {usage kind: count}`` (what a response's items of the kind count in the usage
+    ledger: ``web_search_calls``, ``images``...)."""
 
     @property
     def name(self) -> str:

@@ -40,7 +40,7 @@ _KEEP = {"1m": 2 * 86400, "1h": 35 * 86400}
 back); days are kept as long as the store is."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Used:
     """One request's use of one kind (``completions``, ``embeddings``, ``images``, a tool's calls...)."""
 
@@ -56,38 +56,42 @@ class Used:
     """From the request's arrival to its end (None: not timed, as a tool call is not)."""
 
 
+_Bucket = tuple[int, str, str, str, str, bool]
+"""A minute's start, the tenant, the key id, the model, the kind, batch or not."""
+
+_TOTALS = 7
+"""A pending bucket's counts: requests, errors, input, output and cached tokens, units, latency (ms),
+then the latency histogram's."""
+
+
 class UsageLedger:
-    """Usage not yet written, by bucket; ``flush`` writes it."""
+    """Usage not yet written, by minute (rolled up by hour and day as it is written); ``flush`` writes it."""
 
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
         self._store: UsageRepository | None = None
-        self._pending: dict[tuple[str, int, str, str, str, str, bool], UsageRow] = {}
+        self._pending: dict[_Bucket, list[int]] = {}
         self._pruned = 0.0
 
     def attach(self, store: UsageRepository) -> None:
         self._store = store
 
     def record(self, tenant: str, used: Used) -> None:
-        """Count ``used`` for ``tenant`` (and the caller's key, batch or not), in every width."""
+        """Count ``used`` for ``tenant`` (and the caller's key, batch or not) in this minute."""
         now = int(self._clock())
-        key_id, batch = CALLER_KEY.get() or "", IN_BATCH.get()
-        latency = None if used.latency_ms is None else bisect_left(LATENCY_BOUNDS_MS, used.latency_ms)
-        for width, seconds in WIDTHS.items():
-            start = now - now % seconds
-            bucket = (width, start, tenant, key_id, used.model, used.kind, batch)
-            row = self._pending.get(bucket)
-            if row is None:
-                row = self._pending[bucket] = UsageRow(*bucket, latency=[0] * (len(LATENCY_BOUNDS_MS) + 1))
-            row.requests += 1
-            row.errors += used.error
-            row.input_tokens += used.input_tokens
-            row.output_tokens += used.output_tokens
-            row.cached_tokens += used.cached_tokens
-            row.units += used.units
-            if latency is not None and used.latency_ms is not None:
-                row.latency_ms += used.latency_ms
-                row.latency[latency] += 1
+        bucket = (now - now % 60, tenant, CALLER_KEY.get() or "", used.model, used.kind, IN_BATCH.get())
+        counts = self._pending.get(bucket)
+        if counts is None:
+            counts = self._pending[bucket] = [0] * (_TOTALS + len(LATENCY_BOUNDS_MS) + 1)
+        counts[0] += 1
+        counts[1] += used.error
+        counts[2] += used.input_tokens
+        counts[3] += used.output_tokens
+        counts[4] += used.cached_tokens
+        counts[5] += used.units
+        if used.latency_ms is not None:
+            counts[6] += used.latency_ms
+            counts[_TOTALS + bisect_left(LATENCY_BOUNDS_MS, used.latency_ms)] += 1
 
     def record_response(
         self, tenant: str, response: ResponseObject, metered: Mapping[str, int], latency_ms: int
@@ -106,23 +110,15 @@ class UsageLedger:
         """Write what was counted since the last flush; what cannot be written now waits for the next."""
         if self._store is None or not self._pending:
             return
-        rows, self._pending = self._pending, {}
+        pending, self._pending = self._pending, {}
         try:
-            await self._store.add_usage(list(rows.values()))
+            await self._store.add_usage(_rolled_up(pending))
         except BaseException:
-            for bucket, row in rows.items():  # counted again next time, with what came meanwhile
-                self._merge(bucket, row)
+            for bucket, counts in pending.items():  # counted again next time, with what came meanwhile
+                kept = self._pending.setdefault(bucket, [0] * len(counts))
+                kept[:] = [a + b for a, b in zip(kept, counts, strict=True)]
             raise
         await self._prune()
-
-    def _merge(self, bucket: tuple[str, int, str, str, str, str, bool], row: UsageRow) -> None:
-        kept = self._pending.get(bucket)
-        if kept is None:
-            self._pending[bucket] = row
-            return
-        for name in ("requests", "errors", "input_tokens", "output_tokens", "cached_tokens", "units", "latency_ms"):
-            setattr(kept, name, getattr(kept, name) + getattr(row, name))
-        kept.latency = [a + b for a, b in zip(kept.latency, row.latency, strict=True)]
 
     async def _prune(self) -> None:
         """Once an hour: drop the minute and hour buckets past what the Admin API asks for."""
@@ -132,3 +128,23 @@ class UsageLedger:
         self._pruned = now
         for width, kept in _KEEP.items():
             await self._store.prune_usage(width, int(now) - kept)
+
+
+def _rolled_up(pending: Mapping[_Bucket, list[int]]) -> list[UsageRow]:
+    """The minutes' counts as rows of every width (a minute's hour and day get its counts too)."""
+    rows: dict[tuple[str, int, str, str, str, str, bool], UsageRow] = {}
+    for (minute, tenant, key_id, model, kind, batch), counts in pending.items():
+        for width, seconds in WIDTHS.items():
+            key = (width, minute - minute % seconds, tenant, key_id, model, kind, batch)
+            row = rows.get(key)
+            if row is None:
+                row = rows[key] = UsageRow(*key, latency=[0] * (len(counts) - _TOTALS))
+            row.requests += counts[0]
+            row.errors += counts[1]
+            row.input_tokens += counts[2]
+            row.output_tokens += counts[3]
+            row.cached_tokens += counts[4]
+            row.units += counts[5]
+            row.latency_ms += counts[6]
+            row.latency = [a + b for a, b in zip(row.latency, counts[_TOTALS:], strict=True)]
+    return list(rows.values())
