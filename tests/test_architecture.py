@@ -204,6 +204,8 @@ def test_public_api_is_pinned() -> None:
         "vector_store_body",
     }
     assert set(responsa.store.__all__) == {
+        "AuditFilter",
+        "AuditRow",
         "USAGE_DIMENSIONS",
         "USAGE_TOTALS",
         "PART_BYTES",

@@ -4,6 +4,7 @@ keys the server honours, at once and in another process on the same store; on SQ
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import nullcontext
 
@@ -259,3 +260,42 @@ def test_responsa_admin_key_makes_one_in_the_store(tmp_path: object) -> None:
         assert [key.name for key in listed] == ["first"]
         with pytest.raises(openai.AuthenticationError):  # a key known: the server now requires one
             served.sdk.responses.create(model="sim", input="hi")
+
+
+def test_the_audit_log_holds_every_admin_action_and_refusal(org: openai.resources.admin.organization.Organization,
+                                                            app: InProcess) -> None:  # fmt: skip
+    since = int(time.time())
+    project_id, key = _project_key(org, "audited")
+    org.projects.update(project_id, name="audited-renamed")
+    org.projects.model_permissions.update(project_id, mode="allow_list", model_ids=["sim-large"])
+    with pytest.raises(openai.PermissionDeniedError):
+        _client(app, key).responses.create(model="sim", input="hi")
+    with pytest.raises(openai.PermissionDeniedError):
+        _client(app, key).admin.organization.projects.list()
+    logs = org.audit_logs.list(project_ids=[project_id], limit=100).data
+    types = [log.type for log in logs]
+    assert types == ["api_key.permission_denied", "api_key.permission_denied", "project.updated", "project.updated",
+                     "api_key.created", "service_account.created", "project.created"]  # fmt: skip
+    assert [log.effective_at for log in logs] == sorted((log.effective_at for log in logs), reverse=True)
+    created = logs[-1].project_created
+    assert created is not None and (created.id, created.data.name) == (project_id, "audited")  # type: ignore[union-attr]
+    assert logs[3].project_updated is not None and logs[3].project_updated.changes_requested.title == "audited-renamed"  # type: ignore[union-attr]
+    refused = logs[1].model_extra["api_key.permission_denied"]  # type: ignore[index]
+    assert refused["data"]["code"] == "model_not_found" and logs[1].actor.api_key.id == refused["id"]  # type: ignore[union-attr]
+    assert logs[0].model_extra["api_key.permission_denied"]["data"]["code"] == "insufficient_permissions"  # type: ignore[index]
+
+    only = org.audit_logs.list(event_types=["project.created"], project_ids=[project_id]).data
+    assert [log.type for log in only] == ["project.created"]
+    assert org.audit_logs.list(resource_ids=[project_id], limit=100).data[-1].type == "project.created"
+    assert org.audit_logs.list(effective_at={"gte": since + 3600}).data == []
+    first = org.audit_logs.list(project_ids=[project_id], limit=2)
+    assert first.has_more and len(first.data) == 2
+    rest = org.audit_logs.list(project_ids=[project_id], limit=100, after=first.data[-1].id).data
+    assert [log.type for log in rest] == types[2:]
+    made = org.admin_api_keys.create(name="audited-admin")
+    tenant = org.audit_logs.list(tenant_only=True, limit=100).data
+    assert any(log.type == "tenant.admin_api_key.created" for log in tenant)
+    org.admin_api_keys.delete(made.id)
+    with pytest.raises(openai.BadRequestError) as refused_listing:
+        org.audit_logs.list(actor_emails=["someone@example.com"])
+    assert refused_listing.value.param == "actor_emails"

@@ -23,9 +23,10 @@ from responsa.protocol import (
     UpdateServiceAccountRequest,
     UpdateSpendLimitRequest,
 )
+from responsa.store import AuditFilter
 
 from ._errors import json_response
-from ._parsing import item_list_body, paging, read_json, read_model
+from ._parsing import item_list_body, list_body, listed, paging, read_json, read_model
 from ._services import services
 
 __all__ = ["admin_routes", "is_admin_path"]
@@ -199,6 +200,41 @@ async def delete_key(request: Request) -> Response:
     return _deleted("organization.project.api_key.deleted", key_id)
 
 
+def _effective(request: Request) -> tuple[int | None, int | None]:
+    """``effective_at[gt|gte|lt|lte]`` as a half-open range of seconds."""
+    bounds: dict[str, int] = {}
+    for name in ("gt", "gte", "lt", "lte"):
+        raw = request.query_params.get(f"effective_at[{name}]")
+        if raw is not None:
+            if not raw.isdigit():
+                raise InvalidRequest(f"Invalid 'effective_at[{name}]': {raw!r}. Expected Unix seconds.",
+                                     param=f"effective_at[{name}]", code="invalid_value")  # fmt: skip
+            bounds[name] = int(raw)
+    since = max(bounds.get("gte", 0), bounds["gt"] + 1 if "gt" in bounds else 0) or None
+    until = min(bounds.get("lt", 2**62), bounds["lte"] + 1 if "lte" in bounds else 2**62)
+    return since, None if until == 2**62 else until
+
+
+async def list_audit_logs(request: Request) -> Response:
+    page = paging(request, default_limit=20)
+    if listed(request, "actor_emails"):
+        raise InvalidRequest("There are no users here: keys act, not people ('actor_emails' matches nothing); "
+                             "filter by 'actor_ids'.", param="actor_emails", code="unsupported_parameter")  # fmt: skip
+    since, until = _effective(request)
+    wanted = AuditFilter(
+        types=listed(request, "event_types"),
+        project_ids=listed(request, "project_ids"),
+        actor_ids=listed(request, "actor_ids"),
+        resource_ids=listed(request, "resource_ids"),
+        since=since,
+        until=until,
+    )
+    found, more = await _service(request).audit_logs(
+        wanted, tenant_only=_flag(request, "tenant_only"), limit=page.limit, after=page.after, before=page.before
+    )
+    return json_response(list_body(found, more))
+
+
 async def create_admin_key(request: Request) -> Response:
     return _answer(await _service(request).create_admin_key(await read_model(request, CreateAdminKeyRequest)))
 
@@ -247,6 +283,7 @@ def admin_routes() -> list[BaseRoute]:
         Route(f"{project}/api_keys/{{api_key_id}}", get_key, methods=["GET"]),
         Route(f"{project}/api_keys/{{api_key_id}}", update_key, methods=["POST"]),
         Route(f"{project}/api_keys/{{api_key_id}}", delete_key, methods=["DELETE"]),
+        Route(f"{base}/audit_logs", list_audit_logs, methods=["GET"]),
         Route(f"{base}/admin_api_keys", create_admin_key, methods=["POST"]),
         Route(f"{base}/admin_api_keys", list_admin_keys, methods=["GET"]),
         Route(f"{base}/admin_api_keys/{{key_id}}", get_admin_key, methods=["GET"]),

@@ -177,12 +177,16 @@ class Gate:
                 if token
                 else "You didn't provide an API key. Use 'Authorization: Bearer <key>'."
             )
+        refused = None
         if principal.tenant is None and not admin_path:
-            raise PermissionDenied("An admin key may only be used for the Admin API (/v1/organization/...): use a "
-                                   "project's key.", code="admin_key_not_allowed")  # fmt: skip
+            refused = PermissionDenied("An admin key may only be used for the Admin API (/v1/organization/...): "
+                                       "use a project's key.", code="admin_key_not_allowed")  # fmt: skip
         if principal.tenant is not None and admin_path:
-            raise PermissionDenied("You have insufficient permissions for this operation: the Admin API needs "
-                                   "an admin key, not a project's.", code="insufficient_permissions")  # fmt: skip
+            refused = PermissionDenied("You have insufficient permissions for this operation: the Admin API "
+                                       "needs an admin key.", code="insufficient_permissions")  # fmt: skip
+        if refused is not None:
+            self.keys.audit.denied(principal.tenant, refused.code or "", refused.message)
+            raise refused
         return principal.tenant or ADMIN_TENANT
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "Paging",
     "item_list_body",
     "list_body",
+    "listed",
     "page_body",
     "paging",
     "read_json",
@@ -65,6 +66,11 @@ class Paging:
     order: Order
     after: str | None
     before: str | None
+
+
+def listed(request: Request, name: str) -> tuple[str, ...]:
+    """A list query parameter, as ``name[]=a&name[]=b`` (openai's encoding) or ``name=a&name=b``."""
+    return tuple([*request.query_params.getlist(f"{name}[]"), *request.query_params.getlist(name)])
 
 
 def paging(request: Request, default_limit: int, max_limit: int = 100) -> Paging:

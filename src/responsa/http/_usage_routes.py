@@ -13,15 +13,10 @@ from responsa.engine.usage import REPORTS, UsageQuery
 from responsa.protocol import InvalidRequest, NotFound
 
 from ._errors import json_response
+from ._parsing import listed
 from ._services import services
 
 __all__ = ["usage_routes"]
-
-
-def _listed(request: Request, name: str) -> tuple[str, ...]:
-    """A list parameter, as ``name[]=a&name[]=b`` (openai's encoding) or ``name=a&name=b``."""
-    query = request.query_params
-    return tuple([*query.getlist(f"{name}[]"), *query.getlist(name)])
 
 
 def _number(request: Request, name: str, default: int | None = None) -> int | None:
@@ -38,7 +33,7 @@ def _query(request: Request, costs: bool = False) -> UsageQuery:
     if start is None:
         raise InvalidRequest("Missing required parameter: 'start_time'.", param="start_time",
                              code="missing_required_parameter")  # fmt: skip
-    if _listed(request, "user_ids"):
+    if listed(request, "user_ids"):
         raise InvalidRequest("There are no users here: usage is by project and key ('user_ids' matches nothing).",
                              param="user_ids", code="unsupported_parameter")  # fmt: skip
     batch = request.query_params.get("batch")
@@ -51,12 +46,12 @@ def _query(request: Request, costs: bool = False) -> UsageQuery:
         bucket_width=request.query_params.get("bucket_width", "1d"),
         limit=_number(request, "limit"),
         page=request.query_params.get("page"),
-        group_by=_listed(request, "group_by"),
-        project_ids=_listed(request, "project_ids"),
-        api_key_ids=_listed(request, "api_key_ids"),
-        models=_listed(request, "models"),
+        group_by=listed(request, "group_by"),
+        project_ids=listed(request, "project_ids"),
+        api_key_ids=listed(request, "api_key_ids"),
+        models=listed(request, "models"),
         batch=None if batch is None else batch == "true",
-        line_items=_listed(request, "line_items") if costs else (),
+        line_items=listed(request, "line_items") if costs else (),
     )
 
 

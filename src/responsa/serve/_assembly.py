@@ -277,7 +277,7 @@ async def _responses(made: Assembly) -> None:
             )
         ),
         files=made.files,
-        permissions=made.keys.policy,
+        permits=made.keys.check,
     )
     made.responses = responses = ResponseService(setup)
     made.metrics.held, made.metrics.in_line = responses.generations, responses.waiting

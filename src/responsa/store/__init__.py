@@ -17,7 +17,7 @@ from ._base import (
 )
 from ._batch_repository import BatchFile, BatchRepository, ClaimedBatch, ClaimedLine, InputLine
 from ._container_repository import ContainerRepository
-from ._project_repository import KeyRow, ProjectRepository, ProjectRow, ServiceAccountRow
+from ._project_repository import AuditFilter, AuditRow, KeyRow, ProjectRepository, ProjectRow, ServiceAccountRow
 from ._skill_repository import SkillRepository, SkillRow, SkillVersionRow
 from ._usage_repository import USAGE_DIMENSIONS, USAGE_TOTALS, UsageFilter, UsageRepository, UsageRow
 from ._vector_store_repository import ChunkHit, StoredBatch, StoredFile, StoredVectorStore, VectorStoreRepository
@@ -28,6 +28,8 @@ __all__ = [
     "PART_BYTES",
     "USAGE_DIMENSIONS",
     "USAGE_TOTALS",
+    "AuditFilter",
+    "AuditRow",
     "BatchFile",
     "BatchRepository",
     "ChunkHit",

@@ -4,12 +4,13 @@ a count of changes, which every process reads to know when the keys it holds are
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from ._base import Order
 
-__all__ = ["KeyRow", "ProjectRepository", "ProjectRow", "ServiceAccountRow"]
+__all__ = ["AuditFilter", "AuditRow", "KeyRow", "ProjectRepository", "ProjectRow", "ServiceAccountRow"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,31 @@ class KeyRow:
     service_account_id: str | None = None
     expires_at: int | None = None
     last_used_at: int | None = None
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """One audit log entry: what it is filtered by, and its JSON as listed."""
+
+    id: str
+    effective_at: int
+    type: str
+    project_id: str | None
+    actor_id: str | None
+    resource_id: str | None
+    body: str
+
+
+@dataclass(frozen=True)
+class AuditFilter:
+    """Which entries a listing reads (empty: any); ``since``/``until``: effective at or after / before."""
+
+    types: Sequence[str] = ()
+    project_ids: Sequence[str] = ()
+    actor_ids: Sequence[str] = ()
+    resource_ids: Sequence[str] = ()
+    since: int | None = None
+    until: int | None = None
 
 
 class ProjectRepository(Protocol):
@@ -120,3 +146,11 @@ class ProjectRepository(Protocol):
         ...
 
     async def get_service_accounts(self, ids: list[str]) -> list[ServiceAccountRow]: ...
+
+    async def add_audit(self, rows: Sequence[AuditRow]) -> None: ...
+
+    async def audit_logs(
+        self, wanted: AuditFilter, *, limit: int, after: str | None, before: str | None
+    ) -> tuple[list[AuditRow], bool]:
+        """Newest first."""
+        ...

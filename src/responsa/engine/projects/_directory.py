@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 import orjson
@@ -20,13 +19,11 @@ from responsa.config import ApiKey
 from responsa.protocol import HOSTED_TOOL_PERMISSIONS, PermissionDenied, RateLimited
 from responsa.store import KeyRow, ProjectRepository, ProjectRow
 
+from ._audit import AuditTrail
+from ._caller import CALLER_KEY
 from ._secrets import secret_hash
 
-__all__ = ["CALLER_KEY", "KeyDirectory", "Principal", "ProjectPolicy"]
-
-CALLER_KEY: ContextVar[str | None] = ContextVar("responsa_caller_key", default=None)
-"""The id of the stored key the request's task came with (set as the gate resolves it; None for the
-settings' keys and a server without keys): the usage ledger counts by it."""
+__all__ = ["KeyDirectory", "Principal", "ProjectPolicy"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +99,8 @@ class KeyDirectory:
         self._spent_out: frozenset[str] = frozenset()
         """The projects whose spend this month has reached their limit (``spent``, by the spend watch)."""
         self._store: ProjectRepository | None = None
+        self.audit = AuditTrail()
+        """Admin actions and refused uses of keys (written through this directory's store)."""
         self._seen = -1
         self._used: dict[str, int] = {}
         self._flushed = time.monotonic()
@@ -136,6 +135,7 @@ class KeyDirectory:
     async def attach(self, store: ProjectRepository) -> None:
         """Read the store's keys and projects now, and from now on whenever they change."""
         self._store = store
+        self.audit.attach(store)
         await self.refresh()
 
     async def refresh(self, force: bool = False) -> None:
@@ -188,6 +188,20 @@ class KeyDirectory:
         await self._store.record_use(used)
 
     async def poll(self, use_flush: float) -> None:
-        """One look: the store's changes, and the uses to write back (``engine._periodic.every`` runs it)."""
+        """One look: the store's changes, the refusals to log and the uses to write back
+        (``engine._periodic.every`` runs it)."""
         await self.refresh()
+        await self.audit.flush()
         await self.flush_uses(use_flush)
+
+    def check(self, tenant: str, model: str | None, tool_types: Iterable[str] = ()) -> None:
+        """429 where the tenant's project has spent its limit, 403 where it may not use ``model`` or a
+        hosted tool (see ``ProjectPolicy.check``); a refusal is logged (as the caller's key's)."""
+        policy = self._policies.get(tenant)
+        if policy is None:
+            return
+        try:
+            policy.check(model, tool_types)
+        except (PermissionDenied, RateLimited) as refused:
+            self.audit.denied(tenant, refused.code or "", refused.message)
+            raise

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import orjson
 
@@ -40,7 +41,7 @@ from responsa.protocol import (
     UpdateSpendLimitRequest,
     new_id,
 )
-from responsa.store import KeyRow, Order, ProjectRepository, ProjectRow, ServiceAccountRow
+from responsa.store import AuditFilter, KeyRow, Order, ProjectRepository, ProjectRow, ServiceAccountRow
 
 from ._directory import KeyDirectory
 from ._secrets import ADMIN_PREFIX, PROJECT_PREFIX, new_secret, redacted, secret_hash
@@ -88,11 +89,12 @@ class ProjectService:
 
     def check_model(self, tenant: str, model: str | None) -> None:
         """429 where the tenant's project has spent its limit, 403 where it may not use ``model``."""
-        policy = self._directory.policy(tenant)
-        if policy is not None:
-            policy.check(model)
+        self._directory.check(tenant, model)
 
-    async def _changed(self) -> None:
+    async def _changed(self, kind: str, resource_id: str, project_id: str | None, **details: Any) -> None:
+        """A change made: logged (``kind``, an audit log type, with its ``details``), then read back into
+        this process's key directory, both before the answer."""
+        await self._directory.audit.log(kind, resource_id, details, project_id)
         await self._directory.refresh(force=True)
 
     async def start(self, keys: Sequence[ApiKey]) -> None:
@@ -134,7 +136,7 @@ class ProjectService:
     async def create_project(self, request: CreateProjectRequest) -> ProjectObject:
         row = ProjectRow(new_id("proj"), request.name, int(time.time()))
         await self._store.create_project(row)
-        await self._changed()
+        await self._changed("project.created", row.id, row.id, data={"name": row.name, "title": row.name})
         return project_object(row)
 
     async def get_project(self, project_id: str) -> ProjectObject:
@@ -149,7 +151,7 @@ class ProjectService:
         if request.name is not None:
             row = ProjectRow(**{**row.__dict__, "name": request.name})
             await self._store.update_project(row)
-            await self._changed()
+            await self._changed("project.updated", row.id, row.id, changes_requested={"title": request.name})
         return project_object(row)
 
     async def archive_project(self, project_id: str) -> ProjectObject:
@@ -158,7 +160,7 @@ class ProjectService:
             raise InvalidRequest("The default project cannot be archived.", param="project_id", code="invalid_value")
         row = ProjectRow(**{**row.__dict__, "archived_at": int(time.time())})
         await self._store.update_project(row)
-        await self._changed()
+        await self._changed("project.archived", row.id, row.id)
         return project_object(row)
 
     # Permissions
@@ -175,13 +177,15 @@ class ProjectService:
         made = ModelPermissionsObject(mode=request.mode, model_ids=list(dict.fromkeys(request.model_ids)))
         stored = orjson.dumps({"mode": made.mode, "model_ids": made.model_ids}).decode()
         await self._store.update_project(ProjectRow(**{**row.__dict__, "model_permissions": stored}))
-        await self._changed()
+        await self._changed(
+            "project.updated", row.id, row.id, changes_requested={"model_permissions": made.model_dump()}
+        )
         return made
 
     async def delete_model_permissions(self, project_id: str) -> None:
         row = await self._project(project_id, changing=True)
         await self._store.update_project(ProjectRow(**{**row.__dict__, "model_permissions": None}))
-        await self._changed()
+        await self._changed("project.updated", row.id, row.id, changes_requested={"model_permissions": None})
 
     async def tool_permissions(self, project_id: str) -> HostedToolPermissionsObject:
         row = await self._project(project_id)
@@ -198,7 +202,7 @@ class ProjectService:
         await self._store.update_project(
             ProjectRow(**{**row.__dict__, "tool_permissions": orjson.dumps(stored).decode()})
         )
-        await self._changed()
+        await self._changed("project.updated", row.id, row.id, changes_requested={"hosted_tool_permissions": changes})
         return await self.tool_permissions(project_id)
 
     # Spend limit
@@ -214,7 +218,7 @@ class ProjectService:
         row = await self._project(project_id, changing=True)
         stored = orjson.dumps(request.model_dump(include={"threshold_amount", "currency", "interval"})).decode()
         await self._store.update_project(ProjectRow(**{**row.__dict__, "spend_limit": stored}))
-        await self._changed()
+        await self._changed("project.updated", row.id, row.id, changes_requested={"spend_limit": orjson.loads(stored)})
         return await self.spend_limit(project_id)
 
     async def delete_spend_limit(self, project_id: str) -> None:
@@ -222,7 +226,7 @@ class ProjectService:
         if row.spend_limit is None:
             raise NotFound(f"Project '{project_id}' has no spend limit.", param="project_id")
         await self._store.update_project(ProjectRow(**{**row.__dict__, "spend_limit": None}))
-        await self._changed()  # its policy no longer holds a limit to have reached
+        await self._changed("project.updated", row.id, row.id, changes_requested={"spend_limit": None})
 
     # Service accounts and their keys
 
@@ -242,7 +246,9 @@ class ProjectService:
                                     int(time.time()))  # fmt: skip
         key, created = (None, None) if only else await self._new_key(request, project_id, account.id)
         await self._store.create_service_account(account, key)
-        await self._changed()
+        await self._changed("service_account.created", account.id, project_id, data={"role": account.role})
+        if key is not None:
+            await self._directory.audit.log("api_key.created", key.id, {"data": {"scopes": []}}, project_id)
         return ServiceAccountCreated(**_account_object(account).model_dump(exclude={"object"}), api_key=created)
 
     async def _account(self, project_id: str, account_id: str) -> ServiceAccountRow:
@@ -270,21 +276,23 @@ class ProjectService:
         if request.role is not None:
             account = ServiceAccountRow(**{**account.__dict__, "role": request.role})
             await self._store.update_service_account(account)
-            await self._changed()
+            await self._changed(
+                "service_account.updated", account.id, project_id, changes_requested={"role": request.role}
+            )
         return _account_object(account)
 
     async def delete_service_account(self, project_id: str, account_id: str) -> None:
         await self._project(project_id, changing=True)
         if not await self._store.delete_service_account(project_id, account_id):
             raise NotFound(f"No service account found with id '{account_id}'.", param="service_account_id")
-        await self._changed()
+        await self._changed("service_account.deleted", account_id, project_id)
 
     async def create_account_key(self, project_id: str, account_id: str, request: CreateKeyRequest) -> CreatedKey:
         await self._project(project_id, changing=True)
         await self._account(project_id, account_id)
         row, created = await self._new_key(request, project_id, account_id)
         await self._store.create_key(row)
-        await self._changed()
+        await self._changed("api_key.created", row.id, project_id, data={"scopes": []})
         return created
 
     # Project API keys
@@ -331,14 +339,30 @@ class ProjectService:
         if request.expires_in_seconds is not None:
             row = KeyRow(**{**row.__dict__, "expires_at": _expiry(request.expires_in_seconds, now)})
             await self._store.set_expiry(key_id, row.expires_at)
-            await self._changed()
+            await self._changed("api_key.updated", key_id, project_id,
+                                changes_requested={"expires_in_seconds": request.expires_in_seconds})  # fmt: skip
         return (await self._key_objects([row]))[0]
 
     async def delete_key(self, project_id: str, key_id: str) -> None:
         await self._project(project_id, changing=True)
         if key_id.startswith(_FILE_KEY) or not await self._store.delete_key(project_id, key_id):
             raise NotFound(f"No API key found with id '{key_id}'.", param="api_key_id")
-        await self._changed()
+        await self._changed("api_key.deleted", key_id, project_id)
+
+    # Audit log
+
+    async def audit_logs(
+        self, wanted: AuditFilter, *, tenant_only: bool, limit: int, after: str | None, before: str | None
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """Newest first; the refusals not written yet are written first."""
+        await self._directory.audit.flush()
+        if tenant_only:
+            if any(kind not in _TENANT_SCOPED for kind in wanted.types):
+                raise InvalidRequest("With 'tenant_only', every event type must be a tenant's (tenant.*).",
+                                     param="event_types", code="invalid_value")  # fmt: skip
+            wanted = AuditFilter(**{**wanted.__dict__, "types": wanted.types or _TENANT_SCOPED})
+        rows, more = await self._store.audit_logs(wanted, limit=limit, after=after, before=before)
+        return [orjson.loads(row.body) for row in rows], more
 
     # Admin keys
 
@@ -347,7 +371,7 @@ class ProjectService:
         row = KeyRow(new_id("key"), secret_hash(secret), request.name, redacted(secret), now,
                      expires_at=_expiry(request.expires_in_seconds, now))  # fmt: skip
         await self._store.create_key(row)
-        await self._changed()
+        await self._changed("tenant.admin_api_key.created", row.id, None, data={"name": row.name})
         return AdminKeyCreated(**_admin_object(row).model_dump(exclude={"object"}), value=secret)
 
     async def get_admin_key(self, key_id: str) -> AdminApiKeyObject:
@@ -367,7 +391,11 @@ class ProjectService:
     async def delete_admin_key(self, key_id: str) -> None:
         if not await self._store.delete_key(None, key_id):
             raise NotFound(f"No admin API key found with id '{key_id}'.", param="key_id")
-        await self._changed()
+        await self._changed("tenant.admin_api_key.deleted", key_id, None)
+
+
+_TENANT_SCOPED = ("tenant.admin_api_key.created", "tenant.admin_api_key.deleted")
+"""The audit log types this server writes that are the organization's own (``tenant_only``)."""
 
 
 def _admin_object(row: KeyRow) -> AdminApiKeyObject:

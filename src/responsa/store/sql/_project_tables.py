@@ -6,7 +6,7 @@ from sqlalchemy import BigInteger, Column, Index, Integer, String, Table, Text
 
 from ._tables import metadata
 
-__all__ = ["api_keys", "project_changes", "projects", "service_accounts"]
+__all__ = ["api_keys", "audit_logs", "project_changes", "projects", "service_accounts"]
 
 projects = Table(
     "projects",
@@ -56,3 +56,18 @@ project_changes = Table(
     Column("id", Integer, primary_key=True),
     Column("changes", BigInteger, nullable=False, server_default="0"),
 )
+
+audit_logs = Table(
+    "audit_logs",
+    metadata,
+    # Every admin action and every use of a key outside its permissions (migration 0021), as the
+    # Admin API lists them: ids grow with time, so the newest first is the id's order.
+    Column("id", String(80), primary_key=True),
+    Column("effective_at", BigInteger, nullable=False),
+    Column("type", String(64), nullable=False),
+    Column("project_id", String(80), nullable=True),
+    Column("actor_id", String(80), nullable=True),  # the key that acted (None: the settings' admin key)
+    Column("resource_id", String(80), nullable=True),
+    Column("body", Text, nullable=False),  # the log's JSON as listed
+)
+Index("ix_audit_logs_effective_at", audit_logs.c.effective_at)

@@ -4,20 +4,21 @@ transaction, so a process that reads the count knows whether the keys it holds a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import ColumnElement, Table, delete, insert, select, update
 from sqlalchemy.dialects import postgresql
 
 from .._base import Order
-from .._project_repository import KeyRow, ProjectRow, ServiceAccountRow
+from .._project_repository import AuditFilter, AuditRow, KeyRow, ProjectRow, ServiceAccountRow
 from ._database import Database, Sql
 from ._paging import keyed_page
-from ._project_tables import api_keys, project_changes, projects, service_accounts
+from ._project_tables import api_keys, audit_logs, project_changes, projects, service_accounts
 
 __all__ = ["SqlProjects"]
 
-_p, _a, _k = projects.c, service_accounts.c, api_keys.c
+_p, _a, _k, _l = projects.c, service_accounts.c, api_keys.c, audit_logs.c
 _PROJECT = (_p.id, _p.name, _p.created_at, _p.archived_at, _p.source, _p.model_permissions, _p.tool_permissions,
             _p.spend_limit)  # fmt: skip
 _ACCOUNT = (_a.id, _a.project_id, _a.name, _a.role, _a.created_at)
@@ -26,6 +27,7 @@ _KEY = (_k.id, _k.secret_hash, _k.name, _k.redacted_value, _k.created_at, _k.pro
 _INSERT_PROJECT_IF_NEW = postgresql.insert(projects).on_conflict_do_nothing()
 """``INSERT … ON CONFLICT DO NOTHING``, which SQLite reads as PostgreSQL does (as conversations' does)."""
 _INSERT_KEY_IF_NEW = postgresql.insert(api_keys).on_conflict_do_nothing()
+_AUDIT = (_l.id, _l.effective_at, _l.type, _l.project_id, _l.actor_id, _l.resource_id, _l.body)
 _CHANGES = select(project_changes.c.changes).where(project_changes.c.id == 1)
 _COUNT_CHANGE = update(project_changes).where(project_changes.c.id == 1).values(changes=project_changes.c.changes + 1)
 
@@ -172,6 +174,27 @@ class SqlProjects:
     async def all_keys(self) -> list[KeyRow]:
         rows = await self._db.read(lambda conn: conn.execute(select(*_KEY)).all())
         return [KeyRow(*row) for row in rows]
+
+    async def add_audit(self, rows: Sequence[AuditRow]) -> None:
+        if rows:
+            values = [dict(row.__dict__) for row in rows]
+            await self._db.write(lambda conn: conn.execute(insert(audit_logs), values))
+
+    async def audit_logs(
+        self, wanted: AuditFilter, *, limit: int, after: str | None, before: str | None
+    ) -> tuple[list[AuditRow], bool]:
+        query = select(*_AUDIT)
+        for column, values in ((_l.type, wanted.types), (_l.project_id, wanted.project_ids),
+                               (_l.actor_id, wanted.actor_ids), (_l.resource_id, wanted.resource_ids)):  # fmt: skip
+            if values:
+                query = query.where(column.in_(list(values)))
+        if wanted.since is not None:
+            query = query.where(_l.effective_at >= wanted.since)
+        if wanted.until is not None:
+            query = query.where(_l.effective_at < wanted.until)
+        paged = keyed_page(query, _l.id, limit=limit, order="desc", after=after, before=before)
+        rows = await self._db.read(lambda conn: conn.execute(paged).all())
+        return [AuditRow(*row) for row in rows[:limit]], len(rows) > limit
 
     async def record_use(self, used: dict[str, int]) -> None:
         def work(conn: Sql) -> None:

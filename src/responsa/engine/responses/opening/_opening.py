@@ -83,7 +83,7 @@ class Opener:
         self._max_input_items = setup.max_input_items
         self._features = Features(setup.features)
         self._files = setup.files
-        self._permissions = setup.permissions
+        self._permits = setup.permits
         self._admission_limits = setup.admission
         """(generations at once, requests waiting) per backend; a backend may run fewer at once."""
         self._admissions: dict[int, Admission] = {}
@@ -120,9 +120,7 @@ class Opener:
                 param="input",
                 code="too_many_items",
             )
-        permissions = self._permissions(tenant)
-        if permissions is not None:  # the tenant's project may leave out models and hosted tools
-            permissions.check(request.model, [tool.type for tool in request.tools])
+        self._permits(tenant, request.model, (tool.type for tool in request.tools))
         backend = self._backends.resolve(request.model)
         cap = backend.default_max_output_tokens(request.model)
         if request.max_output_tokens is None and cap is not None:  # echoed, so the client sees the cap

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from anyio.abc import TaskGroup
@@ -12,7 +12,6 @@ from responsa.backends import BackendRegistry
 from responsa.store import Store
 
 from ...files import FileService
-from ...projects import ProjectPolicy
 from ...tools import ToolRegistry
 from ...usage import UsageHook
 from ..features._features import RequestFeature
@@ -51,5 +50,6 @@ class ResponseSetup:
     files: FileService
     """The uploaded files ``input_file`` parts may name by id (every file's text is read for the model:
     see ``_input_files``)."""
-    permissions: Callable[[str], ProjectPolicy | None]
-    """The tenant's project's permissions (None: it may use every model and hosted tool)."""
+    permits: Callable[[str, str | None, Iterable[str]], None]
+    """Raises where the tenant's project may not use the model or a hosted tool (by tool type), or has
+    spent its limit (the key directory's ``check``, which logs the refusal)."""
