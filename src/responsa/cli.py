@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 import click
 
+from responsa._admin_commands import projects, usage
 from responsa._config_files import load_keys_file, load_model_file, load_prices_file
 from responsa._model_commands import fetch_models, models, named_source, pull
 from responsa.config import ApiKey, Option, Settings, declared, default_db_url
@@ -131,6 +132,8 @@ def _resolved(settings: Settings) -> Settings:
 
 main.add_command(pull)
 main.add_command(models)
+main.add_command(projects)
+main.add_command(usage)
 
 if __name__ == "__main__":
     main()
