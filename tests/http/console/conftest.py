@@ -25,6 +25,7 @@ playwright_sync = pytest.importorskip("playwright.sync_api")
 
 ALICE = ApiKey("key-alice", "alice")
 BOB = ApiKey("key-bob", "bob")
+ADMIN = "sk-admin-console"
 
 
 def chromium_path() -> str | None:
@@ -65,6 +66,7 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         settings = Settings(
             db_url=f"sqlite:///{db}",
             api_keys=(ALICE, BOB),
+            admin_key=ADMIN,
             models=(UpstreamConfig(name="up-model", urls=(healthy, down)),),
             upstream_health_interval_secs=0.5,
             sim_token_delay_ms=15,

@@ -13,7 +13,7 @@ from responsa.config import Price
 from responsa.protocol import InvalidRequest
 from responsa.store import UsageFilter, UsageRepository, UsageRow
 
-from ._ledger import WIDTHS, UsageLedger
+from ._ledger import LATENCY_BOUNDS_MS, WIDTHS, UsageLedger
 
 __all__ = ["REPORTS", "UsageQuery", "UsageReports"]
 
@@ -38,7 +38,25 @@ def _completions(row: UsageRow) -> dict[str, Any]:
         "input_audio_tokens": 0,
         "output_audio_tokens": 0,
         "num_model_requests": row.requests,
+        # responsa's own: what the console draws (OpenAI's result has no place for them)
+        "errors": row.errors,
+        "latency_p50_ms": _percentile(row.latency, 0.5),
+        "latency_p99_ms": _percentile(row.latency, 0.99),
     }
+
+
+def _percentile(histogram: Sequence[int], share: float) -> int | None:
+    """The latency under which ``share`` of the requests ended, as its histogram bucket's upper bound
+    (the last bucket's lower bound: slower than that); None without timed requests."""
+    total = sum(histogram)
+    if not total:
+        return None
+    seen = 0
+    for index, count in enumerate(histogram):
+        seen += count
+        if seen >= share * total:
+            return LATENCY_BOUNDS_MS[min(index, len(LATENCY_BOUNDS_MS) - 1)]
+    return LATENCY_BOUNDS_MS[-1]
 
 
 def _tokens_in(row: UsageRow) -> dict[str, Any]:

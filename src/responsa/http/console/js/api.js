@@ -85,3 +85,30 @@ export async function* events(path, body, signal) {
     }
   }
 }
+
+// The Admin API (/v1/organization/...) takes only an admin key, kept apart from the API key (in this
+// tab's session storage too): the usage and projects pages ask for it.
+const ADMIN_KEY = "responsa.adminKey";
+
+export function adminKey() {
+  return sessionStorage.getItem(ADMIN_KEY) || "";
+}
+
+export function setAdminKey(key) {
+  if (key) sessionStorage.setItem(ADMIN_KEY, key);
+  else sessionStorage.removeItem(ADMIN_KEY);
+}
+
+/** A call of the Admin API with the admin key; its failure is an ApiError (401/403: no key or a wrong one). */
+export async function admin(method, path, body) {
+  const init = { method, headers: { authorization: `Bearer ${adminKey()}` } };
+  if (body !== undefined) {
+    init.headers["content-type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const reply = await fetch(`/v1/organization${path}`, init);
+  let parsed = null;
+  try { parsed = await reply.json(); } catch { /* not JSON */ }
+  if (!reply.ok) throw new ApiError(reply.status, parsed);
+  return parsed;
+}

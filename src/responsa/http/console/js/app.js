@@ -6,8 +6,10 @@ import { clear } from "./dom.js";
 import { comparePage } from "./compare.js";
 import { conversationPage, conversationsPage } from "./conversations.js";
 import { playgroundPage } from "./playground.js";
+import { projectsPage } from "./projects.js";
 import { responsePage, responsesPage } from "./responses.js";
 import { serverPage } from "./server.js";
+import { usagePage } from "./usage.js";
 
 const ROUTES = [
   [/^\/responses\/([^/?]+)$/, responsePage, "responses"],
@@ -18,6 +20,8 @@ const ROUTES = [
   [/^\/batches$/, batchesPage, "batches"],
   [/^\/webhooks$/, webhooksPage, "webhooks"],
   [/^\/server$/, serverPage, "server"],
+  [/^\/usage$/, usagePage, "usage"],
+  [/^\/projects$/, projectsPage, "projects"],
   [/^\/playground$/, playgroundPage, "playground"],
 ];
 
