@@ -220,6 +220,7 @@ def test_public_api_is_pinned() -> None:
         "WebhookRepository",
         "ServiceAccountRow",
         "SkillRepository",
+        "SpendAlertRow",
         "SkillRow",
         "SkillVersionRow",
         "event_payload",

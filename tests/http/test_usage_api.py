@@ -5,6 +5,7 @@ set; paging; refusals; another process's usage reaching the store."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from tests.conftest import fresh_store
 from tests.http.test_admin_api import _answers, _client, _until
 from tests.http.test_batches import finished, line, upload
 from tests.in_process import InProcess, in_process
+from tests.webhook_receiver import Receiver
 
 ADMIN = "sk-admin-usage"
 PRICES = (
@@ -30,7 +32,8 @@ PRICES = (
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcess]:
     with fresh_store(request.param, tmp_path_factory.mktemp("usage")) as url:
-        settings = Settings(db_url=url, embedded=False, sim_latency=False, admin_key=ADMIN, prices=PRICES)
+        settings = Settings(db_url=url, embedded=False, sim_latency=False, admin_key=ADMIN, prices=PRICES,
+                            webhook_allow_hosts=("127.0.0.1",))  # fmt: skip
         with in_process(settings) as served:
             yield served
 
@@ -161,6 +164,35 @@ def test_a_spend_limit_stops_a_project_until_it_is_raised(app: InProcess) -> Non
     _until(lambda: not refused())
     assert org.projects.spend_limit.delete(project.id).deleted
     assert client.responses.create(model="sim", input="Reply with: free").output_text == "free"
+
+
+def test_a_spend_alert_reaches_the_projects_webhook_endpoints(app: InProcess) -> None:
+    org = _client(app, ADMIN).admin.organization
+    project = org.projects.create(name="alerted")
+    account = org.projects.service_accounts.create(project.id, name="bot")
+    assert account.api_key is not None
+    client = _client(app, account.api_key.value)
+    alerts = org.projects.spend_alerts
+    with Receiver() as receiver:
+        endpoint = client.webhooks.create(name="spend", url=receiver.url, event_types=["project.spend_alert.triggered"])
+        with pytest.raises(openai.BadRequestError) as refused:
+            alerts.create(project.id, threshold_amount=100, currency="USD", interval="month",
+                          notification_channel={"type": "email", "recipients": ["ops@example.com"]})  # fmt: skip
+        assert refused.value.param == "notification_channel.type"
+        alert = alerts.create(project.id, threshold_amount=100, currency="USD", interval="month",
+                              notification_channel={"type": "webhook"})  # type: ignore[typeddict-item]  # fmt: skip
+        assert [found.id for found in alerts.list(project.id)] == [alert.id]
+        assert alerts.retrieve(alert.id, project_id=project.id).threshold_amount == 100
+        client.responses.create(model="gpt-4.1-nano", input="Reply with: dear")  # a dollar or more
+        headers, body = receiver.next()
+        client.webhooks.verify_signature(body, headers, secret=endpoint.signing_secret)
+        event = json.loads(body)
+        assert (event["type"], event["data"]["id"]) == ("project.spend_alert.triggered", alert.id)
+    raised = alerts.update(alert.id, project_id=project.id, threshold_amount=10**9, currency="USD", interval="month",
+                           notification_channel={"type": "webhook"})  # type: ignore[typeddict-item]  # fmt: skip
+    assert raised.threshold_amount == 10**9
+    assert alerts.delete(alert.id, project_id=project.id).deleted
+    assert alerts.list(project.id).data == []
 
 
 def test_another_process_usage_reaches_the_store(tmp_path: Path) -> None:

@@ -17,10 +17,12 @@ from responsa.protocol import (
     CreateKeyRequest,
     CreateProjectRequest,
     CreateServiceAccountRequest,
+    CreateSpendAlertRequest,
     InvalidRequest,
     UpdateModelPermissionsRequest,
     UpdateProjectRequest,
     UpdateServiceAccountRequest,
+    UpdateSpendAlertRequest,
     UpdateSpendLimitRequest,
 )
 from responsa.store import AuditFilter
@@ -122,18 +124,43 @@ async def set_tool_permissions(request: Request) -> Response:
 
 
 async def get_spend_limit(request: Request) -> Response:
-    return _answer(await _service(request).spend_limit(_path(request, "project_id")))
+    return _answer(await _service(request).spending.limit(_path(request, "project_id")))
 
 
 async def set_spend_limit(request: Request) -> Response:
     body = await read_model(request, UpdateSpendLimitRequest)
-    return _answer(await _service(request).set_spend_limit(_path(request, "project_id"), body))
+    return _answer(await _service(request).spending.set_limit(_path(request, "project_id"), body))
 
 
 async def delete_spend_limit(request: Request) -> Response:
     project_id = _path(request, "project_id")
-    await _service(request).delete_spend_limit(project_id)
+    await _service(request).spending.delete_limit(project_id)
     return _deleted("project.spend_limit.deleted", project_id)
+
+
+async def create_spend_alert(request: Request) -> Response:
+    body = await read_model(request, CreateSpendAlertRequest)
+    return _answer(await _service(request).spending.create_alert(_path(request, "project_id"), body))
+
+
+async def list_spend_alerts(request: Request) -> Response:
+    return json_response(item_list_body(await _service(request).spending.alerts(_path(request, "project_id"))))
+
+
+async def get_spend_alert(request: Request) -> Response:
+    return _answer(await _service(request).spending.alert(_path(request, "project_id"), _path(request, "alert_id")))
+
+
+async def update_spend_alert(request: Request) -> Response:
+    body = await read_model(request, UpdateSpendAlertRequest)
+    project_id, alert_id = _path(request, "project_id"), _path(request, "alert_id")
+    return _answer(await _service(request).spending.update_alert(project_id, alert_id, body))
+
+
+async def delete_spend_alert(request: Request) -> Response:
+    project_id, alert_id = _path(request, "project_id"), _path(request, "alert_id")
+    await _service(request).spending.delete_alert(project_id, alert_id)
+    return _deleted("project.spend_alert.deleted", alert_id)
 
 
 async def create_service_account(request: Request) -> Response:
@@ -273,6 +300,11 @@ def admin_routes() -> list[BaseRoute]:
         Route(f"{project}/spend_limit", get_spend_limit, methods=["GET"]),
         Route(f"{project}/spend_limit", set_spend_limit, methods=["POST"]),
         Route(f"{project}/spend_limit", delete_spend_limit, methods=["DELETE"]),
+        Route(f"{project}/spend_alerts", create_spend_alert, methods=["POST"]),
+        Route(f"{project}/spend_alerts", list_spend_alerts, methods=["GET"]),
+        Route(f"{project}/spend_alerts/{{alert_id}}", get_spend_alert, methods=["GET"]),
+        Route(f"{project}/spend_alerts/{{alert_id}}", update_spend_alert, methods=["POST"]),
+        Route(f"{project}/spend_alerts/{{alert_id}}", delete_spend_alert, methods=["DELETE"]),
         Route(f"{project}/service_accounts", create_service_account, methods=["POST"]),
         Route(f"{project}/service_accounts", list_service_accounts, methods=["GET"]),
         Route(account, get_service_account, methods=["GET"]),

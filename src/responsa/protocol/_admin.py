@@ -18,20 +18,24 @@ __all__ = [
     "CreateKeyRequest",
     "CreateProjectRequest",
     "CreateServiceAccountRequest",
+    "CreateSpendAlertRequest",
     "CreatedKey",
     "HostedToolPermissionsObject",
     "KeyOwner",
     "ModelPermissionsObject",
+    "NotificationChannel",
     "OwnerServiceAccount",
     "ProjectApiKeyObject",
     "ProjectObject",
     "ServiceAccountCreated",
     "ServiceAccountObject",
+    "SpendAlertObject",
     "SpendLimitObject",
     "ToolPermission",
     "UpdateModelPermissionsRequest",
     "UpdateProjectRequest",
     "UpdateServiceAccountRequest",
+    "UpdateSpendAlertRequest",
     "UpdateSpendLimitRequest",
 ]
 
@@ -148,6 +152,40 @@ class UpdateSpendLimitRequest(WireModel):
     threshold_amount: int = Field(ge=0)
     currency: Literal["USD"]
     interval: Literal["month"]
+
+
+class SpendAlertObject(WireModel):
+    """A project's alert on its spend this month: an event to its webhook endpoints once a month, when
+    its spend passes the threshold (``notification_channel`` ``{"type": "webhook"}``: no mail is sent
+    from here)."""
+
+    id: str
+    object: Literal["project.spend_alert"] = "project.spend_alert"
+    threshold_amount: int
+    """In US cents."""
+    currency: Literal["USD"] = "USD"
+    interval: Literal["month"] = "month"
+    notification_channel: dict[str, str] = Field(default_factory=lambda: {"type": "webhook"})
+
+
+class NotificationChannel(WireModel):
+    type: str
+    recipients: list[str] | None = None
+    subject_prefix: str | None = None
+
+
+class CreateSpendAlertRequest(WireModel):
+    threshold_amount: int = Field(ge=0)
+    currency: Literal["USD"]
+    interval: Literal["month"]
+    notification_channel: NotificationChannel
+
+
+class UpdateSpendAlertRequest(WireModel):
+    threshold_amount: int | None = Field(default=None, ge=0)
+    currency: Literal["USD"] | None = None
+    interval: Literal["month"] | None = None
+    notification_channel: NotificationChannel | None = None
 
 
 class CreateProjectRequest(WireModel):

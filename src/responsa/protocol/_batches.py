@@ -48,8 +48,10 @@ WEBHOOK_EVENT_TYPES = (
     "response.failed",
     "response.cancelled",
     "response.incomplete",
+    "project.spend_alert.triggered",
 )
-"""The events this server sends (the openai SDK's list has more, for features it does not have)."""
+"""The events this server sends (the openai SDK's list has more, for features it does not have;
+``project.spend_alert.triggered`` is responsa's own: a project's spend alert, to its endpoints)."""
 
 
 class OutputExpiresAfter(WireModel):

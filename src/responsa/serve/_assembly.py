@@ -171,7 +171,7 @@ async def _usage(made: Assembly) -> None:
     made.stack.push_async_callback(made.ledger.flush)
     made.start(every, 1.0, made.ledger.flush, "writing usage")
     made.usage_reports = UsageReports(made.store.usage(), made.settings.prices, made.ledger)
-    watch = SpendWatch(made.usage_reports, made.keys)
+    watch = SpendWatch(made.usage_reports, made.keys, made.store.projects())
     made.start(every, _SPEND_CHECK, watch.check, "checking spend limits")
 
 

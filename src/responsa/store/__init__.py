@@ -17,7 +17,15 @@ from ._base import (
 )
 from ._batch_repository import BatchFile, BatchRepository, ClaimedBatch, ClaimedLine, InputLine
 from ._container_repository import ContainerRepository
-from ._project_repository import AuditFilter, AuditRow, KeyRow, ProjectRepository, ProjectRow, ServiceAccountRow
+from ._project_repository import (
+    AuditFilter,
+    AuditRow,
+    KeyRow,
+    ProjectRepository,
+    ProjectRow,
+    ServiceAccountRow,
+    SpendAlertRow,
+)
 from ._skill_repository import SkillRepository, SkillRow, SkillVersionRow
 from ._usage_repository import USAGE_DIMENSIONS, USAGE_TOTALS, UsageFilter, UsageRepository, UsageRow
 from ._vector_store_repository import ChunkHit, StoredBatch, StoredFile, StoredVectorStore, VectorStoreRepository
@@ -55,6 +63,7 @@ __all__ = [
     "SkillRepository",
     "SkillRow",
     "SkillVersionRow",
+    "SpendAlertRow",
     "SqlStore",
     "Store",
     "StoreHealth",

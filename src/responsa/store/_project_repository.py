@@ -10,7 +10,7 @@ from typing import Protocol
 
 from ._base import Order
 
-__all__ = ["AuditFilter", "AuditRow", "KeyRow", "ProjectRepository", "ProjectRow", "ServiceAccountRow"]
+__all__ = ["AuditFilter", "AuditRow", "KeyRow", "ProjectRepository", "ProjectRow", "ServiceAccountRow", "SpendAlertRow"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,17 @@ class KeyRow:
     service_account_id: str | None = None
     expires_at: int | None = None
     last_used_at: int | None = None
+
+
+@dataclass(frozen=True)
+class SpendAlertRow:
+    id: str
+    project_id: str
+    threshold_amount: int
+    """US cents."""
+    created_at: int
+    fired_for: int | None = None
+    """The start of the month it last fired in."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +159,23 @@ class ProjectRepository(Protocol):
     async def get_service_accounts(self, ids: list[str]) -> list[ServiceAccountRow]: ...
 
     async def add_audit(self, rows: Sequence[AuditRow]) -> None: ...
+
+    async def create_alert(self, alert: SpendAlertRow) -> None: ...
+
+    async def get_alert(self, project_id: str, alert_id: str) -> SpendAlertRow | None: ...
+
+    async def list_alerts(self, project_id: str | None) -> list[SpendAlertRow]:
+        """A project's alerts (None: every project's)."""
+        ...
+
+    async def set_alert_threshold(self, project_id: str, alert_id: str, threshold_amount: int) -> bool: ...
+
+    async def delete_alert(self, project_id: str, alert_id: str) -> bool: ...
+
+    async def fire_alert(self, alert: SpendAlertRow, month: int, announce: str) -> bool:
+        """Mark the alert fired for ``month`` and announce the ``announce`` event to its project's webhook
+        endpoints, in one transaction, if it has not fired for that month (True: this call fired it)."""
+        ...
 
     async def audit_logs(
         self, wanted: AuditFilter, *, limit: int, after: str | None, before: str | None

@@ -5,11 +5,13 @@ from ._audit import DENIED, AuditTrail
 from ._caller import CALLER_KEY
 from ._directory import KeyDirectory, Principal, ProjectPolicy
 from ._service import DEFAULT_PROJECT, ProjectService
+from ._spending import SPEND_ALERT_EVENT
 
 __all__ = [
     "CALLER_KEY",
     "DEFAULT_PROJECT",
     "DENIED",
+    "SPEND_ALERT_EVENT",
     "AuditTrail",
     "KeyDirectory",
     "Principal",

@@ -33,18 +33,17 @@ from responsa.protocol import (
     ProjectObject,
     ServiceAccountCreated,
     ServiceAccountObject,
-    SpendLimitObject,
     ToolPermission,
     UpdateModelPermissionsRequest,
     UpdateProjectRequest,
     UpdateServiceAccountRequest,
-    UpdateSpendLimitRequest,
     new_id,
 )
 from responsa.store import AuditFilter, KeyRow, Order, ProjectRepository, ProjectRow, ServiceAccountRow
 
 from ._directory import KeyDirectory
 from ._secrets import ADMIN_PREFIX, PROJECT_PREFIX, new_secret, redacted, secret_hash
+from ._spending import ProjectSpending
 
 __all__ = ["DEFAULT_PROJECT", "ProjectService"]
 
@@ -86,6 +85,8 @@ class ProjectService:
     def __init__(self, store: ProjectRepository, directory: KeyDirectory) -> None:
         self._store = store
         self._directory = directory
+        self.spending = ProjectSpending(store, directory, self._project, self._changed)
+        """Spend limits and spend alerts."""
 
     def check_model(self, tenant: str, model: str | None) -> None:
         """429 where the tenant's project has spent its limit, 403 where it may not use ``model``."""
@@ -204,29 +205,6 @@ class ProjectService:
         )
         await self._changed("project.updated", row.id, row.id, changes_requested={"hosted_tool_permissions": changes})
         return await self.tool_permissions(project_id)
-
-    # Spend limit
-
-    async def spend_limit(self, project_id: str) -> SpendLimitObject:
-        row = await self._project(project_id)
-        if row.spend_limit is None:
-            raise NotFound(f"Project '{project_id}' has no spend limit.", param="project_id")
-        status = "enforcing" if self._directory.spent_out(project_id) else "inactive"
-        return SpendLimitObject(**orjson.loads(row.spend_limit), enforcement={"status": status})
-
-    async def set_spend_limit(self, project_id: str, request: UpdateSpendLimitRequest) -> SpendLimitObject:
-        row = await self._project(project_id, changing=True)
-        stored = orjson.dumps(request.model_dump(include={"threshold_amount", "currency", "interval"})).decode()
-        await self._store.update_project(ProjectRow(**{**row.__dict__, "spend_limit": stored}))
-        await self._changed("project.updated", row.id, row.id, changes_requested={"spend_limit": orjson.loads(stored)})
-        return await self.spend_limit(project_id)
-
-    async def delete_spend_limit(self, project_id: str) -> None:
-        row = await self._project(project_id, changing=True)
-        if row.spend_limit is None:
-            raise NotFound(f"Project '{project_id}' has no spend limit.", param="project_id")
-        await self._store.update_project(ProjectRow(**{**row.__dict__, "spend_limit": None}))
-        await self._changed("project.updated", row.id, row.id, changes_requested={"spend_limit": None})
 
     # Service accounts and their keys
 

@@ -26,7 +26,7 @@ STATIC_ENDPOINT = "whep_static"
 
 OLD_SECRET_DAYS = 24 * 3600.0
 
-_SAMPLE_IDS = {"batch": "batch_test", "response": "resp_test"}
+_SAMPLE_IDS = {"batch": "batch_test", "response": "resp_test", "project": "spend_alert_test"}
 
 
 def _not_found(endpoint_id: str) -> NotFound:

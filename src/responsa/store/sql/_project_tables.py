@@ -6,7 +6,7 @@ from sqlalchemy import BigInteger, Column, Index, Integer, String, Table, Text
 
 from ._tables import metadata
 
-__all__ = ["api_keys", "audit_logs", "project_changes", "projects", "service_accounts"]
+__all__ = ["api_keys", "audit_logs", "project_changes", "projects", "service_accounts", "spend_alerts"]
 
 projects = Table(
     "projects",
@@ -71,3 +71,16 @@ audit_logs = Table(
     Column("body", Text, nullable=False),  # the log's JSON as listed
 )
 Index("ix_audit_logs_effective_at", audit_logs.c.effective_at)
+
+spend_alerts = Table(
+    "spend_alerts",
+    metadata,
+    # A project's alert on its month's spend (migration 0022); ``fired_for``: the start of the month it
+    # last fired in, so it fires once a month, by whichever process sees it first.
+    Column("id", String(80), primary_key=True),
+    Column("project_id", String(80), nullable=False),
+    Column("threshold_amount", BigInteger, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("fired_for", BigInteger, nullable=True),
+)
+Index("ix_spend_alerts_project_id", spend_alerts.c.project_id, spend_alerts.c.id)

@@ -4,6 +4,7 @@ transaction, so a process that reads the count knows whether the keys it holds a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,10 +12,11 @@ from sqlalchemy import ColumnElement, Table, delete, insert, select, update
 from sqlalchemy.dialects import postgresql
 
 from .._base import Order
-from .._project_repository import AuditFilter, AuditRow, KeyRow, ProjectRow, ServiceAccountRow
+from .._project_repository import AuditFilter, AuditRow, KeyRow, ProjectRow, ServiceAccountRow, SpendAlertRow
 from ._database import Database, Sql
 from ._paging import keyed_page
-from ._project_tables import api_keys, audit_logs, project_changes, projects, service_accounts
+from ._project_tables import api_keys, audit_logs, project_changes, projects, service_accounts, spend_alerts
+from ._webhooks import announce as announced
 
 __all__ = ["SqlProjects"]
 
@@ -27,6 +29,8 @@ _KEY = (_k.id, _k.secret_hash, _k.name, _k.redacted_value, _k.created_at, _k.pro
 _INSERT_PROJECT_IF_NEW = postgresql.insert(projects).on_conflict_do_nothing()
 """``INSERT … ON CONFLICT DO NOTHING``, which SQLite reads as PostgreSQL does (as conversations' does)."""
 _INSERT_KEY_IF_NEW = postgresql.insert(api_keys).on_conflict_do_nothing()
+_s = spend_alerts.c
+_ALERT = (_s.id, _s.project_id, _s.threshold_amount, _s.created_at, _s.fired_for)
 _AUDIT = (_l.id, _l.effective_at, _l.type, _l.project_id, _l.actor_id, _l.resource_id, _l.body)
 _CHANGES = select(project_changes.c.changes).where(project_changes.c.id == 1)
 _COUNT_CHANGE = update(project_changes).where(project_changes.c.id == 1).values(changes=project_changes.c.changes + 1)
@@ -195,6 +199,41 @@ class SqlProjects:
         paged = keyed_page(query, _l.id, limit=limit, order="desc", after=after, before=before)
         rows = await self._db.read(lambda conn: conn.execute(paged).all())
         return [AuditRow(*row) for row in rows[:limit]], len(rows) > limit
+
+    async def create_alert(self, alert: SpendAlertRow) -> None:
+        await self._db.write(lambda conn: _insert(conn, spend_alerts, alert))
+
+    async def get_alert(self, project_id: str, alert_id: str) -> SpendAlertRow | None:
+        query = select(*_ALERT).where(_s.project_id == project_id, _s.id == alert_id)
+        row = await self._db.read(lambda conn: conn.execute(query).first())
+        return None if row is None else SpendAlertRow(*row)
+
+    async def list_alerts(self, project_id: str | None) -> list[SpendAlertRow]:
+        query = select(*_ALERT).order_by(_s.id)
+        if project_id is not None:
+            query = query.where(_s.project_id == project_id)
+        return [SpendAlertRow(*row) for row in await self._db.read(lambda conn: conn.execute(query).all())]
+
+    async def set_alert_threshold(self, project_id: str, alert_id: str, threshold_amount: int) -> bool:
+        statement = update(spend_alerts).where(_s.project_id == project_id, _s.id == alert_id).values(
+            threshold_amount=threshold_amount, fired_for=None)  # a new threshold may fire again this month  # fmt: skip
+        return bool(await self._db.write(lambda conn: conn.execute(statement).rowcount > 0))
+
+    async def delete_alert(self, project_id: str, alert_id: str) -> bool:
+        statement = delete(spend_alerts).where(_s.project_id == project_id, _s.id == alert_id)
+        return bool(await self._db.write(lambda conn: conn.execute(statement).rowcount > 0))
+
+    async def fire_alert(self, alert: SpendAlertRow, month: int, announce: str) -> bool:
+        not_yet = (_s.fired_for.is_(None)) | (_s.fired_for < month)
+        statement = update(spend_alerts).where(_s.id == alert.id, not_yet).values(fired_for=month)
+
+        def work(conn: Sql) -> bool:
+            if not conn.execute(statement).rowcount:
+                return False  # another process fired it this month
+            announced(conn, alert.project_id, announce, alert.id, int(time.time()))
+            return True
+
+        return bool(await self._db.write(work))
 
     async def record_use(self, used: dict[str, int]) -> None:
         def work(conn: Sql) -> None:
