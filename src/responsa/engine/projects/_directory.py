@@ -128,10 +128,6 @@ class KeyDirectory:
         CALLER_KEY.set(principal.key_id)
         return principal
 
-    def policy(self, tenant: str) -> ProjectPolicy | None:
-        """The permissions of the tenant's project (None: it may use everything)."""
-        return self._policies.get(tenant)
-
     async def attach(self, store: ProjectRepository) -> None:
         """Read the store's keys and projects now, and from now on whenever they change."""
         self._store = store
