@@ -17,7 +17,8 @@ function partText(part) {
     case "refusal":
       return h("div", { class: "text refusal" }, `Refusal: ${part.refusal || ""}`);
     case "input_image":
-      return h("div", { class: "muted" }, `[image ${part.file_id || (part.image_url || "").slice(0, 60)}]`);
+      return (part.image_url || "").startsWith("data:image/") ? h("img", { class: "thumb", src: part.image_url, alt: "an attached image" })
+        : h("div", { class: "muted" }, `[image ${part.file_id || (part.image_url || "").slice(0, 60)}]`);
     case "input_file":
       return h("div", { class: "muted" }, `[file ${part.filename || part.file_id || ""}]`);
     default:

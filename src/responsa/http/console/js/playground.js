@@ -1,5 +1,6 @@
-// The playground: pick a model, set the request's parameters and tools, stream the answer, answer
-// function calls by hand, continue the conversation, stop a response.
+// The playground: the conversation first (the transcript, and beneath it what to send: text, files and
+// images attached), its settings beside it (model, a reusable prompt and its variables, parameters,
+// tools); the answer streams, function calls are answered by hand, a response can be stopped.
 
 import { get, post } from "./api.js";
 import { append, clear, errorBox, field, h, link, raw } from "./dom.js";
@@ -47,9 +48,40 @@ function textFormat(form) {
   return kind === "text" ? undefined : { format: { type: kind } };
 }
 
+/** A reusable prompt's reference: the prompt picked, its version, its variables ("name=value" lines). */
+function promptOf(form) {
+  if (!form.prompt.value) return undefined;
+  const [id, version] = form.prompt.value.split("@");
+  const variables = {};
+  for (const line of form.variables.value.split("\n").map((text) => text.trim()).filter(Boolean)) {
+    const at = line.indexOf("=");
+    if (at < 1) throw new Error(`Prompt variable "${line}": write name=value.`);
+    variables[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+  }
+  return { id, version, variables };
+}
+
+/** The files chosen to attach, as input parts: images as `input_image`, the rest as `input_file`. */
+async function attachedParts(input) {
+  const parts = [];
+  for (const file of input.files) {
+    const data = await new Promise((resolve, reject) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(reader.result);
+      reader.onerror = () => reject(reader.error);
+      reader.readAsDataURL(file);
+    });
+    parts.push(file.type.startsWith("image/") ? { type: "input_image", image_url: data, detail: "auto" }
+      : { type: "input_file", filename: file.name, file_data: data });
+  }
+  return parts;
+}
+
 /** The request the form describes, for `input` (a string or items). */
 function requestOf(form, input, continued) {
   const body = { model: form.model.value, input, store: true };
+  const prompt = promptOf(form);
+  if (prompt) body.prompt = prompt;
   if (form.instructions.value.trim()) body.instructions = form.instructions.value;
   if (form.temperature.value !== "") body.temperature = Number(form.temperature.value);
   if (form.max_output_tokens.value !== "") body.max_output_tokens = Number(form.max_output_tokens.value);
@@ -75,8 +107,10 @@ function stats(state) {
 }
 
 export function playgroundPage(root) {
-  const form = h("form", { class: "playground-form" },
+  const settings = h("aside", { class: "settings" },
     field("Model", h("select", { name: "model" })),
+    field("Reusable prompt", h("select", { name: "prompt" }, h("option", { value: "" }, "none"))),
+    field("Prompt variables (one per line: name=value)", h("textarea", { name: "variables", rows: 2, placeholder: "name=Ada" })),
     field("Instructions", h("textarea", { name: "instructions", rows: 2 })),
     h("div", { class: "row" },
       field("Temperature", h("input", { name: "temperature", type: "number", step: "0.1", min: "0", max: "2" })),
@@ -91,20 +125,29 @@ export function playgroundPage(root) {
     h("div", { class: "row" },
       field("Continue with", h("select", { name: "mode" },
         h("option", { value: "chain" }, "previous_response_id"), h("option", { value: "conversation" }, "a conversation"))),
-      h("label", { class: "check" }, h("input", { name: "background", type: "checkbox" }), "background")),
+      h("label", { class: "check" }, h("input", { name: "background", type: "checkbox" }), "background")));
+  const composer = h("div", { class: "composer" },
     field("Input", h("textarea", { name: "input", rows: 3, required: true, placeholder: "Say something" })),
     h("div", { class: "actions" },
       h("button", { type: "submit", name: "send" }, "Send"),
       h("button", { type: "button", name: "stop", disabled: true }, "Stop"),
+      h("label", { class: "attach" }, "Attach files or images ", h("input", { name: "attach", type: "file", multiple: true })),
       h("button", { type: "button", name: "restart", class: "quiet" }, "New conversation")));
   const transcript = h("section", { class: "transcript" });
-  const notice = h("div");
-  append(clear(root), [h("h1", {}, "Playground"), h("div", { class: "playground" }, form, h("div", {}, notice, transcript))]);
+  const notice = h("div", { class: "notice" });
+  // The form holds the settings and the composer; the page lays the transcript out first.
+  const form = h("form", { class: "playground-form" }, settings, composer);
+  append(clear(root), [h("h1", {}, "Playground"), h("div", { class: "playground" }, h("div", { class: "conversation" }, notice, transcript), form)]);
 
   let thread = {}; // {previous_response_id} or {conversation} for the next turn
   let running = null; // {controller, responseId}
 
   modelOptions(form.model, "").catch((error) => notice.replaceChildren(errorBox(error)));
+  get("/v1/prompts").then((prompts) => {
+    for (const prompt of prompts.data) {
+      for (const version of prompt.versions) form.prompt.append(h("option", { value: `${prompt.id}@${version}` }, `${prompt.id} (version ${version})`));
+    }
+  }).catch(() => { /* no prompts: the picker stays at none */ });
 
   form.restart.addEventListener("click", () => { thread = {}; clear(transcript); });
   form.stop.addEventListener("click", async () => {
@@ -173,11 +216,20 @@ export function playgroundPage(root) {
     return answer;
   }
 
-  form.addEventListener("submit", (event) => {
+  form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const text = form.input.value;
     if (!text.trim()) return;
+    let parts;
+    try {
+      parts = await attachedParts(form.attach);
+    } catch (error) {
+      notice.replaceChildren(errorBox(error));
+      return;
+    }
     form.input.value = "";
-    send(text, h("div", { class: "user" }, itemView({ type: "message", role: "user", content: [{ type: "input_text", text }] })));
+    form.attach.value = "";
+    const message = { type: "message", role: "user", content: [{ type: "input_text", text }, ...parts] };
+    send(parts.length ? [message] : text, h("div", { class: "user" }, itemView(message)));
   });
 }
