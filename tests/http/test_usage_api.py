@@ -128,7 +128,7 @@ def test_buckets_page_from_start_time(used: dict[str, object]) -> None:
 
 @pytest.mark.parametrize(("query", "param"), [
     ({}, "start_time"), ({"bucket_width": "1w"}, "bucket_width"), ({"group_by[]": "colour"}, "group_by"),
-    ({"user_ids[]": "user-1"}, "user_ids"), ({"bucket_width": "1m", "limit": "2000"}, "limit"),
+    ({"user_ids[]": "user-1"}, "user_ids"), ({"bucket_width": "1m", "limit": "2000"}, "limit"), ({"limit": "0"}, "limit"),
 ])  # fmt: skip
 def test_what_cannot_be_answered_is_a_400_naming_it(app: InProcess, query: dict[str, str], param: str) -> None:
     asked = {"start_time": "0", **query} if param != "start_time" else query

@@ -181,7 +181,11 @@ class KeyDirectory:
             return
         used, self._used = self._used, {}
         self._flushed = time.monotonic()
-        await self._store.record_use(used)
+        try:
+            await self._store.record_use(used)
+        except BaseException:
+            self._used = {**used, **self._used}  # written with the next flush (a later use wins)
+            raise
 
     async def poll(self, use_flush: float) -> None:
         """One look: the store's changes, the refusals to log and the uses to write back

@@ -155,7 +155,7 @@ class UsageReports:
             )
         seconds = WIDTHS[query.bucket_width]
         default, most = _LIMITS[query.bucket_width]
-        limit = query.limit or default
+        limit = default if query.limit is None else query.limit
         if not 1 <= limit <= most:
             raise InvalidRequest(
                 f"Invalid 'limit': {limit}. With bucket_width {query.bucket_width} it is 1 to {most}.",
