@@ -9,8 +9,8 @@ from typing import Protocol
 
 __all__ = ["USAGE_DIMENSIONS", "USAGE_TOTALS", "UsageFilter", "UsageRepository", "UsageRow"]
 
-USAGE_DIMENSIONS = ("project_id", "api_key_id", "model", "batch")
-"""What a query may group by (besides the bucket), and filter by."""
+USAGE_DIMENSIONS = ("project_id", "api_key_id", "model", "batch", "kind")
+"""What a query may group by (besides the bucket)."""
 
 USAGE_TOTALS = ("requests", "errors", "input_tokens", "output_tokens", "cached_tokens", "units", "latency_ms")
 
@@ -59,7 +59,7 @@ class UsageRepository(Protocol):
 
     async def usage(self, wanted: UsageFilter, group_by: Sequence[str]) -> list[UsageRow]:
         """The buckets' sums, by bucket start and the ``group_by`` dimensions (the others summed over:
-        empty in the rows), ordered by start."""
+        empty in the rows; ``kind``, the filter's kinds joined by commas), ordered by start."""
         ...
 
     async def prune_usage(self, width: str, before: int) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 
 from responsa.config import Price
 from responsa.protocol import InvalidRequest
-from responsa.store import UsageFilter, UsageRepository, UsageRow
+from responsa.store import USAGE_DIMENSIONS, UsageFilter, UsageRepository, UsageRow
 
 from ._ledger import LATENCY_BOUNDS_MS, WIDTHS, UsageLedger
 
@@ -105,8 +105,8 @@ are truthfully empty."""
 
 _LIMITS = {"1m": (60, 1440), "1h": (24, 168), "1d": (7, 31)}
 """Buckets a page holds by default, and at most, by width (OpenAI's)."""
-_STORED = {"project_id", "api_key_id", "model", "batch"}
-"""The dimensions the ledger keeps; the others (no users, tiers or sources here) group as one, null."""
+_ALL_KINDS = tuple(kind for _, report in REPORTS.values() for kind in report.kinds)
+"""Every kind the ledger counts, as costs read them."""
 _ALWAYS_NULL = {
     "user_id": None,
     "service_tier": None,
@@ -195,9 +195,8 @@ class UsageReports:
             raise InvalidRequest("Costs are by day: bucket_width is 1d.", param="bucket_width", code="invalid_value")
         _check_group_by(query.group_by, frozenset({"project_id", "user_id", "line_item", "api_key_id", "api_source"}))
         seconds, first, end, more = self._window(query)
-        kinds = tuple(kind for _, report in REPORTS.values() for kind in report.kinds)
         await self._ledger.flush()
-        rows = await self._rows(query, kinds, first, end, by_kind=True)
+        rows = await self._rows(query, _ALL_KINDS, first, end, by_kind=True)
 
         def results(found: list[UsageRow]) -> list[dict[str, Any]]:
             totals: dict[tuple[Any, ...], list[Any]] = {}
@@ -227,27 +226,22 @@ class UsageReports:
     async def spent(self, since: int, projects: Sequence[str]) -> dict[str, float]:
         """USD each of ``projects`` has spent since ``since`` (the start of a day), at the prices set."""
         query = UsageQuery(start_time=since, end_time=int(time.time()) + 1, project_ids=tuple(projects))
-        kinds = tuple(kind for _, report in REPORTS.values() for kind in report.kinds)
         await self._ledger.flush()
         spent: dict[str, float] = {}
-        for row in await self._rows(query, kinds, since, query.end_time, by_kind=True):
+        for row in await self._rows(query, _ALL_KINDS, since, query.end_time, by_kind=True):
             spent[row.project_id] = spent.get(row.project_id, 0.0) + sum(usd for *_, usd in self._lines(row))
         return spent
 
     async def _rows(
         self, query: UsageQuery, kinds: Sequence[str], first: int, end: int, by_kind: bool = False
     ) -> list[UsageRow]:
-        dimensions = ["project_id", "api_key_id", "model"] if by_kind else list(query.group_by)
+        """The buckets' rows, grouped as the query asks (what the ledger keeps of it: users, tiers and
+        sources group as one, null), or ``by_kind``: by project, key, model and kind, as costs price them."""
         wanted = UsageFilter(
             query.bucket_width, kinds, first, end, query.project_ids, query.api_key_ids, query.models, query.batch
         )
-        if not by_kind:
-            return await self._store.usage(wanted, [name for name in dimensions if name in _STORED])
-        return [
-            row
-            for kind in kinds
-            for row in await self._store.usage(UsageFilter(**{**wanted.__dict__, "kinds": (kind,)}), dimensions)
-        ]
+        asked = ["project_id", "api_key_id", "model", "kind"] if by_kind else query.group_by
+        return await self._store.usage(wanted, [name for name in asked if name in USAGE_DIMENSIONS])
 
     def _price(self, model: str, line_item: str) -> float:
         return self._prices.get((model, line_item), self._prices.get(("*", line_item), 0.0))

@@ -23,8 +23,8 @@ _insert = postgresql.insert(usage_buckets)
 _ADD = _insert.on_conflict_do_update(
     index_elements=list(_KEY), set_={name: _u[name] + _insert.excluded[name] for name in _COUNTS}
 )
-_EMPTY = {"project_id": "", "api_key_id": "", "model": "", "batch": False}
-"""What a dimension reads as where a query sums over it."""
+_EMPTY = {"project_id": "", "api_key_id": "", "model": "", "batch": False, "kind": ""}
+"""What a dimension reads as where a query sums over it (one for each of ``USAGE_DIMENSIONS``)."""
 
 
 def _values(row: UsageRow) -> dict[str, Any]:
@@ -66,6 +66,6 @@ class SqlUsage:
 
 def _row(wanted: UsageFilter, found: Any) -> UsageRow:
     return UsageRow(wanted.width, int(found["start"]), found["project_id"], found["api_key_id"], found["model"],
-                    ",".join(wanted.kinds), bool(found["batch"]),
+                    found["kind"] or ",".join(wanted.kinds), bool(found["batch"]),
                     **{name: int(found[name] or 0) for name in USAGE_TOTALS},
                     latency=[int(found[f"latency_{index}"] or 0) for index in range(LATENCY_BUCKETS)])  # fmt: skip
