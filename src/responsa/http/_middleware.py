@@ -127,7 +127,7 @@ class Gate:
         """A WebSocket handshake: the API key of its headers names the tenant (limits apply per message).
         A refused handshake gets the HTTP error response where the server can send one, else a close."""
         try:
-            tenant = self._tenant(dict(scope["headers"]), scope["path"])
+            tenant = self._tenant(dict(scope["headers"]), is_admin_path(scope["path"]))
         except ResponsaError as refused:
             socket = WebSocket(scope, receive, send)
             try:
@@ -143,8 +143,9 @@ class Gate:
         """The tenant of the request, or the error refusing it (401, 403, 429, 413)."""
         if scope["path"] in _OPEN_PATHS:
             return DEFAULT_TENANT
+        admin_path = is_admin_path(scope["path"])
         try:
-            tenant = self._tenant(headers, scope["path"])
+            tenant = self._tenant(headers, admin_path)
         except AuthenticationFailed:
             if is_console_path(scope["path"]):  # checked only here: an API request pays nothing for it
                 return DEFAULT_TENANT
@@ -154,15 +155,15 @@ class Gate:
             limit = self.max_upload_bytes if is_upload(scope["method"], scope["path"]) else self.max_body_bytes
             if int(length) > limit:
                 raise PayloadTooLarge(f"The request body is larger than {limit} bytes.")
-        if not is_admin_path(scope["path"]):  # an admin key's (nothing else gets there): no project's limits
+        if not admin_path:  # an admin key's (nothing else gets there): no project's limits
             await self.limiter.admit(tenant)
         return tenant
 
-    def _tenant(self, headers: dict[bytes, Any], path: str) -> str:
+    def _tenant(self, headers: dict[bytes, Any], admin_path: bool) -> str:
         """The tenant whose API key the ``Authorization`` header carries (``ADMIN_TENANT`` for an admin
         key, which reaches the Admin API's paths and only those); 401 without a known key where keys
-        are required (a server that knows none is open, but for the Admin API)."""
-        admin_path = is_admin_path(path)
+        are required (a server that knows none is open, but for the Admin API). ``admin_path``: the
+        request is for the Admin API."""
         if not self.keys.required and not admin_path:
             return DEFAULT_TENANT
         header = headers.get(b"authorization", b"")
