@@ -15,7 +15,7 @@ import pytest
 
 from responsa.config import Price, Settings
 from tests.conftest import fresh_store
-from tests.http.test_admin_api import _answers, _client, _until
+from tests.http.test_admin_api import _answers, _client, _project_key, _until
 from tests.http.test_batches import finished, line, upload
 from tests.in_process import InProcess, in_process
 from tests.webhook_receiver import Receiver
@@ -139,13 +139,11 @@ def test_what_cannot_be_answered_is_a_400_naming_it(app: InProcess, query: dict[
 
 def test_a_spend_limit_stops_a_project_until_it_is_raised(app: InProcess) -> None:
     org = _client(app, ADMIN).admin.organization
-    project = org.projects.create(name="thrifty")
-    account = org.projects.service_accounts.create(project.id, name="bot")
-    assert account.api_key is not None
-    client = _client(app, account.api_key.value)
+    project_id, key = _project_key(org, "thrifty")
+    client = _client(app, key)
     with pytest.raises(openai.NotFoundError):
-        org.projects.spend_limit.retrieve(project.id)
-    limit = org.projects.spend_limit.update(project.id, threshold_amount=100, currency="USD", interval="month")
+        org.projects.spend_limit.retrieve(project_id)
+    limit = org.projects.spend_limit.update(project_id, threshold_amount=100, currency="USD", interval="month")
     assert (limit.threshold_amount, limit.enforcement.status) == (100, "inactive")
     client.responses.create(model="gpt-4.1-nano", input="Reply with: dear")  # a dollar or more
 
@@ -157,42 +155,40 @@ def test_a_spend_limit_stops_a_project_until_it_is_raised(app: InProcess) -> Non
         return False
 
     _until(refused)
-    assert org.projects.spend_limit.retrieve(project.id).enforcement.status == "enforcing"
+    assert org.projects.spend_limit.retrieve(project_id).enforcement.status == "enforcing"
     with pytest.raises(openai.RateLimitError):
         client.moderations.create(input="hi")
-    org.projects.spend_limit.update(project.id, threshold_amount=10**9, currency="USD", interval="month")
+    org.projects.spend_limit.update(project_id, threshold_amount=10**9, currency="USD", interval="month")
     _until(lambda: not refused())
-    assert org.projects.spend_limit.delete(project.id).deleted
+    assert org.projects.spend_limit.delete(project_id).deleted
     assert client.responses.create(model="sim", input="Reply with: free").output_text == "free"
 
 
 def test_a_spend_alert_reaches_the_projects_webhook_endpoints(app: InProcess) -> None:
     org = _client(app, ADMIN).admin.organization
-    project = org.projects.create(name="alerted")
-    account = org.projects.service_accounts.create(project.id, name="bot")
-    assert account.api_key is not None
-    client = _client(app, account.api_key.value)
+    project_id, key = _project_key(org, "alerted")
+    client = _client(app, key)
     alerts = org.projects.spend_alerts
     with Receiver() as receiver:
         endpoint = client.webhooks.create(name="spend", url=receiver.url, event_types=["project.spend_alert.triggered"])
         with pytest.raises(openai.BadRequestError) as refused:
-            alerts.create(project.id, threshold_amount=100, currency="USD", interval="month",
+            alerts.create(project_id, threshold_amount=100, currency="USD", interval="month",
                           notification_channel={"type": "email", "recipients": ["ops@example.com"]})  # fmt: skip
         assert refused.value.param == "notification_channel.type"
-        alert = alerts.create(project.id, threshold_amount=100, currency="USD", interval="month",
+        alert = alerts.create(project_id, threshold_amount=100, currency="USD", interval="month",
                               notification_channel={"type": "webhook"})  # type: ignore[typeddict-item]  # fmt: skip
-        assert [found.id for found in alerts.list(project.id)] == [alert.id]
-        assert alerts.retrieve(alert.id, project_id=project.id).threshold_amount == 100
+        assert [found.id for found in alerts.list(project_id)] == [alert.id]
+        assert alerts.retrieve(alert.id, project_id=project_id).threshold_amount == 100
         client.responses.create(model="gpt-4.1-nano", input="Reply with: dear")  # a dollar or more
         headers, body = receiver.next()
         client.webhooks.verify_signature(body, headers, secret=endpoint.signing_secret)
         event = json.loads(body)
         assert (event["type"], event["data"]["id"]) == ("project.spend_alert.triggered", alert.id)
-    raised = alerts.update(alert.id, project_id=project.id, threshold_amount=10**9, currency="USD", interval="month",
+    raised = alerts.update(alert.id, project_id=project_id, threshold_amount=10**9, currency="USD", interval="month",
                            notification_channel={"type": "webhook"})  # type: ignore[typeddict-item]  # fmt: skip
     assert raised.threshold_amount == 10**9
-    assert alerts.delete(alert.id, project_id=project.id).deleted
-    assert alerts.list(project.id).data == []
+    assert alerts.delete(alert.id, project_id=project_id).deleted
+    assert alerts.list(project_id).data == []
 
 
 def test_another_process_usage_reaches_the_store(tmp_path: Path) -> None:
@@ -201,14 +197,12 @@ def test_another_process_usage_reaches_the_store(tmp_path: Path) -> None:
     since = int(time.time())
     with in_process(settings) as one, in_process(settings) as two:
         org = _client(one, ADMIN).admin.organization
-        project = org.projects.create(name="elsewhere")
-        account = org.projects.service_accounts.create(project.id, name="bot")
-        assert account.api_key is not None
-        there = _client(two, account.api_key.value)
+        project_id, key = _project_key(org, "elsewhere")
+        there = _client(two, key)
         _until(lambda: _answers(there))
         there.responses.create(model="sim", input="Reply with: from two")
 
         def counted() -> bool:
-            return bool(_results(org.usage.completions(start_time=since, project_ids=[project.id])))
+            return bool(_results(org.usage.completions(start_time=since, project_ids=[project_id])))
 
         _until(counted)  # the other process writes what it counted about once a second
