@@ -206,3 +206,37 @@ def test_another_process_usage_reaches_the_store(tmp_path: Path) -> None:
             return bool(_results(org.usage.completions(start_time=since, project_ids=[project_id])))
 
         _until(counted)  # the other process writes what it counted about once a second
+
+
+def test_vector_stores_usage_is_what_they_hold_over_time(tmp_path: Path) -> None:
+    """A project's vector store bytes, as their mean over the bucket: what it holds now once it held it
+    for most of the bucket; less once its file is gone; nothing for a project with no store."""
+    settings = Settings(db_url=f"sqlite:///{tmp_path / 'v.db'}", embedded=False, sim_latency=False, admin_key=ADMIN)
+    since = int(time.time())
+    with in_process(settings) as served:
+        org = _client(served, ADMIN).admin.organization
+        project_id, key = _project_key(org, "stores")
+        empty_id, _ = _project_key(org, "no stores")
+        project = _client(served, key)
+        upload = project.files.create(file=("facts.txt", b"Bees dance to tell where flowers are. " * 40),
+                                      purpose="assistants")  # fmt: skip
+        store = project.vector_stores.create(name="facts", file_ids=[upload.id])
+        _until(lambda: project.vector_stores.retrieve(store.id).status == "completed")
+        held = project.vector_stores.retrieve(store.id).usage_bytes
+        assert held > 0
+
+        def usage() -> dict[str, int]:
+            page = org.usage.vector_stores(start_time=since, group_by=["project_id"])
+            return {result["project_id"]: result["usage_bytes"] for result in _results(page)}  # type: ignore[misc]
+
+        first = usage()
+        assert 0 < first[project_id] <= held and empty_id not in first
+        total = _results(org.usage.vector_stores(start_time=since))  # ungrouped: every project's mean added up
+        assert len(total) == 1 and total[0].get("project_id") is None and total[0]["usage_bytes"] >= first[project_id]
+        time.sleep(1.5)  # time is what is measured: held for longer, the mean moves towards what it holds
+        assert first[project_id] <= usage()[project_id] <= held
+        project.vector_stores.files.delete(upload.id, vector_store_id=store.id)
+        time.sleep(1.5)  # ... and towards nothing once it holds nothing
+        assert usage()[project_id] < held
+        with pytest.raises(openai.BadRequestError):
+            org.usage.vector_stores(start_time=since, group_by=["model"])  # type: ignore[list-item]

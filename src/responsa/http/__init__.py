@@ -5,7 +5,7 @@ from ._batch_lines import batch_lines
 from ._errors import EXCEPTION_HANDLERS
 from ._exact_routes import ExactRoutes
 from ._file_routes import FORM_SLACK
-from ._limits import Bucket, Limiter, RateLimiter, refusal
+from ._limits import KINDS, Bucket, Limiter, Permits, RateLimiter, capacities, refusal
 from ._metrics import Metrics
 from ._middleware import Gate
 from ._routes import routes
@@ -15,6 +15,7 @@ from ._socket_lanes import SEND_BATCH
 __all__ = [
     "EXCEPTION_HANDLERS",
     "FORM_SLACK",
+    "KINDS",
     "SEND_BATCH",
     "Bucket",
     "ExactRoutes",
@@ -22,9 +23,11 @@ __all__ = [
     "HttpLimits",
     "Limiter",
     "Metrics",
+    "Permits",
     "RateLimiter",
     "Services",
     "batch_lines",
+    "capacities",
     "refusal",
     "routes",
 ]

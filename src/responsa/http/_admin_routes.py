@@ -21,6 +21,7 @@ from responsa.protocol import (
     InvalidRequest,
     UpdateModelPermissionsRequest,
     UpdateProjectRequest,
+    UpdateRateLimitRequest,
     UpdateServiceAccountRequest,
     UpdateSpendAlertRequest,
     UpdateSpendLimitRequest,
@@ -136,6 +137,26 @@ async def delete_spend_limit(request: Request) -> Response:
     project_id = _path(request, "project_id")
     await _service(request).spending.delete_limit(project_id)
     return _deleted("project.spend_limit.deleted", project_id)
+
+
+async def list_rate_limits(request: Request) -> Response:
+    """Every served model's limits (one page: ``after`` / ``before`` name a rate limit's id)."""
+    page = paging(request, default_limit=100)
+    found = await _service(request).rate_limits.list(_path(request, "project_id"), services(request).models)
+    ids = [limit.id for limit in found]
+    start = ids.index(page.after) + 1 if page.after in ids else 0
+    end = ids.index(page.before) if page.before in ids else len(found)
+    if page.before in ids and page.after not in ids:
+        start = max(0, end - page.limit)
+    shown = found[start:end][: page.limit]
+    return json_response(item_list_body(shown, start + len(shown) < end))
+
+
+async def update_rate_limit(request: Request) -> Response:
+    body = await read_model(request, UpdateRateLimitRequest)
+    project_id, rate_limit_id = _path(request, "project_id"), _path(request, "rate_limit_id")
+    served = services(request).models
+    return _answer(await _service(request).rate_limits.update(project_id, rate_limit_id, body, served))
 
 
 async def create_spend_alert(request: Request) -> Response:
@@ -300,6 +321,8 @@ def admin_routes() -> list[BaseRoute]:
         Route(f"{project}/spend_limit", get_spend_limit, methods=["GET"]),
         Route(f"{project}/spend_limit", set_spend_limit, methods=["POST"]),
         Route(f"{project}/spend_limit", delete_spend_limit, methods=["DELETE"]),
+        Route(f"{project}/rate_limits", list_rate_limits, methods=["GET"]),
+        Route(f"{project}/rate_limits/{{rate_limit_id}}", update_rate_limit, methods=["POST"]),
         Route(f"{project}/spend_alerts", create_spend_alert, methods=["POST"]),
         Route(f"{project}/spend_alerts", list_spend_alerts, methods=["GET"]),
         Route(f"{project}/spend_alerts/{{alert_id}}", get_spend_alert, methods=["GET"]),

@@ -3,11 +3,9 @@ same engine, waiting apart for a slot below interactive traffic (``BATCH_RANK``)
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-import anyio
 import orjson
 from pydantic import ValidationError
 
@@ -19,13 +17,12 @@ from responsa.protocol import (
     InvalidRequest,
     NotFound,
     PayloadTooLarge,
-    RateLimited,
     ResponseObject,
     dump_dict,
 )
 
 from ._errors import invalid_from_validation
-from ._limits import Limiter
+from ._limits import Limiter, Permits, admitted
 from .chat import chat_request, completion
 
 __all__ = ["batch_lines"]
@@ -33,8 +30,6 @@ __all__ = ["batch_lines"]
 Request = TypeVar("Request")
 
 
-Permits = Callable[[str, str], None]
-"""Raises where the tenant's (first) project may not use the model (second)."""
 Count = Callable[[str, Used], None]
 """Counts what a line that is not a response used in the usage ledger, for its tenant."""
 
@@ -53,21 +48,6 @@ def _checked(body: dict[str, Any], endpoint: str) -> None:
                 param=name,
                 code="unsupported_parameter",
             )
-
-
-async def _admitted(limiter: Limiter, tenant: str, patience: float) -> None:
-    """Wait until the tenant's rate limits let one more request through (as the HTTP gate would),
-    for ``patience`` seconds at most: a batch line waits its turn instead of failing."""
-    deadline = time.monotonic() + patience
-    while True:
-        try:
-            await limiter.admit(tenant)
-            return
-        except RateLimited as refused:
-            pause = float(refused.headers.get("retry-after", "1"))
-            if time.monotonic() + pause > deadline:
-                raise
-            await anyio.sleep(pause)
 
 
 def _model(body: dict[str, Any]) -> str | None:
@@ -116,7 +96,7 @@ class CreateLines:
         _within(body, self._max_body_bytes)
         _checked(body, self._endpoint)
         request = _validated(self._read, body)
-        await _admitted(self._limiter, tenant, patience)
+        await admitted(self._limiter, tenant, patience)
         service = self._responses.for_tenant(tenant)
         run = await service.start(request, apart=Apart(BATCH_RANK, patience, preempt))
         await started(run.response.id)  # before the run is driven: it cannot have stored anything yet
@@ -164,8 +144,8 @@ class EmbeddingsLines:
     ) -> dict[str, Any]:
         _within(body, self._max_body_bytes)
         request = _validated(CreateEmbeddingRequest.model_validate, body)
-        self._permits(tenant, request.model)
-        await _admitted(self._limiter, tenant, patience)
+        await admitted(self._limiter, tenant, patience)
+        await self._permits(tenant, request.model, (), patience)
         reply = await self._embeddings.create(request)
         self._count(tenant, Used("embeddings", request.model, input_tokens=reply["usage"]["prompt_tokens"]))
         return reply

@@ -27,7 +27,7 @@ __all__ = ["image_routes"]
 async def generate_images(request: Request) -> Response:
     """``images.generate``: the images as ``b64_json``."""
     body = await read_json(request)
-    return _drawn(request, body, await _permitted(request, body).generate(body))
+    return _drawn(request, body, await (await _permitted(request, body)).generate(body))
 
 
 async def edit_images(request: Request) -> Response:
@@ -38,13 +38,13 @@ async def edit_images(request: Request) -> Response:
                   if key in ("image", "image[]") and isinstance(upload, UploadFile)]  # fmt: skip
         mask = form.get("mask")
         masked = await _image(mask) if isinstance(mask, UploadFile) else None
-    return _drawn(request, fields, await _permitted(request, fields).edit(fields, images, masked))
+    return _drawn(request, fields, await (await _permitted(request, fields)).edit(fields, images, masked))
 
 
-def _permitted(request: Request, body: Mapping[str, Any]) -> ImagesApi:
+async def _permitted(request: Request, body: Mapping[str, Any]) -> ImagesApi:
     """The images API, where the request's project may use the model it names (403 otherwise)."""
     images = services(request).images
-    check_model(request, images.model_of(body))
+    await check_model(request, images.model_of(body))
     return images
 
 

@@ -138,7 +138,7 @@ async def list_prompts(request: Request) -> Response:
 async def create_moderation(request: Request) -> Response:
     """OpenAI's ``POST /v1/moderations``, by a moderation model this server serves."""
     asked = await read_model(request, ModerationRequest)
-    check_model(request, asked.model)
+    await check_model(request, asked.model)
     reply = await _service(request).moderate(asked.texts(), asked.model)
     count_use(request, Used("moderations", str(reply.get("model") or asked.model or "")))  # no tokens counted
     return json_response(reply)
@@ -147,7 +147,7 @@ async def create_moderation(request: Request) -> Response:
 async def create_embeddings(request: Request) -> Response:
     """OpenAI's ``POST /v1/embeddings``, by a model that makes embeddings."""
     asked = await read_model(request, CreateEmbeddingRequest)
-    check_model(request, asked.model)
+    await check_model(request, asked.model)
     reply = await services(request).embeddings.create(asked)
     count_use(request, Used("embeddings", asked.model, input_tokens=reply["usage"]["prompt_tokens"]))
     return json_response(reply)

@@ -29,7 +29,7 @@ from responsa.engine.usage import UsageLedger, UsageReports, Used
 from responsa.protocol import Capability
 from responsa.store import StoreHealth
 
-from ._limits import Limiter
+from ._limits import Limiter, Permits
 from ._metrics import Metrics
 
 __all__ = ["HttpLimits", "Services", "check_model", "count_use", "services", "tenant_of"]
@@ -57,6 +57,8 @@ class Services:
     vector_stores: VectorStoreService
     compactor: Compactor
     limiter: Limiter
+    permits: Permits
+    """What a request that names its model passes: its project's permissions and limits for it."""
     metrics: Metrics
     limits: HttpLimits
     catalog: list[ServedModel]
@@ -103,10 +105,10 @@ def tenant_of(connection: HTTPConnection) -> str:
     return str(connection.state.tenant)
 
 
-def check_model(connection: HTTPConnection, model: object) -> None:
-    """429 where the request's project has spent its limit, 403 where it may not use ``model`` (its
-    model permissions; the responses' opener checks its own, hosted tools too)."""
-    services(connection).projects.check_model(tenant_of(connection), model if isinstance(model, str) else None)
+async def check_model(connection: HTTPConnection, model: object) -> None:
+    """429 where the request's project has spent its limit or its limits for ``model`` are reached,
+    403 where it may not use ``model`` (the responses' opener checks its own, hosted tools too)."""
+    await services(connection).permits(tenant_of(connection), model if isinstance(model, str) else None)
 
 
 def count_use(connection: HTTPConnection, used: Used) -> None:

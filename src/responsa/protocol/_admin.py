@@ -27,6 +27,7 @@ __all__ = [
     "OwnerServiceAccount",
     "ProjectApiKeyObject",
     "ProjectObject",
+    "RateLimitObject",
     "ServiceAccountCreated",
     "ServiceAccountObject",
     "SpendAlertObject",
@@ -34,6 +35,7 @@ __all__ = [
     "ToolPermission",
     "UpdateModelPermissionsRequest",
     "UpdateProjectRequest",
+    "UpdateRateLimitRequest",
     "UpdateServiceAccountRequest",
     "UpdateSpendAlertRequest",
     "UpdateSpendLimitRequest",
@@ -152,6 +154,30 @@ class UpdateSpendLimitRequest(WireModel):
     threshold_amount: int = Field(ge=0)
     currency: Literal["USD"]
     interval: Literal["month"]
+
+
+class RateLimitObject(WireModel):
+    """A project's rate limits for one model (``id``: ``rl-`` and the model). responsa has no organization
+    limit to show beneath them: 0 means the project has no limit of its own for the model."""
+
+    id: str
+    object: Literal["project.rate_limit"] = "project.rate_limit"
+    model: str
+    max_requests_per_1_minute: int = 0
+    max_tokens_per_1_minute: int = 0
+    max_requests_per_1_day: int | None = None
+
+
+class UpdateRateLimitRequest(WireModel):
+    """New limits for a model (a field left out stays; 0 removes that limit). The images, audio and
+    batch-token limits OpenAI keeps for some models are not counted here: a value for one is a 400."""
+
+    max_requests_per_1_minute: int | None = Field(default=None, ge=0)
+    max_tokens_per_1_minute: int | None = Field(default=None, ge=0)
+    max_requests_per_1_day: int | None = Field(default=None, ge=0)
+    max_images_per_1_minute: None = None
+    max_audio_megabytes_per_1_minute: None = None
+    batch_1_day_max_input_tokens: None = None
 
 
 class SpendAlertObject(WireModel):

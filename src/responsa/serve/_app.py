@@ -12,7 +12,7 @@ from starlette.applications import Starlette
 
 from responsa.backends import Backend
 from responsa.config import Settings
-from responsa.engine.projects import KeyDirectory
+from responsa.engine.projects import KeyDirectory, LimitTable
 from responsa.http import EXCEPTION_HANDLERS, FORM_SLACK, ExactRoutes, Gate, HttpLimits, Metrics, routes
 
 from ._assembly import BUILDERS, Assembly
@@ -33,8 +33,9 @@ def create_app(settings: Settings, group: WorkerGroup | None = None, backends: S
         {"truncation": "auto"} if settings.default_truncation == "auto" else None,
         settings.codex_responses_lite,
     )
-    limiter = configured_limiter(settings, group)
-    keys = KeyDirectory(settings.api_keys, settings.admin_key)
+    table = LimitTable(settings.api_keys)
+    limiter = configured_limiter(settings, table, group)
+    keys = KeyDirectory(settings.api_keys, settings.admin_key, table)
     metrics = Metrics(shared=None if group is None else group.metrics_directory)
 
     @asynccontextmanager
@@ -45,9 +46,9 @@ def create_app(settings: Settings, group: WorkerGroup | None = None, backends: S
                 await build(made)
             yield
 
-    table = routes()
-    app = Starlette(routes=table, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
-    app.add_middleware(ExactRoutes, routes=table, handlers=EXCEPTION_HANDLERS)  # below the gate: added first
+    served = routes()
+    app = Starlette(routes=served, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan)
+    app.add_middleware(ExactRoutes, routes=served, handlers=EXCEPTION_HANDLERS)  # below the gate: added first
     app.add_middleware(
         Gate,
         keys=keys,

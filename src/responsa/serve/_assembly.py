@@ -56,9 +56,9 @@ from responsa.engine.tools.image_generation import ImageGenerationKind
 from responsa.engine.tools.mcp import McpKind
 from responsa.engine.tools.shell import ShellKind
 from responsa.engine.tools.web_search import WebSearchKind
-from responsa.engine.usage import SpendWatch, UsageLedger, UsageReports
+from responsa.engine.usage import SpendWatch, StorageSampler, UsageLedger, UsageReports
 from responsa.external import SearchProvider
-from responsa.http import HttpLimits, Limiter, Metrics, Services, batch_lines
+from responsa.http import HttpLimits, Limiter, Metrics, Permits, Services, batch_lines
 from responsa.protocol import Capability
 from responsa.store import PART_BYTES, SqlStore
 
@@ -112,6 +112,7 @@ class Assembly:
                  given: tuple[Backend, ...] = ()) -> None:  # fmt: skip
         self.app, self.settings, self.group, self.stack = app, settings, group, stack
         self.limiter, self.metrics, self.limits, self.keys = limiter, metrics, limits, keys
+        self.permits = Permits(keys, limiter)
         self.given = given
         """Backends handed to ``create_app``, served before those the settings make."""
         self._waiting: list[tuple[Callable[..., Coroutine[Any, Any, object]], tuple[object, ...]]] = []
@@ -170,11 +171,15 @@ async def _usage(made: Assembly) -> None:
     made.ledger.attach(made.store.usage())
     made.stack.push_async_callback(made.ledger.flush)
     made.start(every, 1.0, made.ledger.flush, "writing usage")
-    made.usage_reports = UsageReports(made.store.usage(), made.settings.prices, made.ledger)
+    sampler = StorageSampler(made.store.vector_stores(), made.ledger)
+    made.start(every, _STORAGE_SAMPLE, sampler.sample, "sampling vector stores' bytes")
+    made.usage_reports = UsageReports(made.store.usage(), made.settings.prices, made.ledger, sampler)
     watch = SpendWatch(made.usage_reports, made.keys, made.store.projects())
     made.start(every, _SPEND_CHECK, watch.check, "checking spend limits")
 
 
+_STORAGE_SAMPLE = 60.0
+"""How often each process samples what the vector stores hold, for the usage report (seconds)."""
 _SPEND_CHECK = 2.0
 """How often each process looks at the limited projects' spend this month (seconds)."""
 
@@ -277,7 +282,7 @@ async def _responses(made: Assembly) -> None:
             )
         ),
         files=made.files,
-        permits=made.keys.check,
+        permits=made.permits,
     )
     made.responses = responses = ResponseService(setup)
     made.metrics.held, made.metrics.in_line = responses.generations, responses.waiting
@@ -298,7 +303,7 @@ async def _batches(made: Assembly) -> None:
     made.embeddings = EmbeddingService(made.registry)
     settings = made.settings
     lines = batch_lines(made.responses, made.embeddings, made.limiter, settings.max_body_bytes,
-                        made.projects.check_model, made.ledger.record)  # fmt: skip
+                        made.permits, made.ledger.record)  # fmt: skip
     batches = made.store.batches()
     runner = BatchRunner(batches, made.files, lines, made.registry.models, settings.batch_concurrency,
                          settings.background_lease_secs, busy=partial(made.responses.interactive, 1.0))  # fmt: skip
@@ -326,6 +331,7 @@ async def _services(made: Assembly) -> None:
         vector_stores=made.vector_stores,
         compactor=made.compactor,
         limiter=made.limiter,
+        permits=made.permits,
         metrics=made.metrics,
         limits=made.limits,
         catalog=made.registry.described(),

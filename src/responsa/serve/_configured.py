@@ -14,6 +14,7 @@ from responsa.backends.remote import remote_backends
 from responsa.backends.simulator import SimulatorBackend, load_profiles
 from responsa.config import Settings
 from responsa.engine import Embedder
+from responsa.engine.projects import LimitTable
 from responsa.engine.usage import UsageHook, UsageLedger
 from responsa.external import UrlPolicy, WebhookSender
 from responsa.http import Limiter, Metrics, RateLimiter
@@ -123,15 +124,16 @@ def embedder(settings: Settings, registry: BackendRegistry) -> Embedder | None:
     return partial(backend.embed, name)
 
 
-def configured_limiter(settings: Settings, group: WorkerGroup | None = None) -> Limiter:
-    """Redis's buckets where it is configured, else the workers' shared file, else this process's."""
+def configured_limiter(settings: Settings, table: LimitTable, group: WorkerGroup | None = None) -> Limiter:
+    """Redis's buckets where it is configured, else the workers' shared file, else this process's;
+    each holding the limits ``table`` says."""
     if settings.redis_url is None and group is not None:
-        return SharedRateLimiter(settings.api_keys, group.limits_file)
+        return SharedRateLimiter(table, group.limits_file)
     if settings.redis_url is None:
-        return RateLimiter(settings.api_keys)
+        return RateLimiter(table)
     from ._redis_limits import RedisRateLimiter  # redis-py is loaded only when asked for
 
-    return RedisRateLimiter(settings.api_keys, settings.redis_url, settings.redis_fail_open)
+    return RedisRateLimiter(table, settings.redis_url, settings.redis_fail_open)
 
 
 def webhook_sender(settings: Settings) -> WebhookSender:
@@ -150,6 +152,7 @@ def usage_reporter(limiter: Limiter, metrics: Metrics, ledger: UsageLedger) -> U
         usage = response.usage
         if usage is not None:
             await limiter.spend(tenant, usage.total_tokens)
+            await limiter.spend(tenant, usage.total_tokens, response.model)
             metrics.count_usage(usage.input_tokens, usage.output_tokens)
         ledger.record_response(tenant, response, metered, latency_ms)
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from responsa.backends import BackendRegistry
 from responsa.config import Settings
+from responsa.engine.projects import LimitTable
 from responsa.protocol import Capability, failure_of
 from responsa.store import schema_state
 
@@ -42,7 +43,7 @@ async def diagnose(settings: Settings) -> Diagnosis:
     async with AsyncExitStack() as stack:
         registry = BackendRegistry(await configured_backends(settings))
         stack.push_async_callback(registry.aclose)
-        limiter = configured_limiter(settings)
+        limiter = configured_limiter(settings, LimitTable(settings.api_keys))
         stack.push_async_callback(limiter.aclose)
         found = await probe_capabilities(settings, registry, limiter, search_provider(settings))
         return Diagnosis(registry.models(), [await _store(settings.db_url), *found])

@@ -1,5 +1,6 @@
-"""Rate limits shared by every replica: each tenant's token buckets live in Redis and are checked and
-updated by one Lua script, atomically, on Redis's own clock (so replicas' clocks do not matter).
+"""Rate limits shared by every replica: each scope's token buckets (a tenant's, or a project's for one
+model) live in Redis and are checked and updated by one Lua script, atomically, on Redis's own clock
+(so replicas' clocks do not matter).
 
 If Redis cannot be reached, requests are still served by this process's own buckets (fail open,
 the default) or refused with 503 (``--redis-fail-closed``); the log says so once per outage, and
@@ -15,8 +16,8 @@ from typing import Any
 import redis.asyncio as redis
 from redis.exceptions import RedisError
 
-from responsa.config import ApiKey
-from responsa.http import RateLimiter, refusal
+from responsa.engine.projects import DAY, MINUTE, LimitTable, RateLimits
+from responsa.http import KINDS, RateLimiter, capacities, refusal
 from responsa.protocol import Capability, ServiceUnavailable, failure_of
 
 __all__ = ["RedisRateLimiter"]
@@ -26,37 +27,40 @@ logger = logging.getLogger(__name__)
 RETRY_AFTER_OUTAGE = 1.0
 """Seconds to serve without Redis after a failure before trying it again."""
 
-# KEYS: the tenant's request bucket, its token bucket. ARGV: request capacity, token capacity (0: no
-# limit), tokens to spend (-1: admit a request instead). Returns {1} or {0, "requests"|"tokens", wait}.
+# KEYS: the scope's buckets, one per kind (``KINDS``). ARGV: each kind's capacity (0: no limit) and
+# period, then the tokens to spend (-1: admit a request instead). Returns {1} or {0, kind index, wait}.
 BUCKETS = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local function level(key, capacity)
-  local state = redis.call('HMGET', key, 'level', 'updated')
+local kinds = #KEYS
+local spend = tonumber(ARGV[2 * kinds + 1])
+local function level(i)
+  local capacity, period = tonumber(ARGV[2 * i - 1]), tonumber(ARGV[2 * i])
+  local state = redis.call('HMGET', KEYS[i], 'level', 'updated')
   local value = tonumber(state[1]) or capacity
   local updated = tonumber(state[2]) or now
-  return math.min(capacity, value + (now - updated) * capacity / 60)
+  return math.min(capacity, value + (now - updated) * capacity / period)
 end
-local function put(key, value)
-  redis.call('HSET', key, 'level', tostring(value), 'updated', tostring(now))
-  redis.call('EXPIRE', key, 120)
+local function put(i, value)
+  redis.call('HSET', KEYS[i], 'level', tostring(value), 'updated', tostring(now))
+  redis.call('EXPIRE', KEYS[i], math.ceil(2 * tonumber(ARGV[2 * i])))
 end
-local function wait(value, capacity)
-  return math.max(1, math.ceil((1 - value) * 60 / capacity))
-end
-local requests_cap, tokens_cap, spend = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 if spend >= 0 then
-  if tokens_cap > 0 then put(KEYS[2], level(KEYS[2], tokens_cap) - spend) end
+  if tonumber(ARGV[1]) > 0 then put(1, level(1) - spend) end
   return {1}
 end
-if tokens_cap > 0 then
-  local tokens = level(KEYS[2], tokens_cap)
-  if tokens < 1 then return {0, 'tokens', wait(tokens, tokens_cap)} end
+local levels = {}
+for i = 1, kinds do
+  local capacity = tonumber(ARGV[2 * i - 1])
+  if capacity > 0 then
+    levels[i] = level(i)
+    if levels[i] < 1 then
+      return {0, i - 1, math.max(1, math.ceil((1 - levels[i]) * tonumber(ARGV[2 * i]) / capacity))}
+    end
+  end
 end
-if requests_cap > 0 then
-  local requests = level(KEYS[1], requests_cap)
-  if requests < 1 then return {0, 'requests', wait(requests, requests_cap)} end
-  put(KEYS[1], requests - 1)
+for i = 2, kinds do
+  if levels[i] then put(i, levels[i] - 1) end
 end
 return {1}
 """
@@ -65,46 +69,46 @@ return {1}
 class RedisRateLimiter:
     """Buckets in Redis, for the whole fleet."""
 
-    def __init__(self, keys: tuple[ApiKey, ...], url: str, fail_open: bool = True) -> None:
-        self._limits = {
-            key.tenant: (key.requests_per_minute or 0, key.tokens_per_minute or 0)
-            for key in keys
-            if key.requests_per_minute or key.tokens_per_minute
-        }
+    def __init__(self, table: LimitTable, url: str, fail_open: bool = True) -> None:
+        self._table = table
         self._client = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
         self._buckets = self._client.register_script(BUCKETS)
-        self._local = RateLimiter(keys)
+        self._local = RateLimiter(table)
         self._fail_open = fail_open
         self._down_until = 0.0
 
-    async def admit(self, tenant: str) -> None:
-        limits = self._limits.get(tenant)
+    async def admit(self, tenant: str, model: str | None = None) -> None:
+        limits = self._table.of(tenant, model)
         if limits is None:
             return
-        outcome = await self._run(tenant, limits, -1)
+        outcome = await self._run(tenant, model, limits, -1)
         if outcome is None:  # Redis is away
             if not self._fail_open:
                 raise ServiceUnavailable(
                     "Rate limits cannot be checked right now (Redis is unreachable); retry shortly.",
                     code="rate_limiter_unavailable",
                 )
-            self._local.admit_now(tenant)
+            self._local.admit_now(tenant, model)
         elif not outcome[0]:
-            what = outcome[1].decode()
-            raise refusal(what, limits[0] if what == "requests" else limits[1], int(outcome[2]))
+            kind = int(outcome[1])
+            capacity = next(capacity for index, _, capacity, _ in capacities(limits) if index == kind)
+            raise refusal(KINDS[kind], capacity, int(outcome[2]), model)
 
-    async def spend(self, tenant: str, tokens: int) -> None:
-        limits = self._limits.get(tenant)
-        if limits is not None and limits[1] and await self._run(tenant, limits, tokens) is None:
-            self._local.spend_now(tenant, tokens)
+    async def spend(self, tenant: str, tokens: int, model: str | None = None) -> None:
+        limits = self._table.of(tenant, model)
+        if limits is not None and limits.tokens_per_minute and await self._run(tenant, model, limits, tokens) is None:
+            self._local.spend_now(tenant, tokens, model)
 
-    async def _run(self, tenant: str, limits: tuple[int, int], spend: int) -> list[Any] | None:
+    async def _run(self, tenant: str, model: str | None, limits: RateLimits, spend: int) -> list[Any] | None:
         """The script's answer, or None while Redis is unreachable."""
         if time.monotonic() < self._down_until:
             return None
-        keys = [f"responsa:limits:{{{tenant}}}:requests", f"responsa:limits:{{{tenant}}}:tokens"]
+        scope = f"responsa:limits:{{{tenant}}}" + ("" if model is None else f":model:{model}")
+        keys = [f"{scope}:tokens", f"{scope}:requests", f"{scope}:requests_per_day"]
+        args = [limits.tokens_per_minute, MINUTE, limits.requests_per_minute, MINUTE,
+                limits.requests_per_day, DAY, spend]  # fmt: skip
         try:
-            answer: list[Any] = await self._buckets(keys=keys, args=[limits[0], limits[1], spend])
+            answer: list[Any] = await self._buckets(keys=keys, args=args)
         except (RedisError, OSError) as exc:
             if not self._down_until:
                 policy = "open: this process's own limits apply" if self._fail_open else "closed: requests get 503"

@@ -28,6 +28,9 @@ class ProjectRow:
     """JSON ``{tool type: enabled}``; None: every hosted tool."""
     spend_limit: str | None = None
     """JSON ``{"threshold_amount" (US cents), "currency", "interval"}``; None: no limit."""
+    rate_limits: str | None = None
+    """JSON ``{model: {"max_requests_per_1_minute", "max_tokens_per_1_minute", "max_requests_per_1_day"}}``;
+    None: no model's own limits."""
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,10 @@ class VectorStoreRepository(Protocol):
 
     def scoped(self, tenant: str) -> VectorStoreRepository: ...
 
+    async def bytes_by_tenant(self) -> dict[str, int]:
+        """What every tenant's vector stores hold now (their files' chunks), in bytes, by tenant."""
+        ...
+
     async def create_vector_store(
         self, vector_store_id: str, name: str, metadata: dict[str, str], expires_after_days: int | None
     ) -> None: ...

@@ -21,6 +21,7 @@ from responsa.store import KeyRow, ProjectRepository, ProjectRow
 
 from ._audit import AuditTrail
 from ._caller import CALLER_KEY
+from ._limit_table import LimitTable, RateLimits
 from ._secrets import secret_hash
 
 __all__ = ["KeyDirectory", "Principal", "ProjectPolicy"]
@@ -73,6 +74,13 @@ def spend_limit(project: ProjectRow) -> int | None:
     return None if project.spend_limit is None else int(orjson.loads(project.spend_limit)["threshold_amount"])
 
 
+def model_limits(project: ProjectRow) -> dict[str, RateLimits]:
+    """A project's rate limits per model, as its row keeps them (in the Admin API's names)."""
+    stored = orjson.loads(project.rate_limits) if project.rate_limits else {}
+    return {model: RateLimits(fields.get("max_requests_per_1_minute", 0), fields.get("max_tokens_per_1_minute", 0),
+                              fields.get("max_requests_per_1_day", 0)) for model, fields in stored.items()}  # fmt: skip
+
+
 def policy_of(project: ProjectRow, spent_out: bool = False) -> ProjectPolicy | None:
     """What a project's stored permissions allow, and whether it has spent its limit (None: everything)."""
     limit = spend_limit(project) if spent_out else None
@@ -89,7 +97,11 @@ def policy_of(project: ProjectRow, spent_out: bool = False) -> ProjectPolicy | N
 class KeyDirectory:
     """The keys this process honours, by the hash of their secret, and the projects' policies."""
 
-    def __init__(self, keys: Sequence[ApiKey] = (), admin_key: str | None = None) -> None:
+    def __init__(
+        self, keys: Sequence[ApiKey] = (), admin_key: str | None = None, limits: LimitTable | None = None
+    ) -> None:
+        self.limits = limits if limits is not None else LimitTable(keys)
+        """The rate limits the limiter holds requests to: the projects' per model are written here."""
         self._fixed = {secret_hash(key.key): Principal(key.tenant) for key in keys}
         if admin_key:
             self._fixed[secret_hash(admin_key)] = ADMIN
@@ -155,6 +167,8 @@ class KeyDirectory:
             loaded[key.secret_hash] = Principal(key.project_id, key.id, key.expires_at)  # the file's too, by id
         self._keys = loaded
         self._projects = projects
+        self.limits.models = {(project.id, model): limits for project in projects if project.rate_limits
+                              for model, limits in model_limits(project).items()}  # fmt: skip
         self._made_policies()
 
     def _made_policies(self) -> None:

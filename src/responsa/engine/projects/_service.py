@@ -42,6 +42,7 @@ from responsa.protocol import (
 from responsa.store import AuditFilter, KeyRow, Order, ProjectRepository, ProjectRow, ServiceAccountRow
 
 from ._directory import KeyDirectory
+from ._rate_limits import ProjectRateLimits
 from ._secrets import ADMIN_PREFIX, PROJECT_PREFIX, new_secret, redacted, secret_hash
 from ._spending import ProjectSpending
 
@@ -87,10 +88,8 @@ class ProjectService:
         self._directory = directory
         self.spending = ProjectSpending(store, directory, self._project, self._changed)
         """Spend limits and spend alerts."""
-
-    def check_model(self, tenant: str, model: str | None) -> None:
-        """429 where the tenant's project has spent its limit, 403 where it may not use ``model``."""
-        self._directory.check(tenant, model)
+        self.rate_limits = ProjectRateLimits(store, self._project, self._changed)
+        """Rate limits per model."""
 
     async def _changed(self, kind: str, resource_id: str, project_id: str | None, **details: Any) -> None:
         """A change made: logged (``kind``, an audit log type, with its ``details``), then read back into

@@ -4,6 +4,7 @@ Admin API's usage and costs reports read from it, and the spend limits they hold
 from ._ledger import IN_BATCH, LATENCY_BOUNDS_MS, WIDTHS, UsageHook, UsageLedger, Used
 from ._reports import REPORTS, UsageQuery, UsageReports
 from ._spend import SpendWatch, month_start
+from ._storage import StorageSampler
 
 __all__ = [
     "IN_BATCH",
@@ -11,6 +12,7 @@ __all__ = [
     "REPORTS",
     "WIDTHS",
     "SpendWatch",
+    "StorageSampler",
     "UsageHook",
     "UsageLedger",
     "UsageQuery",

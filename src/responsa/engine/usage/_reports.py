@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from responsa.config import Price
@@ -14,6 +14,7 @@ from responsa.protocol import InvalidRequest
 from responsa.store import USAGE_DIMENSIONS, UsageFilter, UsageRepository, UsageRow
 
 from ._ledger import LATENCY_BOUNDS_MS, WIDTHS, UsageLedger
+from ._storage import SAMPLES_KIND, STORAGE_KIND, StorageSampler, mean_bytes
 
 __all__ = ["REPORTS", "UsageQuery", "UsageReports"]
 
@@ -27,6 +28,9 @@ class Report:
     result: Callable[[UsageRow], dict[str, Any]]
     batch: bool = False
     """Whether it answers by batch or not (``batch`` filter and group)."""
+    sampled: bool = False
+    """Whether its kind is a level looked at now and then (storage), reported as its mean over each
+    bucket (see ``_storage``) and not priced; otherwise a count of uses, summed and priced."""
 
 
 def _completions(row: UsageRow) -> dict[str, Any]:
@@ -97,6 +101,10 @@ REPORTS: Mapping[str, tuple[str, Report]] = {
         "code_interpreter_sessions",
         Report(("code_interpreter_sessions",), frozenset({"project_id"}), lambda row: {"num_sessions": row.units}),
     ),
+    "vector_stores": (
+        "vector_stores",
+        Report((STORAGE_KIND,), frozenset({"project_id"}), lambda row: {"usage_bytes": row.units}, sampled=True),
+    ),
     "audio_speeches": ("audio_speeches", Report(("audio_speeches",), _KEYED, lambda row: {})),
     "audio_transcriptions": ("audio_transcriptions", Report(("audio_transcriptions",), _KEYED, lambda row: {})),
 }
@@ -105,8 +113,8 @@ are truthfully empty."""
 
 _LIMITS = {"1m": (60, 1440), "1h": (24, 168), "1d": (7, 31)}
 """Buckets a page holds by default, and at most, by width (OpenAI's)."""
-_ALL_KINDS = tuple(kind for _, report in REPORTS.values() for kind in report.kinds)
-"""Every kind the ledger counts, as costs read them."""
+_ALL_KINDS = tuple(kind for _, report in REPORTS.values() if not report.sampled for kind in report.kinds)
+"""Every kind the ledger counts uses of, as costs read them."""
 _ALWAYS_NULL = {
     "user_id": None,
     "service_tier": None,
@@ -138,9 +146,12 @@ class UsageQuery:
 class UsageReports:
     """Usage and costs, read from the ledger's buckets."""
 
-    def __init__(self, store: UsageRepository, prices: Sequence[Price], ledger: UsageLedger) -> None:
+    def __init__(
+        self, store: UsageRepository, prices: Sequence[Price], ledger: UsageLedger, sampler: StorageSampler
+    ) -> None:
         self._store = store
         self._ledger = ledger
+        self._sampler = sampler
         """This process's: written before each read, so what it counted shows at once (other processes'
         within their next flush, about a second)."""
         self._prices = {(price.model, price.line_item): price.usd for price in prices}
@@ -180,8 +191,12 @@ class UsageReports:
         if query.batch is not None and not report.batch:
             raise InvalidRequest("'batch' filters completions only.", param="batch", code="invalid_value")
         seconds, first, end, more = self._window(query)
+        if report.sampled:
+            await self._sampler.sample()
         await self._ledger.flush()
         rows = await self._rows(query, report.kinds, first, end)
+        if report.sampled:
+            rows = await self._means(rows, query.bucket_width, first, end)
 
         def result(row: UsageRow) -> dict[str, Any]:
             shown = {name: _dimension(row, name) for name in report.group_by if name in query.group_by}
@@ -242,6 +257,12 @@ class UsageReports:
         )
         asked = ["project_id", "api_key_id", "model", "kind"] if by_kind else query.group_by
         return await self._store.usage(wanted, [name for name in asked if name in USAGE_DIMENSIONS])
+
+    async def _means(self, rows: list[UsageRow], width: str, first: int, end: int) -> list[UsageRow]:
+        """Sampled rows with their mean over the bucket's looks in place of the sum."""
+        looks = await self._store.usage(UsageFilter(width, (SAMPLES_KIND,), first, end), [])
+        by_start = {row.start: row.units for row in looks}
+        return [replace(row, units=mean_bytes(by_start.get(row.start, 0), row.units)) for row in rows]
 
     def _price(self, model: str, line_item: str) -> float:
         return self._prices.get((model, line_item), self._prices.get(("*", line_item), 0.0))

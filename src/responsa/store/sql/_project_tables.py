@@ -19,6 +19,7 @@ projects = Table(
     Column("model_permissions", Text, nullable=True),
     Column("tool_permissions", Text, nullable=True),
     Column("spend_limit", Text, nullable=True),  # migration 0020: JSON {"threshold_amount" (cents), ...}
+    Column("rate_limits", Text, nullable=True),  # migration 0023: JSON {model: {"max_requests_per_1_minute", ...}}
 )
 
 service_accounts = Table(

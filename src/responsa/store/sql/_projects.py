@@ -22,7 +22,7 @@ __all__ = ["SqlProjects"]
 
 _p, _a, _k, _l = projects.c, service_accounts.c, api_keys.c, audit_logs.c
 _PROJECT = (_p.id, _p.name, _p.created_at, _p.archived_at, _p.source, _p.model_permissions, _p.tool_permissions,
-            _p.spend_limit)  # fmt: skip
+            _p.spend_limit, _p.rate_limits)  # fmt: skip
 _ACCOUNT = (_a.id, _a.project_id, _a.name, _a.role, _a.created_at)
 _KEY = (_k.id, _k.secret_hash, _k.name, _k.redacted_value, _k.created_at, _k.project_id, _k.service_account_id,
         _k.expires_at, _k.last_used_at)  # fmt: skip

@@ -47,7 +47,7 @@ __all__ = [
     "webhook_endpoints",
 ]
 
-SCHEMA_VERSION = "0022"
+SCHEMA_VERSION = "0023"
 """The newest migration's revision (a test keeps the two equal): a store already there skips Alembic."""
 
 metadata = MetaData()

@@ -63,6 +63,16 @@ class SqlVectorStores:
     def scoped(self, tenant: str) -> SqlVectorStores:
         return SqlVectorStores(self._db, tenant, self._chunks)
 
+    async def bytes_by_tenant(self) -> dict[str, int]:
+        query = (select(_v.tenant, func.coalesce(func.sum(_vf.usage_bytes), 0))
+                 .select_from(vector_stores.outerjoin(vector_store_files, _vf.vector_store_id == _v.id))
+                 .group_by(_v.tenant))  # fmt: skip
+
+        def work(conn: Sql) -> dict[str, int]:
+            return {tenant: int(used) for tenant, used in conn.execute(query)}
+
+        return await self._db.read(work)
+
     async def search_chunks(self, vector_store_id: str, query: str, limit: int) -> list[ChunkHit]:
         return await self._chunks.search_chunks(vector_store_id, query, limit)
 

@@ -120,7 +120,8 @@ class Opener:
                 param="input",
                 code="too_many_items",
             )
-        self._permits(tenant, request.model, (tool.type for tool in request.tools))
+        patience = 0.0 if apart is None else apart.patience  # a batch's line waits for its model's limits
+        await self._permits(tenant, request.model, [tool.type for tool in request.tools], patience)
         backend = self._backends.resolve(request.model)
         cap = backend.default_max_output_tokens(request.model)
         if request.max_output_tokens is None and cap is not None:  # echoed, so the client sees the cap

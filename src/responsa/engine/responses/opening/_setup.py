@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from anyio.abc import TaskGroup
@@ -50,6 +50,7 @@ class ResponseSetup:
     files: FileService
     """The uploaded files ``input_file`` parts may name by id (every file's text is read for the model:
     see ``_input_files``)."""
-    permits: Callable[[str, str | None, Iterable[str]], None]
+    permits: Callable[[str, str | None, Sequence[str], float], Awaitable[None]]
     """Raises where the tenant's project may not use the model or a hosted tool (by tool type), or has
-    spent its limit (the key directory's ``check``, which logs the refusal)."""
+    spent its limit (the key directory's ``check``, which logs the refusal), or once its rate limits
+    for the model have not let the request through within the patience given (seconds)."""
