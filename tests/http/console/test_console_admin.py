@@ -60,6 +60,14 @@ def test_the_projects_page_makes_a_project_and_its_key(
     project.locator("input[name=limit]").fill("500")
     project.locator("form", has_text="Spend limit").locator("button").click()
     expect(project.locator("p.spend")).to_contain_text("Limit $5.00 a month")
+    project.locator("details.limits summary").click()
+    limits = project.locator("tr[data-model='gpt-4.1']")
+    limits.locator("input[name=max_requests_per_1_minute]").fill("1")
+    limits.locator("button[name=set-limits]").click()
+    expect(limits.locator("input[name=max_requests_per_1_minute]")).to_have_value("1")
+    assert client.responses.create(model="gpt-4.1", input="hi").status == "completed"  # this minute's one
+    with pytest.raises(openai.RateLimitError):
+        client.responses.create(model="gpt-4.1", input="hi")
     page.screenshot(path=screenshots / "console-projects.png", full_page=True)
     project.locator("button[name=revoke]").click()
     expect(project.locator("tr[data-key]")).to_have_count(0)

@@ -1,5 +1,5 @@
 // The projects page: projects (made, archived), each one's keys (made, shown once, revoked), model
-// permissions and spend limit, through the Admin API with the admin key.
+// rate limits per model and spend limit, through the Admin API with the admin key.
 
 import { admin, adminKey, setAdminKey } from "./api.js";
 import { append, errorBox, field, h, when } from "./dom.js";
@@ -70,6 +70,38 @@ function spendView(project) {
   return [shown, project.status === "active" ? form : null];
 }
 
+const LIMITS = [["max_requests_per_1_minute", "Requests / min"], ["max_tokens_per_1_minute", "Tokens / min"],
+  ["max_requests_per_1_day", "Requests / day"]];
+
+function limitsView(project) {
+  const box = h("div", { class: "rate-limits" }, h("div", { class: "loading" }, "Loading limits…"));
+  const editable = project.status === "active";
+  const row = (limit) => {
+    const inputs = LIMITS.map(([name]) => h("input", { name, type: "number", min: "0", value: String(limit[name] || 0) }));
+    const save = h("button", { type: "button", class: "quiet", name: "set-limits", onclick: async () => {
+      try {
+        const body = Object.fromEntries(LIMITS.map(([name], index) => [name, Number(inputs[index].value)]));
+        await admin("POST", `/projects/${project.id}/rate_limits/${limit.id}`, body);
+        load();
+      } catch (error) { box.replaceChildren(errorBox(error)); }
+    } }, "Set");
+    return h("tr", { "data-model": limit.model }, h("td", {}, h("code", {}, limit.model)),
+      ...inputs.map((input, index) => h("td", {}, editable ? input : String(limit[LIMITS[index][0]] || 0))),
+      h("td", {}, editable ? save : null));
+  };
+  const load = async () => {
+    try {
+      const limits = await admin("GET", `/projects/${project.id}/rate_limits?limit=100`);
+      box.replaceChildren(h("p", { class: "muted" }, "0: no limit of the project's own for the model."),
+        h("table", { class: "list" },
+          h("thead", {}, h("tr", {}, ["Model", ...LIMITS.map(([, label]) => label), ""].map((text) => h("th", {}, text)))),
+          h("tbody", {}, limits.data.map(row))));
+    } catch (error) { box.replaceChildren(errorBox(error)); }
+  };
+  load();
+  return box;
+}
+
 function projectView(project, refresh) {
   return h("section", { class: "project", "data-project": project.id },
     h("h2", {}, `${project.name} `, h("small", { class: "muted" }, project.id), " ",
@@ -79,6 +111,7 @@ function projectView(project, refresh) {
         try { await admin("POST", `/projects/${project.id}/archive`); refresh(); } catch (error) { alert(error.message); }
       } }, "Archive") : null),
     h("h3", {}, "Keys"), keysView(project, refresh),
+    h("details", { class: "limits" }, h("summary", {}, h("h3", {}, "Rate limits per model")), limitsView(project)),
     h("h3", {}, "Spend"), spendView(project));
 }
 
