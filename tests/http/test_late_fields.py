@@ -55,9 +55,9 @@ def create_fields() -> list[str]:
     return sorted(typing.get_type_hints(response_create_params.ResponseCreateParamsBase))
 
 
-BETA_ONLY = {"multi_agent": {"agents": [{"name": "helper", "instructions": "Help."}]}, "betas": None}
+BETA_ONLY = {"multi_agent": {"enabled": True, "max_concurrent_subagents": 2}, "betas": None}
 """The fields of the beta ``responses.create`` (``client.beta.responses``) that the stable one has not:
-``multi_agent`` is a 400 naming it until hosted multi-agent is served; ``betas`` is the header
+``multi_agent`` runs subagents (``tests/http/test_multi_agent.py``); ``betas`` is the header
 ``openai-beta``, not a body field."""
 
 
@@ -67,10 +67,16 @@ def test_every_field_of_the_sdk_has_a_sample() -> None:
     assert beta - set(SAMPLES) == set(BETA_ONLY)  # a new beta field fails here until it has an answer
 
 
-def test_a_beta_field_not_served_is_a_400_naming_it(app_client: openai.OpenAI) -> None:
-    with pytest.raises(openai.BadRequestError) as caught:
-        app_client.responses.create(model="sim", input="Hello", extra_body={"multi_agent": BETA_ONLY["multi_agent"]})
-    assert caught.value.param == "multi_agent" and caught.value.code == "unsupported_parameter"
+def test_the_beta_multi_agent_field_runs_subagents_or_is_a_400_naming_what_is_wrong(app_client: openai.OpenAI) -> None:
+    delegated = app_client.beta.responses.create(model="sim", input="Delegate to helpers: Reply with: one",
+                                                 multi_agent=BETA_ONLY["multi_agent"])  # type: ignore[arg-type]
+    assert delegated.output[-1].type == "message" and "task_1: one" in delegated.output_text
+    with pytest.raises(openai.BadRequestError) as caught:  # an earlier beta's shape
+        app_client.responses.create(model="sim", input="Hello", extra_body={"multi_agent": {"agents": []}})
+    assert caught.value.param == "multi_agent.enabled"
+    off = app_client.responses.create(model="sim", input="Delegate to helpers: Reply with: one",
+                                      extra_body={"multi_agent": {"enabled": False}})
+    assert all(item.type == "message" for item in off.output)  # no subagents asked for: none offered
 
 
 @pytest.mark.parametrize("field", create_fields())

@@ -100,8 +100,8 @@ def test_fields_a_socket_cannot_honour_and_other_messages_are_refused(server: Li
         assert_error(error, 400, "invalid_value")
         assert error["error"]["param"] == "stream" and error["status_code"] == 400
         (error,) = turn(socket, model="sim", input="x", multi_agent={"agents": [{"name": "helper"}]})
-        assert_error(error, 400, "unsupported_parameter")
-        assert error["error"]["param"] == "multi_agent"  # not served yet: never accepted and dropped
+        assert_error(error, 400, "missing_required_parameter")  # an earlier beta's shape: not this one
+        assert error["error"]["param"] == "multi_agent.enabled"
         socket.send(json.dumps({"type": "session.update"}))
         assert_error(json.loads(socket.recv(timeout=10)), 400, "invalid_value")
         socket.send("not json")

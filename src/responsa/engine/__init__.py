@@ -25,6 +25,7 @@ from .responses import (
     ConversationService,
     FeatureRun,
     ModerationFeature,
+    MultiAgentFeature,
     OutputBuilder,
     PromptCacheFeature,
     PromptLibrary,
@@ -38,6 +39,8 @@ from .responses import (
     Sealer,
     Steer,
     Steering,
+    inbox_of,
+    inject_created,
     inject_failure,
     load_features,
     steer_failure,
@@ -46,6 +49,7 @@ from .responses import (
 )
 from .tools.image_generation import DEFAULT_MODEL as DEFAULT_IMAGES_MODEL
 from .tools.image_generation import ImagesApi
+from .tools.multi_agent import MultiAgentKind, Rooms, injected
 from .webhooks import WebhookDeliverer, WebhookService, delivery_body, endpoint_body
 
 __all__ = [
@@ -68,6 +72,8 @@ __all__ = [
     "FileService",
     "ImagesApi",
     "ModerationFeature",
+    "MultiAgentFeature",
+    "MultiAgentKind",
     "OutputBuilder",
     "PromptCacheFeature",
     "PromptLibrary",
@@ -77,6 +83,7 @@ __all__ = [
     "RequestFeature",
     "ResponseService",
     "ResponseSetup",
+    "Rooms",
     "Run",
     "Sealer",
     "Started",
@@ -90,7 +97,10 @@ __all__ = [
     "endpoint_body",
     "every",
     "file_body",
+    "inbox_of",
+    "inject_created",
     "inject_failure",
+    "injected",
     "load_features",
     "probe_pdf_text",
     "steer_failure",

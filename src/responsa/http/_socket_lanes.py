@@ -24,7 +24,7 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
-from responsa.engine import Steering, inject_failure, steer_failure, steer_input
+from responsa.engine import Steering, inbox_of, inject_created, inject_failure, injected, steer_failure, steer_input
 from responsa.protocol import CreateResponseRequest, InvalidRequest, Item, ResponsaError
 
 __all__ = ["MAX_ACTIVE", "MAX_NAMED_LANES", "SEND_BATCH", "Lane", "SocketSession", "error_message"]
@@ -159,13 +159,25 @@ class SocketSession:
         await self.send_error(None, InvalidRequest(why, param="response_id", code="response_not_found"))
 
     async def _inject(self, message: dict[str, Any]) -> None:
-        """``response.inject`` is not served yet: always ``response.inject.failed`` (see ``inject_failure``)."""
-        target = message.get("response_id")
-        if any(kept == target for kept, _items in self._latest.values()):
-            code, why = "response_already_completed", "The response has ended: its input cannot be injected."
-        else:
-            code, why = "response_not_found", "No response on this connection waits for injected input."
-        await self.send_json(None, inject_failure(target, message.get("input"), code, why))
+        """Hand a running response the client's outputs for the calls its agents wait on
+        (``response.inject.created``), or say why not (``response.inject.failed``)."""
+        target, given = message.get("response_id"), message.get("input")
+        running = self.steering.running.get(target) if isinstance(target, str) else None
+        inbox = inbox_of(running[1]) if running is not None else None
+        if running is None or inbox is None or not isinstance(target, str):
+            if any(kept == target for kept, _items in self._latest.values()):
+                code, why = "response_already_completed", "The response has ended: its input cannot be injected."
+            else:
+                code, why = "response_not_found", "No response on this connection waits for injected input."
+            await self.send_json(None, inject_failure(target, given, code, why))
+            return
+        items = injected(given)
+        if items is None:
+            why = "'input' must be a list of tool call outputs (or approval responses) for calls the response waits on."
+            await self.send_error(running[0], InvalidRequest(why, param="input", code="invalid_value"))
+            return
+        inbox.deliver(items)
+        await self.send_json(running[0], inject_created(target))
 
     def _lane(self, lane: Any) -> MemoryObjectSendStream[dict[str, Any]]:
         if lane is not None and not (isinstance(lane, str) and _STREAM_ID.fullmatch(lane)):

@@ -26,7 +26,7 @@ import anyio
 from pydantic import ValidationError
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
-from responsa.engine import Steer, successor_create
+from responsa.engine import Steer, inbox_of, successor_create
 from responsa.protocol import CreateResponseRequest, InvalidRequest, ResponsaError
 
 from ._errors import invalid_from_validation
@@ -96,6 +96,9 @@ async def _serve_one(
         await limiter.admit(session.tenant)
         run = await service.start(request, history=session.history(request), generate=generate)
         steering.running[run.response.id] = (lane, run)
+        inbox = inbox_of(run)
+        if inbox is not None:  # this client can answer the calls its agents make while it runs
+            inbox.open = True
         try:
             encode = run.event_json
             async with aclosing(service.events(run)) as batches:  # a client gone mid-way ends the run now

@@ -107,6 +107,7 @@ from ._files import FILE_PURPOSES, FileObject
 from ._ids import new_id
 from ._items import (
     ITEM_TYPES,
+    ROOT_AGENT,
     AdditionalTools,
     Compaction,
     CompactionTrigger,
@@ -120,6 +121,7 @@ from ._items import (
     Reasoning,
     UnknownItem,
     item_text,
+    made_by_another_agent,
 )
 from ._kept_contexts import LONG_CONTEXT, KeptContexts
 from ._mcp_items import McpApprovalRequest, McpApprovalResponse, McpCall, McpListTools, McpToolInfo
@@ -259,6 +261,7 @@ __all__ = [
     "MAX_METADATA_KEYS",
     "MEMORY_LIMITS",
     "OPTIONAL_DATA_ITEMS",
+    "ROOT_AGENT",
     "TERMINAL_EVENT_TYPES",
     "TERMINAL_STATUSES",
     "WEBHOOK_EVENT_TYPES",
@@ -477,6 +480,7 @@ __all__ = [
     "event_json",
     "failure_of",
     "item_text",
+    "made_by_another_agent",
     "new_id",
     "obfuscate",
     "obfuscated",

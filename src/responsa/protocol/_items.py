@@ -33,6 +33,7 @@ from ._tools import Tool
 
 __all__ = [
     "ITEM_TYPES",
+    "ROOT_AGENT",
     "AdditionalTools",
     "Compaction",
     "FunctionCall",
@@ -44,6 +45,7 @@ __all__ = [
     "Reasoning",
     "UnknownItem",
     "item_text",
+    "made_by_another_agent",
 ]
 
 ItemStatus = Literal["in_progress", "completed", "incomplete"]
@@ -222,6 +224,18 @@ Item = Annotated[
 ITEM_TYPES = member_tags(Item) - {"unknown"}
 """The item types the union knows; any other is an ``UnknownItem`` (read at validation, once ``Item`` is made):
 a 400 in a request's input unless a tool kind owns it or it is vendor-prefixed (``acme:thing``)."""
+
+
+ROOT_AGENT = "/root"
+"""In a hosted multi-agent response, the agent the request itself runs (subagents: ``/root/<name>``)."""
+
+
+def made_by_another_agent(item: Any) -> bool:
+    """Whether ``item`` is marked (``agent.agent_name``) as made by a subagent of a multi-agent response:
+    the root's model does not read it as its own (most items have no mark: one look at their extras)."""
+    extra = item.__pydantic_extra__
+    agent = extra.get("agent") if extra else None
+    return isinstance(agent, dict) and agent.get("agent_name", ROOT_AGENT) != ROOT_AGENT
 
 
 def item_text(item: Message | FunctionCallOutput | CustomToolCallOutput) -> str:

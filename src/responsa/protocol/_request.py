@@ -188,6 +188,15 @@ class StreamOptions(WirePart):
     include_obfuscation: StrictBool | None = None
 
 
+class MultiAgentConfig(WireModel):
+    """Hosted multi-agent (openai's beta ``responses.create``): the server runs the root agent and the
+    subagents it spawns in one response."""
+
+    enabled: StrictBool
+    max_concurrent_subagents: int | None = Field(default=None, ge=1)
+    """Subagents at once, across the tree (the root not counted); default 3."""
+
+
 class CreateResponseRequest(WireModel):
     """Every field the seeds name; unknown fields are accepted and ignored."""
 
@@ -235,6 +244,7 @@ class CreateResponseRequest(WireModel):
     background_options: BackgroundOptions | None = None
     prompt_cache_options: PromptCacheOptions | None = None
     moderation: ModerationOptions | None = None
+    multi_agent: MultiAgentConfig | None = None
     user: str | None = None
     # Sampling extras of SGLang / vLLM / OpenVINO (seeds 000, 004).
     top_k: int | None = None

@@ -33,6 +33,8 @@ from responsa.engine import (
     FileService,
     ImagesApi,
     ModerationFeature,
+    MultiAgentFeature,
+    MultiAgentKind,
     PromptCacheFeature,
     PromptLibrary,
     PromptsFeature,
@@ -40,6 +42,7 @@ from responsa.engine import (
     ReasoningSealFeature,
     ResponseService,
     ResponseSetup,
+    Rooms,
     Sealer,
     VectorStoreService,
     WebhookDeliverer,
@@ -67,6 +70,7 @@ from ._configured import (
     configured_backends,
     embedder,
     retention,
+    run_subagent,
     sweep,
     sweep_interval,
     usage_reporter,
@@ -98,6 +102,7 @@ class Assembly:
     code_status: dict[str, Any]
     vector_stores: VectorStoreService
     tools: ToolRegistry
+    rooms: Rooms
     compactor: Compactor
     responses: ResponseService
     embeddings: EmbeddingService
@@ -239,6 +244,7 @@ async def _vector_stores(made: Assembly) -> None:
 async def _tools(made: Assembly) -> None:
     """The tool kinds: the client-run ones, the server-run ones with their services, the plug-ins'."""
     pages = by_name(made.capabilities)["page_extraction"]
+    made.rooms = Rooms()
     made.tools = load_tool_registry([
         McpKind.configured(made.settings),
         FileSearchKind(made.vector_stores),
@@ -246,6 +252,7 @@ async def _tools(made: Assembly) -> None:
         ImageGenerationKind(made.registry),
         CodeInterpreterKind(made.containers, made.code_status),
         ShellKind(made.containers, made.code_status, skills=made.skills),
+        MultiAgentKind(made.rooms),
     ])  # fmt: skip
 
 
@@ -279,12 +286,14 @@ async def _responses(made: Assembly) -> None:
                 ReasoningSealFeature(sealer),
                 CompactionFeature(made.compactor),
                 BackgroundWindowsFeature(),
+                MultiAgentFeature(made.rooms),
             )
         ),
         files=made.files,
         permits=made.permits,
     )
     made.responses = responses = ResponseService(setup)
+    made.rooms.runner = partial(run_subagent, made.limiter, responses)
     made.metrics.held, made.metrics.in_line = responses.generations, responses.waiting
     made.stack.push_async_callback(responses.drain, settings.shutdown_grace_secs)
     await responses.leases.recover()

@@ -5,7 +5,8 @@ webhook sender, the embedder, and how usage is reported. Shared by the app's ass
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import aclosing
 from functools import partial
 
 from responsa.backends import Backend, BackendRegistry, Embeds
@@ -13,12 +14,12 @@ from responsa.backends.chat_completions import ChatCompletionsBackend, Strategy,
 from responsa.backends.remote import remote_backends
 from responsa.backends.simulator import SimulatorBackend, load_profiles
 from responsa.config import Settings
-from responsa.engine import Embedder
+from responsa.engine import Embedder, ResponseService
 from responsa.engine.projects import LimitTable
-from responsa.engine.usage import UsageHook, UsageLedger
+from responsa.engine.usage import IN_SUBAGENT, UsageHook, UsageLedger
 from responsa.external import UrlPolicy, WebhookSender
 from responsa.http import Limiter, Metrics, RateLimiter
-from responsa.protocol import ResponseObject
+from responsa.protocol import CreateResponseRequest, ResponseObject, StreamEvent
 from responsa.store import Retention, SqlStore
 
 from ._model_process import embedded_backends
@@ -30,6 +31,7 @@ __all__ = [
     "configured_limiter",
     "embedder",
     "retention",
+    "run_subagent",
     "sweep",
     "sweep_interval",
     "usage_reporter",
@@ -136,6 +138,19 @@ def configured_limiter(settings: Settings, table: LimitTable, group: WorkerGroup
     return RedisRateLimiter(table, settings.redis_url, settings.redis_fail_open)
 
 
+async def run_subagent(
+    limiter: Limiter, responses: ResponseService, tenant: str, request: CreateResponseRequest
+) -> AsyncIterator[list[StreamEvent]]:
+    """A hosted subagent's turn (``engine.Rooms.runner``): admitted by the tenant's rate limits and its
+    backend's line like any request's generation, then run to its end as the tenant's response."""
+    await limiter.admit(tenant)
+    service = responses.for_tenant(tenant)
+    run = await service.start(request)
+    async with aclosing(service.events(run)) as events:
+        async for batch in events:
+            yield batch
+
+
 def webhook_sender(settings: Settings) -> WebhookSender:
     """Deliveries reach public addresses, the hosts allowed by name, and loopback while the server has no
     API keys (one trusted user); never link-local or cloud-metadata addresses."""
@@ -149,6 +164,8 @@ def usage_reporter(limiter: Limiter, metrics: Metrics, ledger: UsageLedger) -> U
     its use in the usage ledger."""
 
     async def report(tenant: str, response: ResponseObject, metered: Mapping[str, int], latency_ms: int) -> None:
+        if IN_SUBAGENT.get():  # a hosted subagent's: the response it works for counts it
+            return
         usage = response.usage
         if usage is not None:
             await limiter.spend(tenant, usage.total_tokens)

@@ -53,6 +53,7 @@ from responsa.protocol import (
     new_id,
 )
 
+from ._delegation import delegated_answer, plan_delegation
 from ._hosted import HOSTED_TYPES, describe, hosted_call
 from ._logprobs import invent_logprobs
 from ._moderation import MODERATION_MODEL, classify
@@ -156,7 +157,9 @@ class SimulatorBackend(Backend):
         turn = _last_turn(request)
         rng, temperature = _rng_for(request, turn.prompt)
         input_tokens = _input_tokens(request)
-        calls = plan_tool_calls(request, turn.prompt, answering_tool_output=bool(turn.tool_results))
+        delegation = plan_delegation(request, turn.prompt, turn.tool_results)
+        calls = delegation if delegation is not None else plan_tool_calls(
+            request, turn.prompt, answering_tool_output=bool(turn.tool_results))  # fmt: skip
         budget = request.max_output_tokens
         await self._wait(profile.ttft_ms / 1000, profile)
         hosted = None if calls or turn.tool_results else hosted_call(request, turn.prompt)
@@ -331,6 +334,9 @@ def _answer_text(request: ModelRequest, turn: _Turn, rng: random.Random, tempera
 
 
 def _prose_answer(turn: _Turn, rng: random.Random, temperature: float) -> str:
+    delegated = delegated_answer(turn.tool_results)
+    if delegated is not None:
+        return delegated
     if turn.tool_results:
         findings = " ".join(f"{name} returned: {output.strip()}." for name, output in turn.tool_results)
         return f"Here is what I found. {findings} Based on these results, that answers your request."

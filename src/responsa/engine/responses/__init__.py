@@ -8,6 +8,7 @@ from .features._compaction import CompactionFeature, Compactor
 from .features._configuration import ConfigurationFeature
 from .features._features import FeatureRun, RequestFeature, load_features
 from .features._moderation import ModerationFeature
+from .features._multi_agent import MultiAgentFeature
 from .features._prompt_cache import PromptCacheFeature
 from .features._prompts import PromptLibrary, PromptsFeature
 from .features._reasoning_context import ReasoningContextFeature
@@ -21,6 +22,8 @@ from .run._steering import (
     MAX_STEERS,
     Steer,
     Steering,
+    inbox_of,
+    inject_created,
     inject_failure,
     steer_failure,
     steer_input,
@@ -37,6 +40,7 @@ __all__ = [
     "ConversationService",
     "FeatureRun",
     "ModerationFeature",
+    "MultiAgentFeature",
     "OutputBuilder",
     "PromptCacheFeature",
     "PromptLibrary",
@@ -50,6 +54,8 @@ __all__ = [
     "Sealer",
     "Steer",
     "Steering",
+    "inbox_of",
+    "inject_created",
     "inject_failure",
     "load_features",
     "steer_failure",

@@ -17,6 +17,7 @@ from itertools import compress
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from responsa.backends import TokenUsage
 from responsa.protocol import (
     CreateResponseRequest,
     CustomTool,
@@ -151,13 +152,16 @@ class OutputSlots(Protocol):
 @dataclass
 class ServerContext:
     """What a server-run call is run with: the response it belongs to, its run's trace span and
-    timeline, what the answer written after the calls will cite, and where items of its own go."""
+    timeline, what the answer written after the calls will cite, where items of its own go, and where
+    what it spent on models is counted."""
 
     response: ResponseObject
     timeline: Timeline
     annotations: Annotations
     slots: OutputSlots
     span: Any = None
+    count: Callable[[TokenUsage], None] = lambda usage: None
+    """Adds what a call spent on models itself (a subagent's turns) to the response's usage."""
 
 
 ServerRun = Callable[[ServerContext, Where], AsyncIterator[Sequence[StreamEvent]]]

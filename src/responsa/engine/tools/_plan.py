@@ -18,6 +18,7 @@ from responsa.protocol import (
     Tool,
     ToolSearchOutput,
     ToolSearchTool,
+    made_by_another_agent,
 )
 
 from ._kind import OpenCall, Recorded, Replay, Route, ToolPlan, ToolSetup
@@ -149,6 +150,9 @@ class Replays:
             item = items[index]
             if settled == len(items) and getattr(item, "status", None) == "in_progress":
                 settled = index
+            if made_by_another_agent(item):  # a subagent's, in a multi-agent response: not this model's
+                ends.append(len(seen))
+                continue
             kind = kinds.get(item.type)
             replay = kind.replay(item, context) if kind is not None else None
             if replay is None:

@@ -17,7 +17,9 @@ input: may keep it from the model), ``answer`` (the model about to be called: ma
 (each model request built: set what the feature decides of it), ``begin`` (the response object made: fill
 the fields the feature owns; made earlier where something comes before the model), ``hold`` (the run's
 events as a stream sends them: may hold them back), ``item_done`` (each item the model made, as it ends),
-``screen_output`` (the model done: may withhold its output).
+``screen_output`` (the model done: may withhold its output), ``ended`` (the run over, however it
+ended). A feature whose response waits for the client's answers to its calls while it runs, rather than
+ending (hosted multi-agent), has an ``inbox`` they arrive in (``response.inject``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from responsa.store import Store
 
 from ..._plugins import load_plugins
 from ...tools import Recorded
+from ...tools.multi_agent import Inbox
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -40,6 +43,7 @@ __all__ = [
     "Features",
     "Fitted",
     "RequestFeature",
+    "client_inbox",
     "held",
     "input_blocked",
     "load_features",
@@ -80,6 +84,9 @@ class FeatureRun:
 
     rank = 0
     """The feature's place among those registered: runs take their hooks in that order."""
+    inbox: Inbox | None = None
+    """Where the client's answers to the calls the response waits on arrive while it runs
+    (``response.inject``): a feature whose response waits for them rather than ending has one."""
 
     def waits(self) -> tuple[int, float] | None:
         """Where the run waits apart for its backend slot instead of taking the line: its rank among such
@@ -136,6 +143,9 @@ class FeatureRun:
         """The model is done (``response.output`` is what it said): True where the output is withheld
         (the response ends as for a blocked input)."""
         return False
+
+    def ended(self) -> None:
+        """The run is over, however it ended: let go of what the feature holds for it."""
 
 
 class RequestFeature(Protocol):
@@ -200,6 +210,11 @@ def load_features(built_in: Sequence[RequestFeature]) -> tuple[RequestFeature, .
     features = list(built_in)
     load_plugins(ENTRY_POINT_GROUP, "request feature", lambda loaded: hasattr(loaded, "open"), features.append)
     return tuple(features)
+
+
+def client_inbox(features: Sequence[FeatureRun]) -> Inbox | None:
+    """Where a client's answers arrive while the response runs, if a feature of it takes them."""
+    return next((feature.inbox for feature in features if feature.inbox is not None), None)
 
 
 def revised(features: Sequence[FeatureRun], request: CreateResponseRequest) -> CreateResponseRequest:

@@ -77,13 +77,10 @@ def _check_late_options(request: CreateResponseRequest) -> None:
 
 
 _SPECULATIVE = "no backend here decodes speculatively (with a draft model or prompt lookup), so it would change nothing"
-_NOT_SERVED = {
-    "multi_agent": "hosted multi-agent execution is not served yet",
-    **dict.fromkeys(("num_assistant_tokens", "assistant_confidence_threshold", "max_ngram_size"), _SPECULATIVE),
-}
-"""Fields nothing here honours, each with why: a 400 naming them, never accepted without effect. The
-openai package's beta ``responses.create`` has ``multi_agent``; OpenVINO Model Server's speculative
-decoding controls are valid there only with a draft model or prompt lookup configured."""
+_NOT_SERVED = dict.fromkeys(("num_assistant_tokens", "assistant_confidence_threshold", "max_ngram_size"), _SPECULATIVE)
+"""Fields nothing here honours, each with why: a 400 naming them, never accepted without effect.
+OpenVINO Model Server's speculative decoding controls are valid there only with a draft model or prompt
+lookup configured."""
 
 _ONLY_VALUES = (
     ("n", 1, "a response has one output"),

@@ -86,12 +86,14 @@ class OutputBuilder:
         self._tools = tools if tools is not None else ToolPlan(ToolRegistry(client_kinds()))
         self._usage: TokenUsage | None = None
         self._reason: FinishReason = "stop"
-        self.server = ServerWork(self.emitter)
+        self.server = ServerWork(self.emitter, self.count, self._item_done)
         """The calls the server runs for this response."""
         self.needs_client = False
         """A call for the client to run, or an approval to give: it ends the agentic loop."""
         self.awaiting: list[Item] = []
         """Those calls (and approval requests), whose answers the client must send to go on."""
+        self.answered_in_turn = False
+        """The client answered them into the running response (see :meth:`answered`) this turn."""
         self._ready: ReadyMessage | None = None
         """A message and its opening events built ahead, while the model thinks (see :meth:`ready_for_text`)."""
         self._turn_output: int | None = None
@@ -158,6 +160,7 @@ class OutputBuilder:
     def begin_turn(self) -> None:
         """A model turn begins: what it writes is placed from here (see :meth:`cut_turn`)."""
         self._turn_output = len(self.response.output)
+        self.answered_in_turn = False
 
     def cut_turn(self) -> tuple[int, str] | None:
         """The turn in progress, which a stop cuts before the model counted it: where its output begins,
@@ -310,6 +313,17 @@ class OutputBuilder:
             item.status = status
         self._item_done(item)
         events.append(self.emitter.done(item, where))
+        return events
+
+    def answered(self, items: Sequence[Item]) -> list[StreamEvent]:
+        """The client's answers to the calls the response waits on, sent into it while it runs
+        (``response.inject``): placed after the output so far; the response goes on."""
+        events: list[StreamEvent] = []
+        for item in items:
+            where, added = self.emitter.added(item)
+            self._item_done(item)
+            events += [added, self.emitter.done(item, where)]
+        self.needs_client, self.awaiting, self.answered_in_turn = False, [], True
         return events
 
     def _item_done(self, item: Item) -> None:

@@ -2,9 +2,10 @@
 
 Each model turn ends in one :class:`~._outcomes.Outcome`: ``again`` (the server ran calls; the model
 reads their results next), ``needs_client`` (a call the client runs, or an approval it gives, ends the
-response), ``final`` (the model answered), ``cancelled``, or what steering and a shutdown add. The
-response is saved before its terminal event goes out: a client that saw a response end can always
-retrieve it.
+response; where a feature has it wait for the client's answers while it runs, they are placed in the
+output and it goes ``again``), ``final`` (the model answered), ``cancelled``, or what steering and a
+shutdown add. The response is saved before its terminal event goes out: a client that saw a response
+end can always retrieve it.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from responsa.protocol import (
 from ...output import create_view
 from ...usage import UsageHook
 from .._context import conversation_items
-from ..features._features import held, output_withheld
+from ..features._features import client_inbox, held, output_withheld
 from ._accumulate import OutputBuilder
 from ._leases import Leases
 from ._model_request import FIRST_TURN, Turn, build_model_request
@@ -68,6 +69,44 @@ async def _count_cut_turn(run: Run, turn: Turn, outcome: Outcome) -> None:
     start, written = cut
     read = build_model_request(run.ctx, [*run.ctx.prior, *run.response.output[:start]], turn)
     run.builder.count(TokenUsage(await run.ctx.backend.count_tokens(read), -(-len(written) // 4)))
+
+
+async def _between_turns(run: Run, calls: int) -> AsyncIterator[list[StreamEvent]]:
+    """What the turn left waiting: the server's calls, then the client's answers (where it waits for them)."""
+    if calls and not run.cancel_requested.is_set():
+        async for events in _served(run, calls):
+            yield events
+    if run.builder.needs_client:
+        async for events in _answered(run):
+            yield events
+
+
+async def _served(run: Run, calls: int) -> AsyncIterator[list[StreamEvent]]:
+    """The calls the turn left for the server, run. A cancel stops a call at once; a steer lets the
+    call running finish, and starts no other."""
+    signal = run.cancel_requested
+    server_calls = serve_calls(run.builder, run.span, run.steered_between_calls)
+    run.serving_calls = True
+    try:
+        while (events := await signal.next(server_calls)) is not None:
+            yield events
+    finally:
+        run.serving_calls = False
+    if run.stopping == "steered":
+        signal.set()
+    run.tool_calls_made += calls
+
+
+async def _answered(run: Run) -> AsyncIterator[list[StreamEvent]]:
+    """The client's answers to the calls the turn left for it, placed in the output as they arrive,
+    where a feature has the response wait for them while it runs (a cancel stops the wait); else
+    nothing (the response ends there, as it always has)."""
+    inbox = client_inbox(run.ctx.features)
+    if inbox is None or not inbox.open:
+        return
+    answers = inbox.answers(run.builder.awaiting)
+    while (items := await run.cancel_requested.next(answers)) is not None:
+        yield run.builder.answered(items)
 
 
 class RunLoop:
@@ -125,6 +164,8 @@ class RunLoop:
                     run.saving.log.end()
                 self._leases.release(run.response.id)
                 self._running.pop(run.response.id, None)
+                for feature in run.ctx.features:
+                    feature.ended()
                 run.done.set()
 
     async def _wind_up(self, run: Run) -> None:
@@ -174,18 +215,9 @@ class RunLoop:
                     first = False
                 yield builder.feed_all(batch)
             calls = builder.server.waiting
-            if calls and not signal.is_set():  # no generator to start where none wait (most turns)
-                # A cancel stops a call at once; a steer lets the call running finish, and starts no other.
-                server_calls = serve_calls(builder, run.span, run.steered_between_calls)
-                run.serving_calls = True
-                try:
-                    while (events := await signal.next(server_calls)) is not None:
-                        yield events
-                finally:
-                    run.serving_calls = False
-                if run.stopping == "steered":
-                    signal.set()
-                run.tool_calls_made += calls
+            if (calls and not signal.is_set()) or builder.needs_client:  # no generator where none waits (most turns)
+                async for events in _between_turns(run, calls):
+                    yield events
             outcome = outcome_of(run, calls)
             if outcome is Outcome.SHUT_DOWN:
                 raise ServiceUnavailable("The server shut down before this response finished.", code="server_shutdown")

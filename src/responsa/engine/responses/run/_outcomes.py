@@ -14,7 +14,8 @@ class Outcome(Enum):
     """What comes after a model turn."""
 
     AGAIN = "again"
-    """The server ran calls: the model reads their results next."""
+    """The server ran calls (or the client answered its calls into the running response): the model
+    reads their results next."""
     NEEDS_CLIENT = "needs_client"
     """A call the client runs, or an approval it gives, ends the response."""
     FINAL = "final"
@@ -47,7 +48,7 @@ def outcome_of(run: Run, served: int) -> Outcome:
         return Outcome.CANCELLED
     if run.builder.needs_client:
         return Outcome.NEEDS_CLIENT
-    if not served:
+    if not served and not run.builder.answered_in_turn:  # the client's answers are read next, as results
         return Outcome.FINAL
     cap = run.ctx.request.max_output_tokens  # the response's budget, not each turn's (as OpenAI counts it)
     return Outcome.SPENT if cap is not None and run.builder.output_tokens >= cap else Outcome.AGAIN

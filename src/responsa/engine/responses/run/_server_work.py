@@ -4,8 +4,10 @@ to cite. The builder records; the loop takes and runs them (``_server_calls.serv
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, get_args
 
+from responsa.backends import TokenUsage
 from responsa.protocol import Item, OutputItemEvent, StreamEvent
 
 from ...output import Emitter
@@ -17,8 +19,13 @@ __all__ = ["ServerWork"]
 class ServerWork:
     """One response's server-run calls, placed in its output by ``emitter``."""
 
-    def __init__(self, emitter: Emitter) -> None:
+    def __init__(
+        self, emitter: Emitter, count: Callable[[TokenUsage], None], item_done: Callable[[Item], None]
+    ) -> None:
         self._emitter = emitter
+        self._count = count
+        self._item_done = item_done
+        """Tells the request's features of each item as it ends (as the builder does of the model's)."""
         self._waiting: list[tuple[ServerRun, Where]] = []
         """Calls the server runs, in the order the model made them, with where their items are."""
         self._unfinished: list[Where] = []
@@ -44,7 +51,7 @@ class ServerWork:
 
     def context(self, span: Any = None) -> ServerContext:
         """What the server's calls run with: this response, its timeline, what the answer will cite."""
-        return ServerContext(self._emitter.response, self._emitter.timeline, self.annotations, self, span)
+        return ServerContext(self._emitter.response, self._emitter.timeline, self.annotations, self, span, self._count)
 
     def open(self, item: Item) -> tuple[Where, StreamEvent]:
         """An item a call makes as it runs, placed after the output so far (see ``OutputSlots``)."""
@@ -55,6 +62,7 @@ class ServerWork:
     def close(self, item: Item, where: Where) -> StreamEvent:
         """A call's item, or one it made, ended: a cancel no longer cuts it."""
         self._finished(where)
+        self._item_done(item)
         return OutputItemEvent(type="response.output_item.done", output_index=where["output_index"],
                                item=self._emitter.snapshot(item))  # fmt: skip
 

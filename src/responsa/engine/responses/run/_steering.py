@@ -21,9 +21,21 @@ from typing import Any
 
 from responsa.protocol import new_id
 
+from ...tools.multi_agent import Inbox
+from ..features._features import client_inbox
 from ._run import Run
 
-__all__ = ["MAX_STEERS", "Steer", "Steering", "inject_failure", "steer_failure", "steer_input", "successor_create"]
+__all__ = [
+    "MAX_STEERS",
+    "Steer",
+    "Steering",
+    "inbox_of",
+    "inject_created",
+    "inject_failure",
+    "steer_failure",
+    "steer_input",
+    "successor_create",
+]
 
 MAX_STEERS = 16
 """Steering inputs queued for one response at most (``too_many_pending_steers`` past it)."""
@@ -60,11 +72,20 @@ def steer_failure(target: Any, given: Any, code: str, message: str, steer_id: st
 
 
 def inject_failure(target: Any, given: Any, code: str, message: str) -> dict[str, Any]:
-    """``response.inject.failed`` (openai 3.57's beta WebSocket), returning the input as it was sent.
-    Injection is not served yet (OpenAI takes only tool outputs resuming a hosted agent that waits,
-    and no response here waits so), so every inject gets this: ``response_already_completed`` for a
-    response that ended on the connection, else ``response_not_found``."""
+    """``response.inject.failed`` (openai 3.57's beta WebSocket), returning the input as it was sent:
+    ``response_already_completed`` for a response that ended on the connection, else
+    ``response_not_found`` (no response running here takes injected input)."""
     return _event("response.inject.failed", response_id=target, input=given, error={"code": code, "message": message})
+
+
+def inject_created(target: str) -> dict[str, Any]:
+    """``response.inject.created``: the outputs are the response's (the agents waiting on them go on)."""
+    return _event("response.inject.created", response_id=target)
+
+
+def inbox_of(run: Run) -> Inbox | None:
+    """Where the client's answers reach ``run`` while it runs (a hosted multi-agent response's)."""
+    return client_inbox(run.ctx.features)
 
 
 def _event(kind: str, **fields: Any) -> dict[str, Any]:
