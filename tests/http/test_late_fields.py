@@ -68,14 +68,16 @@ def test_every_field_of_the_sdk_has_a_sample() -> None:
 
 
 def test_the_beta_multi_agent_field_runs_subagents_or_is_a_400_naming_what_is_wrong(app_client: openai.OpenAI) -> None:
-    delegated = app_client.beta.responses.create(model="sim", input="Delegate to helpers: Reply with: one",
-                                                 multi_agent=BETA_ONLY["multi_agent"])  # type: ignore[arg-type]
+    delegated = app_client.beta.responses.create(
+        model="sim", input="Delegate to helpers: Reply with: one", multi_agent=BETA_ONLY["multi_agent"]
+    )  # type: ignore[arg-type]
     assert delegated.output[-1].type == "message" and "task_1: one" in delegated.output_text
     with pytest.raises(openai.BadRequestError) as caught:  # an earlier beta's shape
         app_client.responses.create(model="sim", input="Hello", extra_body={"multi_agent": {"agents": []}})
     assert caught.value.param == "multi_agent.enabled"
-    off = app_client.responses.create(model="sim", input="Delegate to helpers: Reply with: one",
-                                      extra_body={"multi_agent": {"enabled": False}})
+    off = app_client.responses.create(
+        model="sim", input="Delegate to helpers: Reply with: one", extra_body={"multi_agent": {"enabled": False}}
+    )
     assert all(item.type == "message" for item in off.output)  # no subagents asked for: none offered
 
 

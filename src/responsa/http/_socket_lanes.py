@@ -27,6 +27,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDiscon
 from responsa.engine import Steering, inbox_of, inject_created, inject_failure, injected, steer_failure, steer_input
 from responsa.protocol import CreateResponseRequest, InvalidRequest, Item, ResponsaError
 
+from ._services import services
+
 __all__ = ["MAX_ACTIVE", "MAX_NAMED_LANES", "SEND_BATCH", "Lane", "SocketSession", "error_message"]
 
 MAX_ACTIVE = 16
@@ -171,7 +173,7 @@ class SocketSession:
                 code, why = "response_not_found", "No response on this connection waits for injected input."
             await self.send_json(None, inject_failure(target, given, code, why))
             return
-        items = injected(given)
+        items = injected(given, services(self.socket).tools.id_prefix)
         if items is None:
             why = "'input' must be a list of tool call outputs (or approval responses) for calls the response waits on."
             await self.send_error(running[0], InvalidRequest(why, param="input", code="invalid_value"))

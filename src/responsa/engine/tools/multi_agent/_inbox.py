@@ -5,12 +5,12 @@ the calls its agents wait on, by the call they answer. Outputs may come before t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from responsa.protocol import Item
+from responsa.protocol import Item, new_id
 
 __all__ = ["Inbox", "answered_key", "awaited_key", "injected"]
 
@@ -29,16 +29,24 @@ def answered_key(item: Item) -> str | None:
     return found if isinstance(found, str) and found else None
 
 
-def injected(given: Any) -> list[Item] | None:
-    """The items of a ``response.inject``: answers (call outputs, approval responses) only; None for
-    anything else (OpenAI takes only the outputs of the calls a response waits on)."""
+def injected(given: Any, id_prefix: Callable[[str], str | None]) -> list[Item] | None:
+    """The items of a ``response.inject`` as output items (an id of their kind's prefix, ``completed``
+    where they have a status and none was sent): answers (call outputs, approval responses) only; None
+    for anything else (OpenAI takes only the outputs of the calls a response waits on)."""
     if not isinstance(given, list) or not given:
         return None
     try:
         items = _ITEMS.validate_python(given)
     except ValidationError:
         return None
-    return items if all(answered_key(item) is not None for item in items) else None
+    if not all(answered_key(item) is not None for item in items):
+        return None
+    for item in items:
+        if getattr(item, "id", "") is None:
+            item.id = new_id(id_prefix(item.type) or "item")
+        if "status" in type(item).model_fields and getattr(item, "status", "") is None:
+            item.status = "completed"  # type: ignore[union-attr]
+    return items
 
 
 class Inbox:
