@@ -16,7 +16,17 @@ from collections.abc import Sequence
 from responsa.protocol import CreateResponseRequest, Item, ResponseObject, UnknownTool
 from responsa.store import Store
 
-from ...tools.multi_agent import DEFAULT_CONCURRENCY, MULTI_AGENT_TOOL, ROOT, Inbox, Room, Rooms, Team, attributed
+from ...tools.multi_agent import (
+    DEFAULT_CONCURRENCY,
+    MULTI_AGENT_FIELD,
+    MULTI_AGENT_TOOL,
+    ROOT,
+    Inbox,
+    Room,
+    Rooms,
+    Team,
+    attributed,
+)
 from ._features import FeatureRun
 
 __all__ = ["MultiAgentFeature"]
@@ -62,8 +72,8 @@ class _MultiAgentRun(FeatureRun):
 class MultiAgentFeature:
     """Hosted multi-agent: a request with ``multi_agent.enabled`` runs subagents (see the module)."""
 
-    name = "multi_agent"
-    fields = frozenset({"multi_agent"})
+    name = MULTI_AGENT_FIELD
+    fields = frozenset({MULTI_AGENT_FIELD})
     items: frozenset[type] = frozenset()
 
     def __init__(self, rooms: Rooms) -> None:

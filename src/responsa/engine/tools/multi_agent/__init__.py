@@ -3,13 +3,14 @@
 outputs arrive in) and the rooms of the responses running here (``Rooms``)."""
 
 from ._inbox import Inbox, answered_key, awaited_key, injected
-from ._kind import MULTI_AGENT_TOOL, MultiAgentKind
+from ._kind import MULTI_AGENT_FIELD, MULTI_AGENT_TOOL, MultiAgentKind
 from ._room import DEFAULT_CONCURRENCY, ROOT, Room, Rooms, Runner, attributed
 from ._team import CLIENT_CALLS, Subagent, Team
 
 __all__ = [
     "CLIENT_CALLS",
     "DEFAULT_CONCURRENCY",
+    "MULTI_AGENT_FIELD",
     "MULTI_AGENT_TOOL",
     "ROOT",
     "Inbox",

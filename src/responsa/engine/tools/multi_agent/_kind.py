@@ -37,10 +37,12 @@ from .._kind import Closed, ItemEnd, Recorded, Replay, Route, ServerContext, Too
 from ._room import ROOT, Room, Rooms
 from ._team import Team
 
-__all__ = ["MULTI_AGENT_TOOL", "MultiAgentKind"]
+__all__ = ["MULTI_AGENT_FIELD", "MULTI_AGENT_TOOL", "MultiAgentKind"]
 
 MULTI_AGENT_TOOL = "multi_agent"
 """The tool type the feature adds to a multi-agent request (the server's own: not on OpenAI's wire)."""
+MULTI_AGENT_FIELD = "multi_agent"
+"""The request field that asks for subagents (``{"enabled": true}``)."""
 WAIT_MS = 120_000
 """How long ``wait_agent`` waits at most when the call gives no ``timeout_ms``, and at most at all."""
 
