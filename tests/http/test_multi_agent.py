@@ -243,3 +243,21 @@ def test_a_request_for_the_tool_itself_is_refused(app: tuple[InProcess, AgentScr
         "/v1/responses", json={"model": "agents", "input": "x", "tools": [{"type": "multi_agent"}]}
     )
     assert refused.status_code == 400 and refused.json()["error"]["param"] == "tools"
+
+
+def test_inject_works_on_a_named_lane(app: tuple[InProcess, AgentScripts]) -> None:
+    served, model = app
+    model.turns["/root"] += [calls(("get_weather", {"city": "Lima"})), text("Lima checked.")]
+    with served.http.websocket_connect("/v1/responses") as socket:
+        create(socket, input="Weather?", tools=[WEATHER], stream_id="lane-a")
+        _, created = until(socket, "response.created")
+        _, done = until(socket, "response.output_item.done")
+        assert done["stream_id"] == "lane-a" and done["item"]["type"] == "function_call"
+        answer = {"type": "function_call_output", "call_id": done["item"]["call_id"], "output": "warm"}
+        socket.send_text(json.dumps({"type": "response.inject", "response_id": created["response"]["id"],
+                                     "input": [answer]}))  # fmt: skip
+        _, ack = until(socket, "response.inject.created")
+        assert ack["stream_id"] == "lane-a"
+        _, completed = until(socket, "response.completed", "response.failed")
+    assert completed["stream_id"] == "lane-a"
+    assert completed["response"]["output"][-1]["content"][0]["text"] == "Lima checked."

@@ -86,7 +86,7 @@ class OutputBuilder:
         self._tools = tools if tools is not None else ToolPlan(ToolRegistry(client_kinds()))
         self._usage: TokenUsage | None = None
         self._reason: FinishReason = "stop"
-        self.server = ServerWork(self.emitter, self.count, self._item_done)
+        self.server = ServerWork(self.emitter)
         """The calls the server runs for this response."""
         self.needs_client = False
         """A call for the client to run, or an approval to give: it ends the agentic loop."""

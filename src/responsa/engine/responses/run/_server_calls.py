@@ -20,7 +20,7 @@ async def serve_calls(
     as the builder numbers them; none is started once ``stop`` says so (the builder cuts those left,
     as on a cancel)."""
     calls = builder.server.take()
-    context = builder.server.context(span)
+    context = builder.server.context(span, builder.count)
     for call, where in calls:
         if stop is not None and stop():
             return

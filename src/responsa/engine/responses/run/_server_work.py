@@ -4,7 +4,7 @@ to cite. The builder records; the loop takes and runs them (``_server_calls.serv
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, get_args
 
 from responsa.backends import TokenUsage
@@ -19,13 +19,11 @@ __all__ = ["ServerWork"]
 class ServerWork:
     """One response's server-run calls, placed in its output by ``emitter``."""
 
-    def __init__(
-        self, emitter: Emitter, count: Callable[[TokenUsage], None], item_done: Callable[[Item], None]
-    ) -> None:
+    def __init__(self, emitter: Emitter) -> None:
         self._emitter = emitter
-        self._count = count
-        self._item_done = item_done
-        """Tells the request's features of each item as it ends (as the builder does of the model's)."""
+        self.features: Sequence[Any] = ()
+        """The request's features, told of each item as it ends (as the builder tells them of the
+        model's); the builder's own tuple (no reference back to the builder: no cycle to collect)."""
         self._waiting: list[tuple[ServerRun, Where]] = []
         """Calls the server runs, in the order the model made them, with where their items are."""
         self._unfinished: list[Where] = []
@@ -49,9 +47,13 @@ class ServerWork:
         self._unfinished = [where for _, where in waiting]
         return waiting
 
-    def context(self, span: Any = None) -> ServerContext:
-        """What the server's calls run with: this response, its timeline, what the answer will cite."""
-        return ServerContext(self._emitter.response, self._emitter.timeline, self.annotations, self, span, self._count)
+    def context(self, span: Any = None, count: Callable[[TokenUsage], None] | None = None) -> ServerContext:
+        """What the server's calls run with: this response, its timeline, what the answer will cite,
+        and where what they spend on models is counted (``count``: the builder's)."""
+        context = ServerContext(self._emitter.response, self._emitter.timeline, self.annotations, self, span)
+        if count is not None:
+            context.count = count
+        return context
 
     def open(self, item: Item) -> tuple[Where, StreamEvent]:
         """An item a call makes as it runs, placed after the output so far (see ``OutputSlots``)."""
@@ -62,7 +64,8 @@ class ServerWork:
     def close(self, item: Item, where: Where) -> StreamEvent:
         """A call's item, or one it made, ended: a cancel no longer cuts it."""
         self._finished(where)
-        self._item_done(item)
+        for feature in self.features:
+            feature.item_done(item)
         return OutputItemEvent(type="response.output_item.done", output_index=where["output_index"],
                                item=self._emitter.snapshot(item))  # fmt: skip
 
