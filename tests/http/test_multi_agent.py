@@ -7,19 +7,21 @@ subagent's items, and a subagent stopped when the response ends."""
 from __future__ import annotations
 
 import json
+import threading
 from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from openai.types.beta.beta_response_inject_created_event import BetaResponseInjectCreatedEvent
 from openai.types.beta.beta_response_output_item import BetaResponseOutputItem
 from pydantic import TypeAdapter
 
 from responsa.backends import Backend, Finish, ModelEvent, ModelRequest, ToolCallDelta
-from responsa.config import Settings
+from responsa.config import ApiKey, Settings
 from responsa.protocol import Message, item_text
 from tests.in_process import InProcess, in_process
 from tests.scripted import USAGE, text
@@ -36,12 +38,19 @@ def calls(*made: tuple[str, dict[str, Any]]) -> list[ModelEvent]:
     return [*events, Finish("tool_calls", USAGE)]
 
 
+HOLD: list[ModelEvent] = []
+"""A turn that never ends (until the run is stopped)."""
+
+
 class AgentScripts(Backend):
-    """Each agent's turns, by the agent a request is for (a subagent's instructions name it)."""
+    """Each agent's turns, by the agent a request is for (a subagent's instructions name it); an agent
+    whose turn ``HOLD`` is stopped is in ``stopped`` (``stopping`` is set as it is)."""
 
     def __init__(self) -> None:
         self.turns: dict[str, deque[list[ModelEvent] | Exception]] = defaultdict(deque)
         self.requests: dict[str, list[ModelRequest]] = defaultdict(list)
+        self.stopped: list[str] = []
+        self.stopping = threading.Event()
 
     def models(self) -> Sequence[str]:
         return ["agents"]
@@ -57,6 +66,12 @@ class AgentScripts(Backend):
             raise turn
 
         async def events() -> AsyncIterator[list[ModelEvent]]:
+            if turn is HOLD:
+                try:
+                    await anyio.sleep_forever()
+                finally:
+                    self.stopped.append(agent)
+                    self.stopping.set()
             for event in turn:
                 yield [event]
 
@@ -261,3 +276,44 @@ def test_inject_works_on_a_named_lane(app: tuple[InProcess, AgentScripts]) -> No
         _, completed = until(socket, "response.completed", "response.failed")
     assert completed["stream_id"] == "lane-a"
     assert completed["response"]["output"][-1]["content"][0]["text"] == "Lima checked."
+
+
+def test_an_interrupt_stops_every_subagent_still_running(app: tuple[InProcess, AgentScripts]) -> None:
+    served, model = app
+    model.turns["/root"].append(calls(("spawn_agent", {"task_name": "slow", "message": "Take your time."}),
+                                      ("wait_agent", {})))  # fmt: skip
+    model.turns["/root/slow"].append(HOLD)
+    with served.http.websocket_connect("/v1/responses") as socket:
+        create(socket, input="Go.")
+        _, created = until(socket, "response.created")
+        until(socket, "response.output_item.added")  # the subagent's wait has begun once its call ran
+        _, waiting = until(socket, "response.output_item.done")
+        while waiting["item"]["type"] != "multi_agent_call" or waiting["item"]["action"] != "wait_agent":
+            _, waiting = until(socket, "response.output_item.done")
+        socket.send_text(json.dumps({"type": "response.interrupt", "response_id": created["response"]["id"],
+                                     "mode": "discard_partial_items"}))  # fmt: skip
+        _, ended = until(socket, "response.incomplete", "response.completed", "response.failed")
+    assert ended["response"]["incomplete_details"]["reason"] == "interrupted"
+    assert model.stopping.wait(10) and model.stopped == ["/root/slow"]
+
+
+def test_subagents_take_from_the_tenants_rate_limit(tmp_path: Path) -> None:
+    """Two requests a minute for the tenant: the root's request takes one, the first subagent's turn
+    the other, and the second subagent is refused by the limit (it ends failed, saying so)."""
+    model = AgentScripts()
+    model.turns["/root"] += [calls(("spawn_agent", {"task_name": "one", "message": "A."}),
+                                   ("spawn_agent", {"task_name": "two", "message": "B."}), ("wait_agent", {})),
+                             text("Done.")]  # fmt: skip
+    model.turns["/root/one"].append(text("a"))
+    model.turns["/root/two"].append(text("b"))
+    key = ApiKey("sk-limited", "limited", requests_per_minute=2)
+    settings = Settings(db_url=f"sqlite:///{tmp_path / 'r.db'}", embedded=False, api_keys=(key,))
+    with in_process(settings, backends=[model]) as served:
+        made = served.http.post("/v1/responses", headers={"authorization": f"Bearer {key.key}"},
+                                json={"model": "agents", "input": "Go.", "multi_agent": {"enabled": True,
+                                                                                         "max_concurrent_subagents": 1}})  # fmt: skip
+    waited = next(item for item in made.json()["output"] if item["type"] == "multi_agent_call_output"
+                  and item["action"] == "wait_agent")  # fmt: skip
+    status = json.loads(waited["output"][0]["text"])["status"]
+    assert status["/root/one"] == {"completed": "a"}
+    assert "Rate limit reached" in status["/root/two"]["failed"]
