@@ -1,6 +1,8 @@
-"""What hosted multi-agent gains: a root with three subagents, each a task of the same length, on the
-simulator with its latency on (a profile of 300 ms to the first token, 40 tokens a second), against the
-same three tasks run one after another as three responses; with ``max_concurrent_subagents`` 1 and 4.
+"""What hosted multi-agent gains: a root with three subagents, each a short task with an answer of about
+100 tokens, on the simulator with its latency on (a profile of 300 ms to the first token, 40 tokens a
+second), against the same three tasks run one after another as three responses; with
+``max_concurrent_subagents`` 1 and 4. The root's own two turns (writing its calls, then summing up the
+results) are in its time, as they are in any delegation.
 Over the WebSocket, as the Agents SDK sends it. Prints the median wall time of ``--tries`` runs of each
 (a benchmark: it prints numbers and asserts nothing).
 
@@ -20,7 +22,8 @@ from _server import responsa_server
 from websockets.sync.client import connect
 
 PROFILE = "[models.paced]\nttft_ms = 300\ntokens_per_second = 40\n"
-TASKS = [f"Reply with: {' '.join(f'{name}{index}' for index in range(40))}" for name in ("red", "green", "blue")]
+TASKS = ["Explain how bridges stand up", "Explain how rivers form", "Explain how bees dance"]
+"""Short to ask, about 100 tokens each to answer (the simulator's prose)."""
 
 
 def respond(url: str, body: dict[str, object]) -> dict[str, object]:
@@ -48,7 +51,7 @@ def delegated(url: str, concurrency: int) -> float:
     response = respond(url, {"input": "Delegate to helpers: " + "; ".join(TASKS),
                              "multi_agent": {"enabled": True, "max_concurrent_subagents": concurrency}})  # fmt: skip
     answer = response["output"][-1]["content"][0]["text"]  # type: ignore[index]
-    if not str(answer).startswith("Subagents reported. task_1: red0"):
+    if not str(answer).startswith("Subagents reported. task_1: "):
         raise SystemExit(f"the root did not report its subagents' results: {answer!r}")
     return time.perf_counter() - started
 

@@ -1,7 +1,8 @@
 """The simulator's delegation rule (hosted multi-agent): offered ``spawn_agent`` and ``wait_agent``, a
 prompt ``Delegate …: <task>; <task>; …`` has the model spawn one subagent per task (``task_1``,
-``task_2``…), wait for them all, and answer with what each reported. With parallel calls it spawns
-them all and waits in one turn; without, one call a turn. Tests and benchmarks ask for subagents so."""
+``task_2``…), wait for them all, and answer with what each reported (its first sentence, at most
+``REPORTED`` words: a root sums up). With parallel calls it spawns them all and waits in one turn;
+without, one call a turn. Tests and benchmarks ask for subagents so."""
 
 from __future__ import annotations
 
@@ -17,6 +18,14 @@ __all__ = ["delegated_answer", "plan_delegation"]
 
 _DELEGATE = re.compile(r"\bdelegate\b[^:\n]*:\s*(.+)", re.IGNORECASE | re.DOTALL)
 _NEEDED = frozenset({"spawn_agent", "wait_agent"})
+REPORTED = 12
+"""Words of each subagent's result the root's answer repeats at most."""
+
+
+def _summed_up(said: object) -> str:
+    sentence = re.split(r"(?<=[.!?])\s", str(said).strip(), maxsplit=1)[0]
+    words = sentence.split()
+    return " ".join(words[:REPORTED]) + (" …" if len(words) > REPORTED else "")
 
 
 def _tasks(prompt: str) -> list[str]:
@@ -53,5 +62,6 @@ def delegated_answer(results: Sequence[tuple[str, str]]) -> str | None:
     reports = []
     for name, entry in status.items():
         state, said = next(iter(entry.items())) if isinstance(entry, dict) and entry else ("unknown", None)
-        reports.append(f"{name.rsplit('/', 1)[-1]}: {said}" if state == "completed" else f"{name} {state}: {said}")
+        short = _summed_up(said)
+        reports.append(f"{name.rsplit('/', 1)[-1]}: {short}" if state == "completed" else f"{name} {state}: {short}")
     return "Subagents reported. " + "; ".join(reports)
