@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import openai
 import pytest
-import redis
 
 from responsa.config import Settings
 from responsa.engine.projects import LimitTable, RateLimits
@@ -22,9 +20,11 @@ from responsa.serve._shared_limits import SharedRateLimiter
 from tests.conftest import fresh_store
 from tests.http.test_admin_api import ALICE, _client, _project_key, _until
 from tests.in_process import InProcess, in_process
+from tests.serve import test_redis_limits
 
 ADMIN = "sk-admin-rate-limits"
-REDIS_URL = os.environ.get("RESPONSA_TEST_REDIS", "redis://127.0.0.1:6379/0")
+redis_url = test_redis_limits.redis_url
+"""The shared test Redis (skipped when none answers, unless CI requires it)."""
 Org = openai.resources.admin.organization.Organization
 
 
@@ -143,20 +143,10 @@ def test_what_is_not_counted_here_is_a_400_and_unknown_ids_a_404(org: Org) -> No
     assert page.data[0].id not in [limit.id for limit in rest.data] and rest.data
 
 
-def _redis() -> str:
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
-    except redis.RedisError as exc:
-        if os.environ.get("RESPONSA_REQUIRE_REDIS"):
-            raise
-        pytest.skip(f"no Redis at {REDIS_URL}: {exc}")
-    return REDIS_URL
-
-
-def test_two_replicas_share_a_projects_model_limit_through_redis(tmp_path: Path) -> None:
+def test_two_replicas_share_a_projects_model_limit_through_redis(tmp_path: Path, redis_url: str) -> None:
     """Two servers on one store and one Redis: the limit made through one holds on both, as one."""
     settings = Settings(db_url=f"sqlite:///{tmp_path / 'shared.db'}", embedded=False, sim_latency=False,
-                        admin_key=ADMIN, keys_poll_secs=0.05, redis_url=_redis())  # fmt: skip
+                        admin_key=ADMIN, keys_poll_secs=0.05, redis_url=redis_url)  # fmt: skip
     with in_process(settings) as one, in_process(settings) as two:
         org = _client(one, ADMIN).admin.organization
         project_id, key = _project_key(org, "fleet")
