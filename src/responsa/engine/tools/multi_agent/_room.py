@@ -7,12 +7,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from responsa.backends import TokenUsage
 from responsa.protocol import ROOT_AGENT, CreateResponseRequest, Item, StreamEvent
 
 from ._inbox import Inbox
+
+if TYPE_CHECKING:
+    from ._team import Team
 
 __all__ = ["DEFAULT_CONCURRENCY", "ROOT", "Room", "Rooms", "Runner", "attributed"]
 
@@ -48,8 +51,8 @@ class Room:
     """What the subagents' model calls used, for the response's usage with those items."""
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     """Set whenever a subagent shows an item or ends (a wait looks again)."""
-    team: Any = None
-    """The subagents (``Team``), made with the room."""
+    team: Team | None = None
+    """The subagents, made with the room."""
 
     def show(self, item: Item, agent: str) -> None:
         self.shown.append(attributed(item, agent))
