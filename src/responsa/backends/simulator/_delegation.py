@@ -1,7 +1,7 @@
 """The simulator's delegation rule (hosted multi-agent): offered ``spawn_agent`` and ``wait_agent``, a
 prompt ``Delegate …: <task>; <task>; …`` has the model spawn one subagent per task (``task_1``,
-``task_2``…), wait for them all, and answer with what each reported (its first sentence, at most
-``REPORTED`` words: a root sums up). With parallel calls it spawns them all and waits in one turn;
+``task_2``…), wait for them all, and answer with what each reported (its first ``REPORTED`` words: a
+root sums up). With parallel calls it spawns them all and waits in one turn;
 without, one call a turn. Tests and benchmarks ask for subagents so."""
 
 from __future__ import annotations
@@ -18,13 +18,12 @@ __all__ = ["delegated_answer", "plan_delegation"]
 
 _DELEGATE = re.compile(r"\bdelegate\b[^:\n]*:\s*(.+)", re.IGNORECASE | re.DOTALL)
 _NEEDED = frozenset({"spawn_agent", "wait_agent"})
-REPORTED = 12
+REPORTED = 25
 """Words of each subagent's result the root's answer repeats at most."""
 
 
 def _summed_up(said: object) -> str:
-    sentence = re.split(r"(?<=[.!?])\s", str(said).strip(), maxsplit=1)[0]
-    words = sentence.split()
+    words = str(said).split()
     return " ".join(words[:REPORTED]) + (" …" if len(words) > REPORTED else "")
 
 
