@@ -72,3 +72,10 @@ def test_the_roots_own_client_call_does_not_end_the_response(server: LiveServer)
     assert cities == ["Lisbon"]
     assert "Sunny and 21 degrees in Lisbon" in result.final_output
     assert len({response.response_id for response in result.raw_responses}) == 1
+
+
+def test_a_subagent_spawns_its_own_within_one_place_at_once(server: LiveServer) -> None:
+    """A tree of two levels with one subagent at a time: the middle one, waiting for its own, gives up
+    its place meanwhile (else each would wait for the other)."""
+    result = _run(server, "Delegate to a helper: Delegate to a minion: Reply with: deep", [], 1)
+    assert result.final_output == "Subagents reported. task_1: Subagents reported. task_1: deep"

@@ -21,6 +21,7 @@ from ...tools.multi_agent import (
     MULTI_AGENT_FIELD,
     MULTI_AGENT_TOOL,
     ROOT,
+    SPEAKER,
     Inbox,
     Room,
     Rooms,
@@ -81,6 +82,6 @@ class MultiAgentFeature:
 
     def open(self, request: CreateResponseRequest, context_types: frozenset[type]) -> FeatureRun | None:
         config = request.multi_agent
-        if config is None or not config.enabled:
+        if config is None or not config.enabled or SPEAKER.get() is not None:  # a subagent's run: its root's room
             return None
         return _MultiAgentRun(self._rooms, config.max_concurrent_subagents or DEFAULT_CONCURRENCY)

@@ -4,7 +4,7 @@ outputs arrive in) and the rooms of the responses running here (``Rooms``)."""
 
 from ._inbox import Inbox, answered_key, awaited_key, injected
 from ._kind import MULTI_AGENT_FIELD, MULTI_AGENT_TOOL, MultiAgentKind
-from ._room import DEFAULT_CONCURRENCY, ROOT, Room, Rooms, Runner, attributed
+from ._room import DEFAULT_CONCURRENCY, ROOT, SPEAKER, Room, Rooms, Runner, attributed
 from ._team import CLIENT_CALLS, Subagent, Team
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "MULTI_AGENT_FIELD",
     "MULTI_AGENT_TOOL",
     "ROOT",
+    "SPEAKER",
     "Inbox",
     "MultiAgentKind",
     "Room",

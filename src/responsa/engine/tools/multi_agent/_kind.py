@@ -6,8 +6,9 @@ offers the root's model six functions, named after the actions of openai's beta 
 arguments Codex's multi-agent tools take: ``spawn_agent`` (``task_name``, ``message``),
 ``send_message`` and ``followup_task`` (``target``, ``message``: each also an ``agent_message`` item),
 ``wait_agent`` (``targets``, ``timeout_ms``), ``interrupt_agent`` (``target``), ``list_agents``
-(``path_prefix``). Each call is answered with JSON text. While a call runs (a wait above all), what the
-subagents made since the last call is shown in the output, attributed to them."""
+(``path_prefix``). Each call is answered with JSON text. While a call of the root's runs (a wait above
+all), what the subagents made since the last one is shown in the output, attributed to them. A
+subagent has the same calls, for subagents of its own."""
 
 from __future__ import annotations
 
@@ -110,26 +111,32 @@ def _shown(room: Room, context: ServerContext) -> list[StreamEvent]:
 
 async def _serve(call: _Call, context: ServerContext, where: Where) -> AsyncIterator[list[StreamEvent]]:
     """The call done, then its action (a wait showing what the subagents make as they make it), then
-    its output."""
+    its output. The root's calls show what the subagents made; a subagent's own calls (in a run of
+    its own) leave that to the root's."""
     item = call.item
     yield [context.slots.close(item, where)]
     action, values = str(item.action), as_object(str(item.arguments))  # type: ignore[attr-defined]
-    room = call.rooms.get(context.response.id)
+    speaking = call.rooms.speaker(context.response.id)
+    room, caller = speaking if speaking is not None else (None, ROOT)
+    team = room.team if room is not None else None
     found: dict[str, Any]
-    if room is None or room.team is None:
+    if room is None or team is None:
         found = {"error": "No subagents can run for this response."}
-    elif action == "wait_agent":
-        result: dict[str, Any] = {}
-        async for events in _wait(room, room.team, values, result):
-            yield [*events, *_shown(room, context)]
-        found = result
     else:
-        found, said = _act(room.team, action, values)
-        if said is not None:
-            placed, added = context.slots.open(said)
-            yield [added, context.slots.close(said, placed)]
-    if room is not None:
-        yield _shown(room, context)
+        shows = caller == ROOT
+        if action == "wait_agent":
+            result: dict[str, Any] = {}
+            async with team.waiting(caller):
+                async for events in _wait(room, team, caller, values, result):
+                    yield [*events, *(_shown(room, context) if shows else [])]
+            found = result
+        else:
+            found, said = _act(team, caller, action, values)
+            if said is not None:
+                placed, added = context.slots.open(said)
+                yield [added, context.slots.close(said, placed)]
+        if shows:
+            yield _shown(room, context)
     output = UnknownItem(type="multi_agent_call_output", id=new_id("maco"), action=action,
                          call_id=item.call_id,  # type: ignore[attr-defined]
                          output=[{"type": "output_text", "text": json.dumps(found), "annotations": []}])  # fmt: skip
@@ -137,19 +144,19 @@ async def _serve(call: _Call, context: ServerContext, where: Where) -> AsyncIter
     yield [added, context.slots.close(output, placed)]
 
 
-def _act(team: Team, action: str, values: dict[str, Any]) -> tuple[dict[str, Any], Item | None]:
-    """Every action but a wait: its answer, and the ``agent_message`` it sends, if any."""
+def _act(team: Team, caller: str, action: str, values: dict[str, Any]) -> tuple[dict[str, Any], Item | None]:
+    """Every action but a wait, made by ``caller``: its answer, and the ``agent_message`` it sends, if any."""
     if action == "spawn_agent":
         message = str(values.get("message") or "")
         if not message:
             return {"error": "spawn_agent needs a 'message': the task."}, None
-        spawned = team.spawn(str(values.get("task_name") or "agent"), message)
+        spawned = team.spawn(str(values.get("task_name") or "agent"), message, parent=caller)
         return {"agent": spawned.name, "status": spawned.status}, None
     if action == "list_agents":
-        prefix = str(values.get("path_prefix") or "")
+        prefix = str(values.get("path_prefix") or ("" if caller == ROOT else f"{caller}/"))
         return {"agents": [{"name": name, "status": agent.entry()} for name, agent in team.members.items()
                            if name.startswith(prefix)]}, None  # fmt: skip
-    agent = team.find(str(values.get("target") or ""))
+    agent = team.find(str(values.get("target") or ""), caller)
     if agent is None:
         return {"error": f"No subagent {values.get('target')!r}; list_agents lists them."}, None
     if action == "interrupt_agent":
@@ -158,19 +165,21 @@ def _act(team: Team, action: str, values: dict[str, Any]) -> tuple[dict[str, Any
     if action in ("send_message", "followup_task"):
         text = str(values.get("message") or "")
         team.send(agent, text, follow_up=action == "followup_task")
-        said = UnknownItem(type="agent_message", id=new_id("amsg"), author=ROOT, recipient=agent.name,
+        said = UnknownItem(type="agent_message", id=new_id("amsg"), author=caller, recipient=agent.name,
                            content=[{"type": "input_text", "text": text}])  # fmt: skip
         return {"agent": agent.name, "status": agent.status}, said
     return {"error": f"Unknown multi-agent action {action!r}."}, None
 
 
 async def _wait(
-    room: Room, team: Team, values: dict[str, Any], result: dict[str, Any]
+    room: Room, team: Team, caller: str, values: dict[str, Any], result: dict[str, Any]
 ) -> AsyncIterator[list[StreamEvent]]:
-    """Until the targets have finished or the time is up, once per change; ``result`` is then filled."""
+    """Until the targets (the caller's own subagents, if none named) have finished or the time is up,
+    once per change; ``result`` is then filled."""
     asked = values.get("targets")
-    named = [agent for target in asked if isinstance(target, str) and (agent := team.find(target)) is not None] \
-        if isinstance(asked, list) else list(team.members.values())  # fmt: skip
+    targets = [target for target in asked if isinstance(target, str)] if isinstance(asked, list) else None
+    found = [team.find(target, caller) for target in targets] if targets is not None else team.children(caller)
+    named = [agent for agent in found if agent is not None]
     timeout = values.get("timeout_ms")
     seconds = min(timeout if isinstance(timeout, int) and timeout > 0 else WAIT_MS, WAIT_MS) / 1000
     deadline = time.monotonic() + seconds

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,7 @@ from ._inbox import Inbox
 if TYPE_CHECKING:
     from ._team import Team
 
-__all__ = ["DEFAULT_CONCURRENCY", "ROOT", "Room", "Rooms", "Runner", "attributed"]
+__all__ = ["DEFAULT_CONCURRENCY", "ROOT", "SPEAKER", "Room", "Rooms", "Runner", "attributed"]
 
 ROOT = ROOT_AGENT
 """The agent the request itself runs; subagents are ``/root/<task name>``."""
@@ -32,6 +33,10 @@ def attributed(item: Item, agent: str) -> Item:
     """``item`` marked as made by ``agent`` (``agent.agent_name``, as OpenAI marks every item)."""
     item.agent = {"agent_name": agent}  # type: ignore[union-attr]  # an extra field of the wire item
     return item
+
+
+SPEAKER: ContextVar[tuple[Room, str] | None] = ContextVar("responsa_subagent", default=None)
+"""Set in a subagent's task: the room it works in and its name (its runs' multi-agent calls are its)."""
 
 
 @dataclass
@@ -78,6 +83,15 @@ class Rooms:
 
     def get(self, response_id: str) -> Room | None:
         return self._rooms.get(response_id)
+
+    def speaker(self, response_id: str) -> tuple[Room, str] | None:
+        """The room a call of ``response_id`` is made in and the agent making it: a subagent's (its
+        runs are responses of their own, run in its task) or the root's."""
+        speaking = SPEAKER.get()
+        if speaking is not None:
+            return speaking
+        room = self._rooms.get(response_id)
+        return None if room is None else (room, ROOT)
 
     def close(self, response_id: str) -> None:
         """The response ended: its subagents are stopped, the room forgotten."""

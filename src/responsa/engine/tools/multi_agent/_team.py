@@ -5,14 +5,16 @@ shown in the response's output, attributed to it, and its last message is its re
 A subagent's call to a client tool is shown like any item; where a client can inject (the response runs
 on a WebSocket), the subagent waits for the output in the room's inbox and goes on; elsewhere it ends
 ``failed``, saying so. A message sent to a subagent (``send_message``, ``followup_task``) is read at its
-next turn; a follow-up restarts one that has finished. Subagents cannot spawn their own."""
+next turn; a follow-up restarts one that has finished. A subagent may spawn its own
+(``<its name>/<task name>``), within the same limit of subagents at once across the tree."""
 
 from __future__ import annotations
 
 import asyncio
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -21,7 +23,7 @@ from responsa.protocol import Item, Message, ResponseObject, item_text
 
 from ...usage import IN_SUBAGENT
 from ._inbox import awaited_key
-from ._room import ROOT, Room
+from ._room import ROOT, SPEAKER, Room
 
 __all__ = ["CLIENT_CALLS", "Subagent", "Team"]
 
@@ -32,8 +34,8 @@ CLIENT_CALLS = frozenset({"function_call", "custom_tool_call", "shell_call", "lo
 """Calls a client runs: waiting, unless the output that answers one is beside it (a hosted shell's)."""
 
 INSTRUCTIONS = (
-    "You are {name}, a subagent of {root}. Do the task you are given with the tools you have, then answer "
-    "with its result: your last message is what {root} receives."
+    "You are {name}, a subagent of {parent}. Do the task you are given with the tools you have, then answer "
+    "with its result: your last message is what {parent} receives."
 )
 _NAME = re.compile(r"[^a-z0-9_-]+")
 
@@ -77,8 +79,9 @@ class Team:
         self._slots = asyncio.Semaphore(room.concurrency)
         self.members: dict[str, Subagent] = {}
 
-    def spawn(self, task_name: str, message: str) -> Subagent:
-        base = f"{ROOT}/{_NAME.sub('_', task_name.lower()).strip('_') or 'agent'}"
+    def spawn(self, task_name: str, message: str, parent: str = ROOT) -> Subagent:
+        """A subagent of ``parent`` (the root, or a subagent: ``<parent>/<task name>``), started."""
+        base = f"{parent}/{_NAME.sub('_', task_name.lower()).strip('_') or 'agent'}"
         name, number = base, 1
         while name in self.members:
             number += 1
@@ -92,8 +95,27 @@ class Team:
         agent.status = "queued"
         agent.task = asyncio.get_running_loop().create_task(self._run(agent))
 
-    def find(self, target: str) -> Subagent | None:
-        return self.members.get(target) or self.members.get(f"{ROOT}/{target}")
+    def find(self, target: str, caller: str = ROOT) -> Subagent | None:
+        """A subagent by its name, or by its name under the caller or under the root."""
+        return (
+            self.members.get(target) or self.members.get(f"{caller}/{target}") or self.members.get(f"{ROOT}/{target}")
+        )
+
+    def children(self, parent: str) -> list[Subagent]:
+        return [agent for name, agent in self.members.items() if name.rsplit("/", 1)[0] == parent]
+
+    @asynccontextmanager
+    async def waiting(self, caller: str) -> AsyncIterator[None]:
+        """A subagent waiting for its own subagents lets go of its place among those running meanwhile
+        (else with one place, its children would wait for it and it for them)."""
+        if caller == ROOT:
+            yield
+            return
+        self._slots.release()
+        try:
+            yield
+        finally:
+            await self._slots.acquire()
 
     def send(self, agent: Subagent, message: str, follow_up: bool) -> None:
         """A message for ``agent``'s next turn; a follow-up starts one that has finished again."""
@@ -114,6 +136,7 @@ class Team:
 
     async def _run(self, agent: Subagent) -> None:
         IN_SUBAGENT.set(True)  # its use is counted in the response's own (this task's context only)
+        SPEAKER.set((self._room, agent.name))  # its runs' multi-agent calls are its own
         try:
             async with self._slots:
                 agent.status = "running"
@@ -160,14 +183,13 @@ class Team:
         """One run of the subagent's model loop over its context; every item it makes is shown."""
         room = self._room
         root = room.request
-        tools = [tool for tool in root.tools if tool.type != "multi_agent"]
-        instructions = INSTRUCTIONS.format(name=agent.name, root=ROOT)
+        instructions = INSTRUCTIONS.format(name=agent.name, parent=agent.name.rsplit("/", 1)[0])
         if root.instructions:
             instructions = f"{instructions}\n\n{root.instructions}"
         request = root.model_copy(update={
-            "input": list(agent.context), "instructions": instructions, "tools": tools, "tool_choice": "auto",
-            "store": False, "stream": True, "background": False, "previous_response_id": None, "conversation": None,
-            "multi_agent": None, "text": None, "metadata": None, "include": None,
+            "input": list(agent.context), "instructions": instructions, "tool_choice": "auto", "store": False,
+            "stream": True, "background": False, "previous_response_id": None, "conversation": None, "text": None,
+            "metadata": None, "include": None,
         })  # fmt: skip
         ended: ResponseObject | None = None
         started = time.monotonic()
