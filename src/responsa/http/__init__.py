@@ -5,7 +5,7 @@ from ._batch_lines import batch_lines
 from ._errors import EXCEPTION_HANDLERS
 from ._exact_routes import ExactRoutes
 from ._file_routes import FORM_SLACK
-from ._limits import KINDS, Bucket, Limiter, Permits, RateLimiter, capacities, refusal
+from ._limits import KINDS, Bucket, Limiter, Permits, RateLimiter, buckets, capacities, refusal
 from ._metrics import Metrics
 from ._middleware import Gate
 from ._routes import routes
@@ -27,6 +27,7 @@ __all__ = [
     "RateLimiter",
     "Services",
     "batch_lines",
+    "buckets",
     "capacities",
     "refusal",
     "routes",

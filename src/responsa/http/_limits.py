@@ -21,7 +21,7 @@ import anyio
 from responsa.engine.projects import DAY, MINUTE, KeyDirectory, LimitTable, RateLimits
 from responsa.protocol import Capability, RateLimited
 
-__all__ = ["KINDS", "Bucket", "Limiter", "Permits", "RateLimiter", "admitted", "capacities", "refusal"]
+__all__ = ["KINDS", "Bucket", "Limiter", "Permits", "RateLimiter", "admitted", "buckets", "capacities", "refusal"]
 
 KINDS = ("tokens per minute", "requests per minute", "requests per day")
 """A scope's buckets, in the order they are checked (and laid out in the workers' file)."""
@@ -59,11 +59,15 @@ class Bucket:
         return max(1, math.ceil((1 - self.level) * self.period / self.capacity)) if self.level < 1 else 0
 
 
+def buckets(limits: RateLimits) -> tuple[tuple[int, float], ...]:
+    """A scope's buckets in ``KINDS``' order: (capacity, 0 for none; period in seconds)."""
+    return ((limits.tokens_per_minute, MINUTE), (limits.requests_per_minute, MINUTE), (limits.requests_per_day, DAY))
+
+
 def capacities(limits: RateLimits) -> tuple[tuple[int, str, int, float], ...]:
     """The limited buckets of a scope: (index in ``KINDS``, kind, capacity, period)."""
-    found = ((limits.tokens_per_minute, MINUTE), (limits.requests_per_minute, MINUTE),
-             (limits.requests_per_day, DAY))  # fmt: skip
-    return tuple((index, KINDS[index], capacity, period) for index, (capacity, period) in enumerate(found) if capacity)
+    return tuple((index, KINDS[index], capacity, period)
+                 for index, (capacity, period) in enumerate(buckets(limits)) if capacity)  # fmt: skip
 
 
 class RateLimiter:

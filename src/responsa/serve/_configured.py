@@ -16,7 +16,8 @@ from responsa.backends.simulator import SimulatorBackend, load_profiles
 from responsa.config import Settings
 from responsa.engine import Embedder, ResponseService
 from responsa.engine.projects import LimitTable
-from responsa.engine.usage import IN_SUBAGENT, UsageHook, UsageLedger
+from responsa.engine.tools.multi_agent import SPEAKER
+from responsa.engine.usage import UsageHook, UsageLedger
 from responsa.external import UrlPolicy, WebhookSender
 from responsa.http import Limiter, Metrics, RateLimiter
 from responsa.protocol import CreateResponseRequest, ResponseObject, StreamEvent
@@ -164,7 +165,7 @@ def usage_reporter(limiter: Limiter, metrics: Metrics, ledger: UsageLedger) -> U
     its use in the usage ledger."""
 
     async def report(tenant: str, response: ResponseObject, metered: Mapping[str, int], latency_ms: int) -> None:
-        if IN_SUBAGENT.get():  # a hosted subagent's: the response it works for counts it
+        if SPEAKER.get() is not None:  # a hosted subagent's: the response it works for counts it
             return
         usage = response.usage
         if usage is not None:

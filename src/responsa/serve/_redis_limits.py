@@ -16,8 +16,8 @@ from typing import Any
 import redis.asyncio as redis
 from redis.exceptions import RedisError
 
-from responsa.engine.projects import DAY, MINUTE, LimitTable, RateLimits
-from responsa.http import KINDS, RateLimiter, capacities, refusal
+from responsa.engine.projects import LimitTable, RateLimits
+from responsa.http import KINDS, RateLimiter, buckets, capacities, refusal
 from responsa.protocol import Capability, ServiceUnavailable, failure_of
 
 __all__ = ["RedisRateLimiter"]
@@ -105,8 +105,7 @@ class RedisRateLimiter:
             return None
         scope = f"responsa:limits:{{{tenant}}}" + ("" if model is None else f":model:{model}")
         keys = [f"{scope}:tokens", f"{scope}:requests", f"{scope}:requests_per_day"]
-        args = [limits.tokens_per_minute, MINUTE, limits.requests_per_minute, MINUTE,
-                limits.requests_per_day, DAY, spend]  # fmt: skip
+        args = [*(value for bucket in buckets(limits) for value in bucket), spend]
         try:
             answer: list[Any] = await self._buckets(keys=keys, args=args)
         except (RedisError, OSError) as exc:

@@ -20,16 +20,13 @@ from responsa.store import UsageRepository, UsageRow
 
 from ..projects import CALLER_KEY
 
-__all__ = ["IN_BATCH", "IN_SUBAGENT", "LATENCY_BOUNDS_MS", "WIDTHS", "UsageHook", "UsageLedger", "Used"]
+__all__ = ["IN_BATCH", "LATENCY_BOUNDS_MS", "WIDTHS", "UsageHook", "UsageLedger", "Used"]
 
 UsageHook = Callable[[str, ResponseObject, Mapping[str, int], int], Awaitable[None]]
 """Told each response as it ends, by tenant, with what its tool calls count and its latency in ms
 (the rate limiter's spend, the metrics, the ledger: serve's ``usage_reporter``)."""
 
 IN_BATCH: ContextVar[bool] = ContextVar("responsa_in_batch", default=False)
-IN_SUBAGENT: ContextVar[bool] = ContextVar("responsa_in_subagent", default=False)
-"""Set in a hosted subagent's task: its responses' use is counted in the response it works for (whose
-usage adds it up), not on its own."""
 """Set by the batch runner while it runs a line: its usage counts as batch."""
 
 WIDTHS = {"1m": 60, "1h": 3600, "1d": 86400}

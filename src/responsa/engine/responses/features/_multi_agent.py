@@ -37,7 +37,7 @@ class _MultiAgentRun(FeatureRun):
     def __init__(self, rooms: Rooms, concurrency: int) -> None:
         self._rooms = rooms
         self._concurrency = concurrency
-        self._inbox = self.inbox = Inbox()
+        self.inbox: Inbox = Inbox()
         self._tenant = ""
         self._request: CreateResponseRequest | None = None
         self._response_id: str | None = None
@@ -56,7 +56,7 @@ class _MultiAgentRun(FeatureRun):
         runner = self._rooms.runner
         if self._request is None or runner is None or self._response_id is not None:
             return
-        room = Room(response.id, self._tenant, self._request, self._concurrency, runner, self._inbox)
+        room = Room(response.id, self._tenant, self._request, self._concurrency, runner, self.inbox)
         room.team = Team(room)
         self._rooms.open(room)
         self._response_id = response.id

@@ -81,9 +81,6 @@ class Rooms:
     def open(self, room: Room) -> None:
         self._rooms[room.response_id] = room
 
-    def get(self, response_id: str) -> Room | None:
-        return self._rooms.get(response_id)
-
     def speaker(self, response_id: str) -> tuple[Room, str] | None:
         """The room a call of ``response_id`` is made in and the agent making it: a subagent's (its
         runs are responses of their own, run in its task) or the root's."""

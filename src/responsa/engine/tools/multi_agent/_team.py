@@ -21,7 +21,6 @@ from typing import Any, Literal
 from responsa.backends import TokenUsage
 from responsa.protocol import Item, Message, ResponseObject, item_text
 
-from ...usage import IN_SUBAGENT
 from ._inbox import awaited_key
 from ._room import ROOT, SPEAKER, Room
 
@@ -135,8 +134,7 @@ class Team:
         return any(self.members[name].status in ("queued", "running") for name in names)
 
     async def _run(self, agent: Subagent) -> None:
-        IN_SUBAGENT.set(True)  # its use is counted in the response's own (this task's context only)
-        SPEAKER.set((self._room, agent.name))  # its runs' multi-agent calls are its own
+        SPEAKER.set((self._room, agent.name))  # its runs' calls are its own, their use the response's (this task only)
         try:
             async with self._slots:
                 agent.status = "running"
