@@ -233,3 +233,16 @@ def test_a_read_only_or_unreachable_postgresql_database_is_a_retryable_error() -
         _until(served)
         assert _health(http).status_code == 200 and sdk.responses.retrieve(kept.id) == kept
         http.close()
+
+
+def test_postgresql_connections_dropped_under_the_pool_cost_no_read() -> None:
+    """A database restart (or an administrator) ends every connection the server's pool holds: the
+    next read finds its connection dropped, and is served on a new one rather than refused."""
+    with fresh_postgres_database() as url, serve(Settings(db_url=url, embedded=False)) as live:
+        sdk = openai.OpenAI(base_url=f"{live.url}/v1", api_key="unused", max_retries=0)
+        kept = sdk.responses.create(model="sim", input="Tell me about rivers")
+        assert sdk.responses.retrieve(kept.id) == kept  # the pool holds the connections that served these
+        _postgres(url.rsplit("/", 1)[1])
+        assert sdk.responses.retrieve(kept.id) == kept
+        with httpx.Client(base_url=live.url, timeout=60) as http:
+            assert _health(http).status_code == 200

@@ -134,6 +134,17 @@ class AsyncDriverDatabase:
         self._engine: AsyncEngine = create_async_engine(url, pool_size=POOL_SIZE, max_overflow=0)
 
     async def read(self, work: Callable[[Sql], T]) -> T:
+        """``work`` on a pooled connection; on a new one, once, where the pooled one was found dropped
+        (the database restarted, or an administrator ended it): SQLAlchemy then renews the whole pool,
+        and a read may run again (a write may not: it may have been done)."""
+        try:
+            return await self._read(work)
+        except DBAPIError as error:
+            if not error.connection_invalidated:
+                raise
+        return await self._read(work)
+
+    async def _read(self, work: Callable[[Sql], T]) -> T:
         conn = await self._connect()
         try:
             return await conn.run_sync(lambda sync: work(_AlchemySql(sync)))
