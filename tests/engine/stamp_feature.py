@@ -61,6 +61,9 @@ class _StampRun(FeatureRun):
     def shape(self, model: Any, input_items: Sequence[Any]) -> None:
         self._reached("shape")
 
+    def item_opened(self, item: Any) -> None:
+        self._reached("item_opened")
+
     def item_done(self, item: Any) -> None:
         self._reached("item_done")
 

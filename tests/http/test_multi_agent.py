@@ -144,6 +144,8 @@ def test_every_action_and_its_items_as_openais_beta_types_say(app: tuple[InProce
     assert second == ["Look around.", "Quiet here.", "Be brief.", "Now the north side."]
     by_agent = {(item["type"], item["agent"]["agent_name"]) for item in items}
     assert ("message", "/root/scout") in by_agent and ("multi_agent_call", "/root") in by_agent
+    added = [event["item"] for event in events if event["type"] == "response.output_item.added"]
+    assert {item["id"]: item.get("agent") for item in added} == {item["id"]: item["agent"] for item in items}
     final = completed["response"]["output"][-1]
     assert (final["agent"], final["phase"], final["content"][0]["text"]) == ({"agent_name": "/root"}, "final_answer",
                                                                             "All done.")  # fmt: skip

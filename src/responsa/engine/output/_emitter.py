@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, TypeVar
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol, TypeVar
 
 import orjson
 from pydantic import BaseModel
@@ -22,12 +22,20 @@ from responsa.protocol import (
 from ._includes import create_view
 from ._timeline import Timeline
 
-__all__ = ["Emitter", "Where"]
+__all__ = ["Emitter", "ItemWatcher", "Where"]
 
 Where = dict[str, Any]
 """Where an item is in the output: its ``item_id`` and ``output_index``, as its events carry them."""
 
 ItemT = TypeVar("ItemT", bound=BaseModel)
+
+
+class ItemWatcher(Protocol):
+    """What marks every item of a response from its first event on (a request feature's run)."""
+
+    def item_opened(self, item: Item) -> None:
+        """``item`` takes its place in the output (told again, the same, for a message made ahead)."""
+        ...
 
 
 class Emitter:
@@ -45,6 +53,8 @@ class Emitter:
         JSON; each is held here too, so that no other event can take its id meanwhile."""
         self.timeline = timeline or Timeline()
         """When each output item started and ended (and what else the run marks)."""
+        self.watchers: Sequence[ItemWatcher] = ()
+        """Told of each item as it is placed, before its ``output_item.added`` is made."""
 
     def emit(self, event: StreamEvent) -> StreamEvent:
         # Straight into the event's fields: pydantic's __setattr__ (a Python hook) cost a third of
@@ -90,6 +100,8 @@ class Emitter:
 
     def place(self, item: Item) -> Where:
         """``item`` appended to the output; where it is."""
+        for watcher in self.watchers:
+            watcher.item_opened(item)
         self.response.output.append(item)
         return {"item_id": getattr(item, "id", None) or "", "output_index": len(self.response.output) - 1}
 
@@ -101,6 +113,8 @@ class Emitter:
     def item_added(self, item: Item, output_index: int) -> OutputItemEvent:
         """The ``output_item.added`` of ``item`` at ``output_index``, not yet numbered (an item built
         ahead of its place is emitted later)."""
+        for watcher in self.watchers:
+            watcher.item_opened(item)
         return OutputItemEvent(type="response.output_item.added", output_index=output_index, item=self.snapshot(item))
 
     def done(self, item: Item, where: Where) -> StreamEvent:

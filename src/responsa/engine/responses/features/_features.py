@@ -16,7 +16,8 @@ input: may keep it from the model), ``answer`` (the model about to be called: ma
 ``fit`` (the context about to be fitted to the model's window: may make it smaller first), ``shape``
 (each model request built: set what the feature decides of it), ``begin`` (the response object made: fill
 the fields the feature owns; made earlier where something comes before the model), ``hold`` (the run's
-events as a stream sends them: may hold them back), ``item_done`` (each item the model made, as it ends),
+events as a stream sends them: may hold them back), ``item_opened`` (each output item as it takes its
+place, before its first event), ``item_done`` (each item the model made, as it ends),
 ``screen_output`` (the model done: may withhold its output), ``ended`` (the run over, however it
 ended). A feature whose response waits for the client's answers to its calls while it runs, rather than
 ending (hosted multi-agent), has an ``inbox`` they arrive in (``response.inject``).
@@ -130,6 +131,10 @@ class FeatureRun:
     def shape(self, model: ModelRequest, input_items: Sequence[Item]) -> None:
         """A model request was built for a turn (``input_items``: the request's input): set on it what
         this feature decides."""
+
+    def item_opened(self, item: Item) -> None:
+        """An output item takes its place in the output, before its ``output_item.added`` is made: mark
+        what the feature owns of it from its first event on (told again of a message made ahead)."""
 
     def item_done(self, item: Item) -> None:
         """An output item is complete (as ``response.output_item.done`` will show it): fill what the

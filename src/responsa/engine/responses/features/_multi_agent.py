@@ -61,7 +61,7 @@ class _MultiAgentRun(FeatureRun):
         self._rooms.open(room)
         self._response_id = response.id
 
-    def item_done(self, item: Item) -> None:
+    def item_opened(self, item: Item) -> None:
         if not getattr(item, "agent", None):  # a subagent's, shown by the root's call, is its own
             attributed(item, ROOT)
 

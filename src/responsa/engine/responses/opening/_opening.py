@@ -340,7 +340,7 @@ async def _begin(plan: _Plan, timeline: Timeline) -> _Begun:
     for feature in plan.ctx.features:
         feature.begin(response)
     builder = OutputBuilder(response, plan.ctx.tools, timeline)
-    builder.features = builder.server.features = plan.ctx.features
+    builder.features = builder.server.features = builder.emitter.watchers = plan.ctx.features
     builder.emitter.read = request.stream or request.background
     opening = builder.start()
     for made in plan.recorded:
