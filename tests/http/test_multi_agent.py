@@ -299,6 +299,21 @@ def test_an_interrupt_stops_every_subagent_still_running(app: tuple[InProcess, A
     assert model.stopping.wait(10) and model.stopped == ["/root/slow"]
 
 
+def test_a_wait_past_its_timeout_answers_what_is_still_running(app: tuple[InProcess, AgentScripts]) -> None:
+    served, model = app
+    model.turns["/root"] += [calls(("spawn_agent", {"task_name": "slow", "message": "Take your time."}),
+                                   ("wait_agent", {"timeout_ms": 200})), text("I stop here.")]  # fmt: skip
+    model.turns["/root/slow"].append(HOLD)
+    with served.http.websocket_connect("/v1/responses") as socket:
+        create(socket, input="Go.")
+        events, completed = until(socket, "response.completed", "response.failed")
+    assert completed["type"] == "response.completed", completed
+    waited = next(item for item in done_items(events) if item["type"] == "multi_agent_call_output"
+                  and item["action"] == "wait_agent")  # fmt: skip
+    assert json.loads(waited["output"][0]["text"]) == {"status": {"/root/slow": "running"}, "timed_out": True}
+    assert model.stopping.wait(10) and model.stopped == ["/root/slow"]  # stopped as the response ended
+
+
 def test_subagents_take_from_the_tenants_rate_limit(tmp_path: Path) -> None:
     """Two requests a minute for the tenant: the root's request takes one, the first subagent's turn
     the other, and the second subagent is refused by the limit (it ends failed, saying so)."""

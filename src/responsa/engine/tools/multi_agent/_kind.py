@@ -44,8 +44,10 @@ MULTI_AGENT_TOOL = "multi_agent"
 """The tool type the feature adds to a multi-agent request (the server's own: not on OpenAI's wire)."""
 MULTI_AGENT_FIELD = "multi_agent"
 """The request field that asks for subagents (``{"enabled": true}``)."""
-WAIT_MS = 120_000
-"""How long ``wait_agent`` waits at most when the call gives no ``timeout_ms``, and at most at all."""
+WAIT_MS = 30_000
+"""How long ``wait_agent`` waits when the call gives no ``timeout_ms`` (Codex's own wait's default)."""
+MAX_WAIT_MS = 3_600_000
+"""How long ``wait_agent`` waits at most, whatever the call asks (an hour, as Codex's own wait)."""
 
 _TARGET = {"type": "string", "description": "The subagent: its name (/root/<task_name>) or task name."}
 _MESSAGE = {"type": "string", "description": "What to tell it."}
@@ -63,7 +65,7 @@ FUNCTIONS = (
         "returns each one's status and result."),
         parameters={"type": "object", "properties": {
             "targets": {"type": "array", "items": {"type": "string"}},
-            "timeout_ms": {"type": "integer", "description": f"At most {WAIT_MS}."}}}),
+            "timeout_ms": {"type": "integer", "description": f"Default {WAIT_MS}, at most {MAX_WAIT_MS}."}}}),
     FunctionTool(name="send_message", description="Send a message a running subagent reads at its next step.",
                  parameters={"type": "object", "properties": {"target": _TARGET, "message": _MESSAGE},
                              "required": ["target", "message"]}),
@@ -181,7 +183,7 @@ async def _wait(
     found = [team.find(target, caller) for target in targets] if targets is not None else team.children(caller)
     named = [agent for agent in found if agent is not None]
     timeout = values.get("timeout_ms")
-    seconds = min(timeout if isinstance(timeout, int) and timeout > 0 else WAIT_MS, WAIT_MS) / 1000
+    seconds = min(timeout if isinstance(timeout, int) and timeout > 0 else WAIT_MS, MAX_WAIT_MS) / 1000
     deadline = time.monotonic() + seconds
     names = [agent.name for agent in named]
     while True:

@@ -63,11 +63,12 @@ class Subagent:
     """Sent to it while it works: read at its next turn."""
     task: asyncio.Task[None] | None = None
 
-    def entry(self) -> dict[str, Any]:
-        """How ``list_agents`` and ``wait_agent`` show it."""
+    def entry(self) -> dict[str, Any] | str:
+        """How ``list_agents`` and ``wait_agent`` show it, as Codex's agent status reads in JSON: an
+        ended one with its result (``{"completed": "..."}``), one not ended by name (``"running"``)."""
         if self.status in ("completed", "failed", "interrupted"):
             return {self.status: self.result}
-        return {self.status: None}
+        return self.status
 
 
 class Team:
