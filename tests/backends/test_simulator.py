@@ -246,3 +246,31 @@ def test_injected_faults_map_to_openai_errors(app_client: openai.OpenAI, fault: 
     assert raised.value.status_code == status
     body = raised.value.response.json()["error"]
     assert set(body) == {"message", "type", "param", "code"}
+
+
+def _agent_tool(name: str) -> Any:
+    return {"type": "function", "name": name, "parameters": {"type": "object", "properties": {}}}
+
+
+def test_delegation_waits_again_while_a_wait_times_out(app_client: openai.OpenAI) -> None:
+    """The delegation rule over client functions of the same names (as a model sees the hosted ones):
+    a wait that timed out with a subagent still running is followed by another wait; one that did
+    not is answered from its results."""
+    tools = [_agent_tool("spawn_agent"), _agent_tool("wait_agent")]
+    first = app_client.responses.create(model="sim", input="Delegate to a helper: Reply with: done",
+                                        tools=tools, parallel_tool_calls=True)  # fmt: skip
+    assert [call.name for call in calls(first)] == ["spawn_agent", "wait_agent"]
+
+    def answered(previous: Any, *outputs: dict[str, Any]) -> Any:
+        """``previous`` continued with an output for each of its calls, in order."""
+        given = [{"type": "function_call_output", "call_id": call.call_id, "output": json.dumps(output)}
+                 for call, output in zip(calls(previous), outputs, strict=True)]  # fmt: skip
+        return app_client.responses.create(model="sim", previous_response_id=previous.id, input=given, tools=tools)
+
+    spawned = {"agent": "/root/task_1", "status": "queued"}
+    timed_out = answered(first, spawned, {"status": {"/root/task_1": "running"}, "timed_out": True})
+    assert [(call.name, json.loads(call.arguments)) for call in calls(timed_out)] == [
+        ("wait_agent", {"targets": ["task_1"]})
+    ]
+    finished = answered(timed_out, {"status": {"/root/task_1": {"completed": "done"}}, "timed_out": False})
+    assert calls(finished) == [] and finished.output_text == "Subagents reported. task_1: done"

@@ -44,23 +44,32 @@ def plan_delegation(request: ModelRequest, prompt: str, results: Sequence[tuple[
     calls = [PlannedCall("spawn_agent", json.dumps({"task_name": name, "message": task}))
              for name, task in zip(names, tasks, strict=True)]  # fmt: skip
     calls.append(PlannedCall("wait_agent", json.dumps({"targets": names})))
-    if any(name.startswith("wait_agent") for name, _output in results):  # a result's name: the call as written
-        return []
+    waited = _last_wait(results)
+    if waited is not None:  # waited: once more while it timed out with some still running, else answer
+        return calls[-1:] if waited.get("timed_out") is True else []
     return calls if request.parallel_tool_calls else calls[len(results) : len(results) + 1]
+
+
+def _last_wait(results: Sequence[tuple[str, str]]) -> dict[str, object] | None:
+    """What the last ``wait_agent`` answered (a result's name: the call as written), if one did."""
+    output = next((output for name, output in reversed(results) if name.startswith("wait_agent")), None)
+    try:
+        answer = json.loads(output) if output is not None else None
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) else None
 
 
 def delegated_answer(results: Sequence[tuple[str, str]]) -> str | None:
     """The answer once the subagents have reported: each one's result, in the order they were named."""
-    waited = next((output for name, output in reversed(results) if name.startswith("wait_agent")), None)
-    if waited is None:
-        return None
-    try:
-        status = json.loads(waited).get("status", {})
-    except (ValueError, AttributeError):
+    waited = _last_wait(results)
+    status = waited.get("status") if waited is not None else None
+    if not isinstance(status, dict):
         return None
     reports = []
     for name, entry in status.items():
-        state, said = next(iter(entry.items())) if isinstance(entry, dict) and entry else ("unknown", None)
+        # an ended one is {"<status>": <what it said>}; one still running is its status alone
+        state, said = next(iter(entry.items())) if isinstance(entry, dict) and entry else (str(entry), "")
         short = _summed_up(said)
         reports.append(f"{name.rsplit('/', 1)[-1]}: {short}" if state == "completed" else f"{name} {state}: {short}")
     return "Subagents reported. " + "; ".join(reports)
