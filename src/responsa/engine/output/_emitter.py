@@ -98,10 +98,15 @@ class Emitter:
     def emit_all(self, events: Iterable[StreamEvent]) -> list[StreamEvent]:
         return [self.emit(event) for event in events]
 
-    def place(self, item: Item) -> Where:
-        """``item`` appended to the output; where it is."""
+    def opening(self, item: Item) -> None:
+        """Tell the watchers ``item`` takes its place, before any event of it is made (:meth:`place` does;
+        a message made ahead of its place is told as its events are made, and again as it is placed)."""
         for watcher in self.watchers:
             watcher.item_opened(item)
+
+    def place(self, item: Item) -> Where:
+        """``item`` appended to the output; where it is."""
+        self.opening(item)
         self.response.output.append(item)
         return {"item_id": getattr(item, "id", None) or "", "output_index": len(self.response.output) - 1}
 
@@ -113,8 +118,6 @@ class Emitter:
     def item_added(self, item: Item, output_index: int) -> OutputItemEvent:
         """The ``output_item.added`` of ``item`` at ``output_index``, not yet numbered (an item built
         ahead of its place is emitted later)."""
-        for watcher in self.watchers:
-            watcher.item_opened(item)
         return OutputItemEvent(type="response.output_item.added", output_index=output_index, item=self.snapshot(item))
 
     def done(self, item: Item, where: Where) -> StreamEvent:

@@ -69,6 +69,7 @@ def message_ahead(output_index: int, emitter: Emitter | None) -> ReadyMessage:
     where: Where = {"item_id": message.id, "output_index": output_index}
     if emitter is None:
         return ReadyMessage(message, where, [])
+    emitter.opening(message)
     added = emitter.item_added(message, output_index)
     part = OutputText(text="", logprobs=[])
     opened = ContentPartEvent(type="response.content_part.added", content_index=0, part=part, **where)
