@@ -6,7 +6,7 @@ from ._emitter import Emitter, Where
 from ._includes import ENCRYPTED_REASONING, KNOWN_INCLUDES, check_includes, create_view, shown, with_includes
 from ._reasoning_output import close_reasoning, reasoning_delta
 from ._timeline import Timeline
-from ._usage import add_usage, usage_of
+from ._usage import add_usage, tokens_of, usage_of
 
 __all__ = [
     "ENCRYPTED_REASONING",
@@ -20,6 +20,7 @@ __all__ = [
     "create_view",
     "reasoning_delta",
     "shown",
+    "tokens_of",
     "usage_of",
     "with_includes",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from responsa.backends import TokenUsage
 from responsa.protocol import InputTokensDetails, OutputTokensDetails, Usage, unvalidated
 
-__all__ = ["add_usage", "usage_of"]
+__all__ = ["add_usage", "tokens_of", "usage_of"]
 
 
 def add_usage(left: TokenUsage, right: TokenUsage) -> TokenUsage:
@@ -32,3 +32,11 @@ def usage_of(tokens: TokenUsage) -> Usage:
             "total_tokens": tokens.input_tokens + tokens.output_tokens,
         },
     )
+
+
+def tokens_of(usage: Usage | None) -> TokenUsage | None:
+    """A response's token counts read back from their wire form (:func:`usage_of`'s inverse)."""
+    if usage is None:
+        return None
+    return TokenUsage(usage.input_tokens, usage.output_tokens, usage.input_tokens_details.cached_tokens,
+                      usage.output_tokens_details.reasoning_tokens)  # fmt: skip

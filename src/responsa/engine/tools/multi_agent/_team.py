@@ -18,9 +18,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from responsa.backends import TokenUsage
 from responsa.protocol import Item, Message, ResponseObject, item_text
 
+from ...output import tokens_of
 from ._inbox import awaited_key
 from ._room import ROOT, SPEAKER, Room
 
@@ -37,14 +37,6 @@ INSTRUCTIONS = (
     "with its result: your last message is what {parent} receives."
 )
 _NAME = re.compile(r"[^a-z0-9_-]+")
-
-
-def _usage(response: ResponseObject) -> TokenUsage | None:
-    used = response.usage
-    if used is None:
-        return None
-    return TokenUsage(used.input_tokens, used.output_tokens, used.input_tokens_details.cached_tokens,
-                      used.output_tokens_details.reasoning_tokens)  # fmt: skip
 
 
 def _waiting(output: Sequence[Item]) -> list[Item]:
@@ -201,7 +193,7 @@ class Team:
                     ended = response
         if ended is None:
             raise RuntimeError(f"the subagent's run ended without a response after {time.monotonic() - started:.1f}s")
-        spent = _usage(ended)
+        spent = tokens_of(ended.usage)
         if spent is not None:
             room.spent.append(spent)
         return ended
