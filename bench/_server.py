@@ -47,6 +47,17 @@ def responsa_server(
         yield url
 
 
+@contextmanager
+def simulator_server(profiles: str, directory: Path) -> Iterator[str]:
+    """A server of the simulator alone with ``profiles`` (the TOML ``--sim-profiles`` reads), its store
+    a SQLite file in ``directory``; yields its base URL."""
+    path = directory / "profiles.toml"
+    path.write_text(profiles)
+    db = f"sqlite:///{directory / 'r.db'}"
+    with responsa_server("--db", db, "--no-embedded", "--sim-profiles", str(path)) as url:
+        yield url
+
+
 def every_worker_answers(url: str, workers: int, wait: float = 60) -> None:
     """Return once ``workers`` distinct workers have answered ``/health``, each on a new connection:
     a load that opens its keep-alive connections while a worker is still starting would leave that

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _server import RIG, responsa_server, rig_mock
+from _server import RIG, responsa_server, rig_mock, simulator_server
 from websockets.sync.client import connect
 
 SLOW = "[models.slowpoke]\nttft_ms = 100\ntokens_per_second = 20\n"
@@ -61,10 +61,7 @@ def main() -> None:
     parser.add_argument("--rig-python", default="python3", help="the interpreter for the rig's mock (aiohttp)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
-        profiles = Path(directory) / "profiles.toml"
-        profiles.write_text(SLOW)
-        db = f"sqlite:///{Path(directory) / 'r.db'}"
-        with responsa_server("--db", db, "--no-embedded", "--sim-profiles", str(profiles)) as url:
+        with simulator_server(SLOW, Path(directory)) as url:
             report("the simulator (20 tokens/s)", run(url, "slowpoke", args.tries))
         with rig_mock(args.rig_python, "--tokens", "400", "--delay-ms", "50", rig=args.rig, pin=None) as upstream:
             up_db = f"sqlite:///{Path(directory) / 'up.db'}"

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _server import responsa_server
+from _server import simulator_server
 from websockets.sync.client import connect
 
 PROFILE = "[models.paced]\nttft_ms = 300\ntokens_per_second = 40\n"
@@ -61,10 +61,7 @@ def main() -> None:
     parser.add_argument("--tries", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
-        profiles = Path(directory) / "profiles.toml"
-        profiles.write_text(PROFILE)
-        db = f"sqlite:///{Path(directory) / 'r.db'}"
-        with responsa_server("--db", db, "--no-embedded", "--sim-profiles", str(profiles)) as url:
+        with simulator_server(PROFILE, Path(directory)) as url:
             runs = {
                 "three responses one after another": lambda: one_after_another(url),
                 "one root, 3 subagents, max_concurrent_subagents 1": lambda: delegated(url, 1),
