@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import openai
@@ -17,28 +16,18 @@ from responsa.config import Settings
 from responsa.engine.projects import LimitTable, RateLimits
 from responsa.protocol import RateLimited
 from responsa.serve._shared_limits import SharedRateLimiter
-from tests.conftest import fresh_store
-from tests.http.test_admin_api import ALICE, _client, _project_key, _until
+from tests.http import test_admin_api
+from tests.http.test_admin_api import _client, _project_key, _until
 from tests.in_process import InProcess, in_process
 from tests.serve import test_redis_limits
 
-ADMIN = "sk-admin-rate-limits"
+ADMIN = test_admin_api.ADMIN
+app = test_admin_api.app
+"""The admin API's app (on SQLite, then on PostgreSQL), one of this module's own."""
+org = test_admin_api.org
 redis_url = test_redis_limits.redis_url
 """The shared test Redis (skipped when none answers, unless CI requires it)."""
 Org = openai.resources.admin.organization.Organization
-
-
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcess]:
-    with fresh_store(request.param, tmp_path_factory.mktemp("limits")) as url:
-        settings = Settings(db_url=url, embedded=False, sim_latency=False, admin_key=ADMIN, api_keys=(ALICE,))
-        with in_process(settings) as served:
-            yield served
-
-
-@pytest.fixture
-def org(app: InProcess) -> Org:
-    return _client(app, ADMIN).admin.organization
 
 
 def _refused(call: object) -> openai.RateLimitError:
