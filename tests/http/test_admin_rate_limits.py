@@ -138,16 +138,19 @@ def test_two_replicas_share_a_projects_model_limit_through_redis(tmp_path: Path,
                         admin_key=ADMIN, keys_poll_secs=0.05, redis_url=redis_url)  # fmt: skip
     with in_process(settings) as one, in_process(settings) as two:
         org = _client(one, ADMIN).admin.organization
-        project_id, key = _project_key(org, "fleet")
+        project_id = org.projects.create(name="fleet").id
         org.projects.rate_limits.update_rate_limit("rl-sim", project_id=project_id, max_requests_per_1_minute=2)
+        account = org.projects.service_accounts.create(project_id, name="fleet-bot")  # the key after the limit
+        assert account.api_key is not None
+        key = account.api_key.value
         here, there = _client(one, key), _client(two, key)
         assert here.responses.create(model="sim", input="hi").status == "completed"
         _until(lambda: _refuses_after_one(there))
 
 
 def _refuses_after_one(client: openai.OpenAI) -> bool:
-    """The other replica, once it has read the key and its project's limit (one read of the store),
-    admits one more request (the limit's second) and refuses the next."""
+    """The other replica, once it has read the key (and so its project's limit, set before the key was
+    made), admits one more request (the limit's second) and refuses the next."""
     try:
         client.responses.create(model="sim", input="hi")
     except openai.AuthenticationError:  # not read yet

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import anyio
 import orjson
 
 from responsa.config import ApiKey
@@ -114,6 +115,8 @@ class KeyDirectory:
         self.audit = AuditTrail()
         """Admin actions and refused uses of keys (written through this directory's store)."""
         self._seen = -1
+        self._reading = anyio.Lock()
+        """One read of the store at a time: a poll's read, older, never lands after an admin change's."""
         self._used: dict[str, int] = {}
         self._flushed = time.monotonic()
 
@@ -147,16 +150,19 @@ class KeyDirectory:
         await self.refresh()
 
     async def refresh(self, force: bool = False) -> None:
-        """Read the keys and projects again if the store's count of changes has moved (or ``force``)."""
+        """Read the keys and projects again if the store's count of changes has moved (or ``force``).
+        The keys first: a key found was made before the projects are read, so whatever its project
+        held when the key was made (its limits, say) is read with it."""
         if self._store is None:
             return
-        changes = await self._store.changes()
-        if changes == self._seen and not force:
-            return
-        projects = await self._store.all_projects()
-        keys = await self._store.all_keys()
-        self._load(projects, keys)
-        self._seen = changes
+        async with self._reading:
+            changes = await self._store.changes()
+            if changes == self._seen and not force:
+                return
+            keys = await self._store.all_keys()
+            projects = await self._store.all_projects()
+            self._load(projects, keys)
+            self._seen = changes
 
     def _load(self, projects: list[ProjectRow], keys: list[KeyRow]) -> None:
         archived = {project.id for project in projects if project.archived_at is not None}
